@@ -1,0 +1,114 @@
+/* Chorus: collective communication for host (and later device) buffers. C ABI, shaped after NCCL. */
+#ifndef CHORUS_CHORUS_H_
+#define CHORUS_CHORUS_H_
+
+#include <stddef.h>
+
+#if defined(_WIN32)
+#define CHORUS_API
+#else
+#define CHORUS_API __attribute__((visibility("default")))
+#endif
+
+#define CHORUS_MAJOR 0
+#define CHORUS_MINOR 1
+#define CHORUS_PATCH 0
+/* chorusGetVersion returns MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define CHORUS_VERSION_CODE (CHORUS_MAJOR * 10000 + CHORUS_MINOR * 100 + CHORUS_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  chorusSuccess = 0,
+  chorusUnhandledCudaError,
+  chorusSystemError,
+  chorusInternalError,
+  chorusInvalidArgument,
+  chorusInvalidUsage,
+  chorusRemoteError,
+  chorusInProgress,
+  chorusTimeout,
+  chorusNumResults
+} chorusResult_t;
+
+typedef enum {
+  chorusInt8 = 0,
+  chorusUint8,
+  chorusInt32,
+  chorusUint32,
+  chorusInt64,
+  chorusUint64,
+  chorusFloat16,
+  chorusBfloat16,
+  chorusFloat32,
+  chorusFloat64,
+  chorusNumTypes
+} chorusDataType_t;
+
+typedef enum { chorusSum = 0, chorusProd, chorusMax, chorusMin, chorusAvg, chorusNumOps } chorusRedOp_t;
+
+typedef struct chorusComm* chorusComm_t;
+/* A cudaStream_t for device buffers; NULL: host buffers, the call blocks until done. */
+typedef void* chorusStream_t;
+/* Opaque rendezvous token: store address, job id. Produced by chorusGetUniqueId on one rank, copied to all. */
+typedef struct {
+  char internal[128];
+} chorusUniqueId;
+
+/* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */
+CHORUS_API chorusResult_t chorusGetVersion(int* version);
+/* Starts a rendezvous store in this process and describes it (address, job id) in *uniqueId. */
+CHORUS_API chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId);
+/* Joins rank `rank` of `nranks` to the job named by commId; blocks until every rank has joined or CHORUS_TIMEOUT. */
+CHORUS_API chorusResult_t chorusCommInitRank(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank);
+/* As chorusCommInitRank, with rank, size and store read from CHORUS_*, torchrun, Open MPI or Slurm variables. */
+CHORUS_API chorusResult_t chorusCommInitFromEnv(chorusComm_t* comm);
+/* Waits for nothing: closes every connection and frees the communicator. NULL is accepted. */
+CHORUS_API chorusResult_t chorusCommDestroy(chorusComm_t comm);
+/* Makes any call blocked on comm return (chorusRemoteError) and frees the communicator. Safe from another thread. */
+CHORUS_API chorusResult_t chorusCommAbort(chorusComm_t comm);
+/* Writes the number of ranks in comm. */
+CHORUS_API chorusResult_t chorusCommCount(const chorusComm_t comm, int* count);
+/* Writes this process's rank in comm. */
+CHORUS_API chorusResult_t chorusCommUserRank(const chorusComm_t comm, int* rank);
+/* Writes the first error comm has met (a lost peer, an abort), or chorusSuccess. */
+CHORUS_API chorusResult_t chorusCommGetAsyncError(chorusComm_t comm, chorusResult_t* asyncError);
+/* A static, human-readable name for a result code. */
+CHORUS_API const char* chorusGetErrorString(chorusResult_t result);
+/* The last error message on comm, or this thread's last error when comm is NULL; "" when none. */
+CHORUS_API const char* chorusGetLastError(chorusComm_t comm);
+
+/* Every rank gets the element-wise reduction of all ranks' sendbuff. In place when sendbuff == recvbuff. */
+CHORUS_API chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                          chorusDataType_t datatype, chorusRedOp_t op, chorusComm_t comm,
+                                          chorusStream_t stream);
+/* Every rank's recvbuff gets root's sendbuff (sendbuff is read on root only). */
+CHORUS_API chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                                          chorusDataType_t datatype, int root, chorusComm_t comm,
+                                          chorusStream_t stream);
+/* Root's recvbuff gets the element-wise reduction of all ranks' sendbuff (recvbuff is written on root only). */
+CHORUS_API chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                       chorusDataType_t datatype, chorusRedOp_t op, int root, chorusComm_t comm,
+                                       chorusStream_t stream);
+/* recvbuff (nranks * sendcount elements) gets every rank's sendbuff, in rank order. */
+CHORUS_API chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                          chorusDataType_t datatype, chorusComm_t comm, chorusStream_t stream);
+/* Rank r's recvbuff gets block r (recvcount elements) of the element-wise reduction of all sendbuffs. */
+CHORUS_API chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                              chorusDataType_t datatype, chorusRedOp_t op, chorusComm_t comm,
+                                              chorusStream_t stream);
+
+/* Extensions beyond NCCL's set. */
+/* Size in bytes of one element of datatype, or 0 when out of range. */
+CHORUS_API size_t chorusTypeSize(chorusDataType_t datatype);
+/* A static lower-case name for datatype ("float32") or op ("sum"); "unknown" when out of range. */
+CHORUS_API const char* chorusTypeName(chorusDataType_t datatype);
+CHORUS_API const char* chorusOpName(chorusRedOp_t op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CHORUS_CHORUS_H_ */

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package Chorus needs to build, test and benchmark. Idempotent; needs root.
+set -euo pipefail
+PKGS=(build-essential cmake ninja-build pkg-config git procps iproute2
+      libboost-dev libboost-system-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
+      libhwloc-dev libcli11-dev nlohmann-json3-dev libibverbs-dev rdma-core
+      clang libclang-rt-dev python3)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,18 @@
+// Facts about the public datatypes and ops, for use inside Chorus.
+#pragma once
+
+#include <cstddef>
+
+#include "chorus/chorus.h"
+
+namespace chorus {
+
+// Bytes per element; 0 when out of range.
+size_t typeSize(chorusDataType_t t);
+// "float32", "sum", ...; "unknown" when out of range.
+const char* typeName(chorusDataType_t t);
+const char* opName(chorusRedOp_t op);
+inline bool validType(int t) { return t >= 0 && t < chorusNumTypes; }
+inline bool validOp(int op) { return op >= 0 && op < chorusNumOps; }
+
+}  // namespace chorus

@@ -1,0 +1,42 @@
+// What an algorithm may do: post sends and receives to peers, wait for them, reduce, borrow staging memory.
+// Transports stay behind it; an algorithm never names one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "algorithms/reduce/reducer.h"
+
+namespace chorus {
+
+class Connection;
+
+struct Request {
+  Connection* conn = nullptr;
+  bool isSend = false;
+  uint64_t id = 0;
+};
+
+class PeerIO {
+ public:
+  virtual ~PeerIO() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Posts a send to / receive from `peer`; the buffer must stay valid until the request completes.
+  virtual Request isend(int peer, const void* buf, size_t bytes) = 0;
+  virtual Request irecv(int peer, void* buf, size_t bytes) = 0;
+  // Drives every busy connection until `r` completes; throws on loss, timeout, abort or mismatch.
+  virtual void wait(const Request& r) = 0;
+  // Drives every busy connection until all posted requests of this call complete.
+  virtual void waitAll() = 0;
+  virtual Reducer& reducer() = 0;
+  // Staging memory owned by the communicator and reused across calls: `slots` slices of sliceBytes() in
+  // pool 0 (landing) and pool 1 (results), and one flat region of at least `bytes` (pool 2).
+  virtual char* slot(int pool, int index) = 0;
+  virtual int slots() const = 0;
+  virtual char* flat(size_t bytes) = 0;
+  // Bytes per pipelined slice (CHORUS_CHUNK_SIZE).
+  virtual size_t sliceBytes() const = 0;
+};
+
+}  // namespace chorus

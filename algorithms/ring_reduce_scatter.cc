@@ -1,0 +1,52 @@
+#include "algorithms/algorithms.h"
+#include "algorithms/patterns/ring_pattern.h"
+#include "algorithms/slice_pipeline.h"
+#include "src/core/datatype.h"
+
+namespace chorus {
+
+void ringReduceScatter(PeerIO& io, const Op& op) {
+  const int n = io.size();
+  const size_t es = typeSize(op.type);
+  const size_t block = op.count;  // elements per rank
+  if (n == 1) {
+    copyIfOutOfPlace(op.send, op.recv, block * es);
+    return;
+  }
+  RingPattern ring{io.rank(), n};
+  const size_t k = slicesFor(block, 1, io.sliceBytes() / es);
+  const char* send = static_cast<const char*>(op.send);
+  char* recv = static_cast<char*>(op.recv);
+  auto slice = [&](int c, size_t s) {
+    Range part = splitEven(block, k, s);
+    return Range{static_cast<size_t>(c) * block + part.begin, part.len};
+  };
+  PipelineSpec spec;
+  spec.prev = ring.prev();
+  spec.next = ring.next();
+  spec.type = op.type;
+  spec.op = op.op;
+  spec.numInitial = k;
+  spec.initial = [&](size_t s) {
+    Range r = slice(ring.reduceScatterSendChunk(0), s);
+    return OutgoingSlice{send + r.begin * es, r.len * es};
+  };
+  spec.numIncoming = static_cast<size_t>(n - 1) * k;
+  spec.incoming = [&](size_t i) {
+    int step = static_cast<int>(i / k);
+    size_t s = i % k;
+    Range r = slice(ring.reduceScatterRecvChunk(step), s);
+    IncomingSlice in;
+    in.bytes = r.len * es;
+    in.reduceWith = send + r.begin * es;
+    bool last = step == n - 2;
+    // Partial sums travel through result slots; only the final one lands in the caller's recv buffer.
+    in.out = last ? recv + splitEven(block, k, s).begin * es : nullptr;
+    in.average = last && op.op == chorusAvg;
+    in.forward = !last;
+    return in;
+  };
+  runSlicePipeline(io, spec);
+}
+
+}  // namespace chorus

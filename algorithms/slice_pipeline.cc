@@ -1,0 +1,67 @@
+#include "algorithms/slice_pipeline.h"
+
+#include <vector>
+
+#include "src/core/datatype.h"
+#include "src/core/error.h"
+
+namespace chorus {
+
+void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
+  const size_t esize = typeSize(spec.type);
+  for (size_t i = 0; i < spec.numInitial; ++i) {
+    OutgoingSlice s = spec.initial(i);
+    io.isend(spec.next, s.data, s.bytes);
+  }
+  if (spec.afterInitialPosted) spec.afterInitialPosted();
+
+  // Receives run ahead of processing by up to `window` slices; staged ones use landing slot (i % window),
+  // which is free again once slice i - window has been processed.
+  const size_t window = static_cast<size_t>(io.slots());
+  struct Posted {
+    Request req;
+    IncomingSlice slice;
+  };
+  std::vector<Posted> ring(window);
+  std::vector<Request> resultSend(window);  // the forward still reading each result slot
+  std::vector<bool> resultBusy(window, false);
+  size_t posted = 0, resultsUsed = 0;
+  for (size_t done = 0; done < spec.numIncoming; ++done) {
+    while (posted < spec.numIncoming && posted - done < window) {
+      Posted& p = ring[posted % window];
+      p.slice = spec.incoming(posted);
+      if (p.slice.bytes > io.sliceBytes() && !p.slice.landing) throwInternal("staged slice larger than a slot");
+      void* dst = p.slice.landing ? p.slice.landing : io.slot(0, static_cast<int>(posted % window));
+      p.req = io.irecv(spec.prev, dst, p.slice.bytes);
+      ++posted;
+    }
+    Posted& p = ring[done % window];
+    io.wait(p.req);
+    const IncomingSlice& s = p.slice;
+    if (!s.reduceWith) {
+      if (s.forward) io.isend(spec.next, s.landing, s.bytes);
+      continue;
+    }
+    void* out = s.out;
+    size_t k = window;  // the result slot used, if any
+    if (!out) {
+      k = resultsUsed++ % window;
+      if (resultBusy[k]) io.wait(resultSend[k]);
+      resultBusy[k] = false;
+      out = io.slot(1, static_cast<int>(k));
+    }
+    size_t count = s.bytes / esize;
+    io.reducer().reduce(out, io.slot(0, static_cast<int>(done % window)), s.reduceWith, count, spec.type, spec.op);
+    if (s.average) io.reducer().finishAverage(out, count, spec.type, io.size());
+    if (s.forward) {
+      Request r = io.isend(spec.next, out, s.bytes);
+      if (k < window) {
+        resultSend[k] = r;
+        resultBusy[k] = true;
+      }
+    }
+  }
+  io.waitAll();
+}
+
+}  // namespace chorus

@@ -1,0 +1,44 @@
+// The engine under every ring and chain algorithm (NCCL's recvReduceSend / recvCopySend, host side):
+// slices arrive from `prev` in order, are reduced or kept, and are forwarded to `next` while later slices are
+// still on the wire.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "algorithms/peer_io.h"
+
+namespace chorus {
+
+// What to do with the i-th slice arriving from prev.
+struct IncomingSlice {
+  void* landing = nullptr;          // receive straight here; nullptr: into a staging slot
+  size_t bytes = 0;
+  const void* reduceWith = nullptr; // non-null: out = arrived op reduceWith (then landing must be nullptr)
+  void* out = nullptr;              // where the reduction goes; nullptr: a result slot (only to forward it)
+  bool average = false;             // divide `out` by nranks after this reduction (the last one of an avg)
+  bool forward = false;             // send the slice's final bytes on to next
+};
+
+// A slice sent before anything arrives (from the caller's own buffer).
+struct OutgoingSlice {
+  const void* data = nullptr;
+  size_t bytes = 0;
+};
+
+struct PipelineSpec {
+  int prev = -1, next = -1;
+  chorusDataType_t type = chorusFloat32;
+  chorusRedOp_t op = chorusSum;
+  size_t numInitial = 0;
+  std::function<OutgoingSlice(size_t)> initial;
+  size_t numIncoming = 0;
+  std::function<IncomingSlice(size_t)> incoming;
+  // Called once the initial sends are posted (e.g. the out-of-place copy that overlaps them).
+  std::function<void()> afterInitialPosted;
+};
+
+// Runs the pipeline to completion: every send done, every slice processed.
+void runSlicePipeline(PeerIO& io, const PipelineSpec& spec);
+
+}  // namespace chorus

@@ -1,0 +1,27 @@
+// chorusrun's command line: `chorusrun -n N [--tag-output] [--timeout SECONDS] [--] prog args...`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace chorus::launcher {
+
+struct LaunchOptions {
+  int ranks = 0;
+  bool tagOutput = false;            // prefix every output line with "[rank] "
+  double timeoutSeconds = 0;         // > 0: kill every rank after this long; 0: no limit
+  std::vector<std::string> command;  // program and its arguments
+};
+
+struct ParsedCommandLine {
+  LaunchOptions options;
+  bool showHelp = false;
+  std::string error;  // non-empty: the command line is wrong, and this says how
+};
+
+// Parses argv; options end at the first non-option argument or at "--".
+ParsedCommandLine parseCommandLine(int argc, const char* const* argv);
+// The text -h prints.
+std::string usageText();
+
+}  // namespace chorus::launcher

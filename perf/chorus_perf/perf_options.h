@@ -1,0 +1,306 @@
+// chorus-perf's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -r -h) plus --csv and --json.
+// Header-only and free of library calls, so that tests/unit/perf_args_test.cc can exercise it.
+#pragma once
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chorus/chorus.h"
+#include "collective_layout.h"
+
+namespace chorus::perf {
+
+struct PerfOptions {
+  Collective collective = Collective::kAllReduce;
+  size_t minBytes = 32u << 20;  // nccl-tests' defaults: a single 32 MiB point
+  size_t maxBytes = 32u << 20;
+  size_t stepBytes = 1u << 20;  // additive step, used unless stepFactor is set
+  uint64_t stepFactor = 0;      // multiplicative step; 0 when -f was not given
+  int iters = 20;
+  int warmupIters = 5;
+  int check = 1;  // 0: no verification; otherwise every size and mode is verified once
+  chorusDataType_t datatype = chorusFloat32;
+  chorusRedOp_t op = chorusSum;
+  int root = 0;
+  std::string csvPath;   // empty: no CSV file
+  std::string jsonPath;  // empty: no JSON file
+};
+
+// What main should do after parsing: run, print the usage and exit 0, or report `error` and exit 2.
+struct ParseOutcome {
+  enum class Action { kRun, kHelp, kError };
+  Action action = Action::kRun;
+  PerfOptions options;
+  std::string error;
+};
+
+// The usage text printed by -h.
+inline std::string perfUsage() {
+  return "Usage: chorus-perf COLLECTIVE [flags]\n"
+         "  COLLECTIVE: allreduce, broadcast, reduce, allgather, reducescatter\n"
+         "  -b, --minbytes BYTES       smallest size (K/M/G suffixes; default 32M)\n"
+         "  -e, --maxbytes BYTES       largest size (default 32M)\n"
+         "  -f, --stepfactor N         multiply the size by N (integer >= 2) at each step\n"
+         "  -i, --stepbytes BYTES      add BYTES to the size at each step (default 1M; exclusive with -f)\n"
+         "  -n, --iters N              timed iterations per size (default 20)\n"
+         "  -w, --warmup_iters N       untimed iterations before them (default 5)\n"
+         "  -c, --check 0|1            verify every result once per size and mode (default 1)\n"
+         "  -d, --datatype TYPE        int8 uint8 int32 uint32 int64 uint64 float16 half bfloat16\n"
+         "                             float32 float float64 double (default float32)\n"
+         "  -o, --op OP                sum prod max min avg (default sum)\n"
+         "  -r, --root RANK            root of broadcast and reduce (default 0)\n"
+         "      --csv FILE             also write one CSV record per size to FILE\n"
+         "      --json FILE            also write one JSON record per size to FILE\n"
+         "  -h, --help                 this text\n"
+         "Sizes are per-rank buffer bytes as in nccl-tests (allgather: the gathered total; reducescatter: the\n"
+         "scattered total). Run one process per rank, e.g. chorusrun -n 2 chorus-perf allreduce -b 8 -e 64M -f 2\n";
+}
+
+// Bytes in `text` ("8", "64K", "64M", "1G"; binary multiples as nccl-tests); nullopt when malformed or too large.
+inline std::optional<size_t> parseByteSize(std::string_view text) {
+  uint64_t multiplier = 1;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'K':
+      case 'k':
+        multiplier = 1ull << 10;
+        break;
+      case 'M':
+      case 'm':
+        multiplier = 1ull << 20;
+        break;
+      case 'G':
+      case 'g':
+        multiplier = 1ull << 30;
+        break;
+      default:
+        break;
+    }
+    if (multiplier != 1) text.remove_suffix(1);
+  }
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  if (value > std::numeric_limits<size_t>::max() / multiplier) return std::nullopt;
+  return static_cast<size_t>(value * multiplier);
+}
+
+// The datatype named `name` (nccl-tests' aliases half, float and double included); nullopt when unknown.
+inline std::optional<chorusDataType_t> parseDataType(std::string_view name) {
+  struct Named {
+    std::string_view name;
+    chorusDataType_t type;
+  };
+  static constexpr Named kNames[] = {
+      {"int8", chorusInt8},       {"uint8", chorusUint8},     {"int32", chorusInt32},     {"uint32", chorusUint32},
+      {"int64", chorusInt64},     {"uint64", chorusUint64},   {"float16", chorusFloat16}, {"half", chorusFloat16},
+      {"bfloat16", chorusBfloat16}, {"float32", chorusFloat32}, {"float", chorusFloat32},   {"float64", chorusFloat64},
+      {"double", chorusFloat64},
+  };
+  for (const Named& n : kNames) {
+    if (n.name == name) return n.type;
+  }
+  return std::nullopt;
+}
+
+// The canonical lower-case name of `type` ("float32"), as chorusTypeName prints it.
+inline std::string_view dataTypeName(chorusDataType_t type) {
+  static constexpr std::string_view kNames[] = {"int8",    "uint8",    "int32",   "uint32",  "int64",
+                                                "uint64",  "float16",  "bfloat16", "float32", "float64"};
+  return type >= 0 && type < chorusNumTypes ? kNames[type] : "unknown";
+}
+
+// Bytes per element of `type`, as chorusTypeSize returns it (0 when out of range).
+inline size_t dataTypeSize(chorusDataType_t type) {
+  static constexpr size_t kSizes[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+  return type >= 0 && type < chorusNumTypes ? kSizes[type] : 0;
+}
+
+// The op named `name`; nullopt when unknown.
+inline std::optional<chorusRedOp_t> parseRedOp(std::string_view name) {
+  static constexpr std::string_view kNames[] = {"sum", "prod", "max", "min", "avg"};
+  for (int op = 0; op < chorusNumOps; ++op) {
+    if (kNames[op] == name) return static_cast<chorusRedOp_t>(op);
+  }
+  return std::nullopt;
+}
+
+// The lower-case name of `op` ("sum"), as chorusOpName prints it.
+inline std::string_view redOpName(chorusRedOp_t op) {
+  static constexpr std::string_view kNames[] = {"sum", "prod", "max", "min", "avg"};
+  return op >= 0 && op < chorusNumOps ? kNames[op] : "unknown";
+}
+
+namespace detail {
+
+// A non-negative integer in [0, max]; nullopt otherwise.
+inline std::optional<int64_t> parseBoundedInt(std::string_view text, int64_t max) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < 0 || value > max) return std::nullopt;
+  return value;
+}
+
+}  // namespace detail
+
+// Parses argv[1..argc) (argv[0] is the program). Options take their value as the next word, attached ("-b8") or
+// after '=' for long names ("--minbytes=8"); the one positional word is the collective.
+inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
+  ParseOutcome out;
+  PerfOptions& o = out.options;
+  auto fail = [&out](std::string message) {
+    out.action = ParseOutcome::Action::kError;
+    out.error = std::move(message);
+    return out;
+  };
+  enum class Id { kMinBytes, kMaxBytes, kStepFactor, kStepBytes, kIters, kWarmup, kCheck, kType, kOp, kRoot, kCsv, kJson };
+  struct Flag {
+    Id id;
+    char shortName;  // '\0': long name only
+    std::string_view longName;
+  };
+  static constexpr Flag kFlags[] = {
+      {Id::kMinBytes, 'b', "minbytes"}, {Id::kMaxBytes, 'e', "maxbytes"},    {Id::kStepFactor, 'f', "stepfactor"},
+      {Id::kStepBytes, 'i', "stepbytes"}, {Id::kIters, 'n', "iters"},        {Id::kWarmup, 'w', "warmup_iters"},
+      {Id::kCheck, 'c', "check"},       {Id::kType, 'd', "datatype"},      {Id::kOp, 'o', "op"},
+      {Id::kRoot, 'r', "root"},         {Id::kCsv, '\0', "csv"},            {Id::kJson, '\0', "json"},
+  };
+  std::optional<Collective> collective;
+  bool sawStepBytes = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "-h" || word == "--help") {
+      out.action = ParseOutcome::Action::kHelp;
+      return out;
+    }
+    if (word.size() < 2 || word[0] != '-') {
+      if (collective) return fail("more than one collective given: '" + std::string(word) + "'");
+      collective = parseCollective(word);
+      if (!collective) {
+        return fail("unknown collective '" + std::string(word) +
+                    "' (allreduce, broadcast, reduce, allgather, reducescatter)");
+      }
+      continue;
+    }
+    // Find the flag and its value.
+    const Flag* flag = nullptr;
+    std::optional<std::string_view> value;
+    if (word[1] == '-') {
+      std::string_view name = word.substr(2);
+      if (size_t eq = name.find('='); eq != std::string_view::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+      for (const Flag& f : kFlags) {
+        if (f.longName == name) flag = &f;
+      }
+    } else {
+      for (const Flag& f : kFlags) {
+        if (f.shortName != '\0' && f.shortName == word[1]) flag = &f;
+      }
+      if (word.size() > 2) value = word.substr(2);
+    }
+    if (!flag) return fail("unknown option '" + std::string(word) + "'");
+    if (!value) {
+      if (i + 1 >= argc) return fail("option '" + std::string(word) + "' needs a value");
+      value = argv[++i];
+    }
+    const std::string_view v = *value;
+    auto badValue = [&](std::string_view what) {
+      return fail("bad value '" + std::string(v) + "' for " + std::string(word.substr(0, word.find('='))) + ": " +
+                  std::string(what));
+    };
+    switch (flag->id) {
+      case Id::kMinBytes:
+      case Id::kMaxBytes:
+      case Id::kStepBytes: {
+        std::optional<size_t> bytes = parseByteSize(v);
+        if (!bytes) return badValue("expected bytes, e.g. 8, 64K, 64M, 1G");
+        if (flag->id == Id::kMinBytes) o.minBytes = *bytes;
+        if (flag->id == Id::kMaxBytes) o.maxBytes = *bytes;
+        if (flag->id == Id::kStepBytes) {
+          if (*bytes == 0) return badValue("the step must be at least 1 byte");
+          o.stepBytes = *bytes;
+          sawStepBytes = true;
+        }
+        break;
+      }
+      case Id::kStepFactor: {
+        std::optional<int64_t> factor = detail::parseBoundedInt(v, 1 << 20);
+        if (!factor || *factor < 2) return badValue("expected an integer factor >= 2");
+        o.stepFactor = static_cast<uint64_t>(*factor);
+        break;
+      }
+      case Id::kIters:
+      case Id::kWarmup:
+      case Id::kCheck:
+      case Id::kRoot: {
+        std::optional<int64_t> n = detail::parseBoundedInt(v, std::numeric_limits<int>::max());
+        if (!n) return badValue("expected a non-negative integer");
+        if (flag->id == Id::kIters) {
+          if (*n == 0) return badValue("at least one timed iteration is needed");
+          o.iters = static_cast<int>(*n);
+        }
+        if (flag->id == Id::kWarmup) o.warmupIters = static_cast<int>(*n);
+        if (flag->id == Id::kCheck) o.check = static_cast<int>(*n);
+        if (flag->id == Id::kRoot) o.root = static_cast<int>(*n);
+        break;
+      }
+      case Id::kType: {
+        std::optional<chorusDataType_t> type = parseDataType(v);
+        if (!type) {
+          return badValue(
+              "expected int8 uint8 int32 uint32 int64 uint64 float16 half bfloat16 float32 float float64 double");
+        }
+        o.datatype = *type;
+        break;
+      }
+      case Id::kOp: {
+        std::optional<chorusRedOp_t> op = parseRedOp(v);
+        if (!op) return badValue("expected sum prod max min avg");
+        o.op = *op;
+        break;
+      }
+      case Id::kCsv:
+      case Id::kJson:
+        if (v.empty()) return badValue("expected a file name");
+        (flag->id == Id::kCsv ? o.csvPath : o.jsonPath) = std::string(v);
+        break;
+    }
+  }
+  if (!collective) return fail("no collective given (allreduce, broadcast, reduce, allgather, reducescatter)");
+  o.collective = *collective;
+  if (sawStepBytes && o.stepFactor != 0) return fail("-i/--stepbytes and -f/--stepfactor are mutually exclusive");
+  if (o.minBytes > o.maxBytes) {
+    return fail("-b/--minbytes (" + std::to_string(o.minBytes) + ") is larger than -e/--maxbytes (" +
+                std::to_string(o.maxBytes) + ")");
+  }
+  if (o.stepFactor != 0 && o.minBytes == 0) return fail("-b/--minbytes must be at least 1 when stepping by -f");
+  return out;
+}
+
+// The sizes swept, smallest first: min, then min*factor (or min+step) while not above max.
+inline std::vector<size_t> sweepSizes(const PerfOptions& o) {
+  std::vector<size_t> sizes;
+  for (size_t size = o.minBytes; size <= o.maxBytes;) {
+    sizes.push_back(size);
+    if (o.stepFactor != 0) {
+      if (size == 0 || size > std::numeric_limits<size_t>::max() / o.stepFactor) break;
+      size *= o.stepFactor;
+    } else {
+      if (o.stepBytes == 0 || size > std::numeric_limits<size_t>::max() - o.stepBytes) break;
+      size += o.stepBytes;
+    }
+  }
+  return sizes;
+}
+
+}  // namespace chorus::perf

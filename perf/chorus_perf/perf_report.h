@@ -1,0 +1,133 @@
+// chorus-perf's output: the nccl-tests-shaped table on stdout, and one CSV / JSON record per size.
+// Pure formatting (strings in, strings out) so that the unit tests can pin the column layout.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collective_layout.h"
+#include "perf_options.h"
+
+namespace chorus::perf {
+
+// Timing and verification of one mode (out-of-place or in-place) at one size.
+struct ModeResult {
+  double timeUs = 0;             // mean per iteration, max over ranks
+  double algBandwidthGBs = 0;    // bytes / time
+  double busBandwidthGBs = 0;    // algbw * the collective's factor
+  std::optional<uint64_t> wrong; // wrong elements summed over ranks; nullopt when not checked (-c 0)
+};
+
+// One row of the table: a size and both modes.
+struct SizeRecord {
+  std::string_view collective;
+  int nranks = 0;
+  size_t bytes = 0;
+  size_t count = 0;
+  std::string_view type;
+  std::string_view op;  // "none" for broadcast and allgather
+  int root = -1;        // -1 for collectives without a root
+  ModeResult outOfPlace;
+  ModeResult inPlace;
+};
+
+// Fills the bandwidth fields of r from its time, as nccl-tests does (GB/s = 1e9 B/s).
+inline void computeBandwidths(ModeResult& r, size_t bytes, double busFactor) {
+  r.algBandwidthGBs = r.timeUs > 0 ? static_cast<double>(bytes) / r.timeUs / 1e3 : 0;
+  r.busBandwidthGBs = r.algBandwidthGBs * busFactor;
+}
+
+namespace detail {
+
+inline std::string formatted(const char* format, auto... args) {
+  char buf[512];
+  const int n = std::snprintf(buf, sizeof(buf), format, args...);
+  return std::string(buf, n < 0 ? 0 : std::min(static_cast<size_t>(n), sizeof(buf) - 1));
+}
+
+// nccl-tests' time column: two decimals below 100 us, one below 10 ms, none above.
+inline std::string formatTime(double us) {
+  if (us >= 10000.0) return formatted("%7.0f", us);
+  if (us >= 100.0) return formatted("%7.1f", us);
+  return formatted("%7.2f", us);
+}
+
+inline std::string formatMode(const ModeResult& r) {
+  std::string wrong = r.wrong ? std::to_string(*r.wrong) : std::string("N/A");
+  return formatted("  %s  %6.2f  %6.2f  %5s", formatTime(r.timeUs).c_str(), r.algBandwidthGBs, r.busBandwidthGBs,
+                   wrong.c_str());
+}
+
+}  // namespace detail
+
+// The lines above the table: the run's parameters (op "none" where the collective takes none), then the three
+// column-title lines.
+inline std::string formatTableHeader(const PerfOptions& o, int nranks) {
+  const CollectiveInfo& info = collectiveInfo(o.collective);
+  std::string out = detail::formatted(
+      "# chorus-perf %s: nranks %d, datatype %s, op %s, root %d, iters %d, warmup %d, check %d\n",
+      std::string(info.name).c_str(), nranks, std::string(dataTypeName(o.datatype)).c_str(),
+      std::string(info.reduces ? redOpName(o.op) : "none").c_str(), o.root, o.iters, o.warmupIters, o.check);
+  out += "#\n";
+  out += detail::formatted("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place\n", "", "",
+                           "", "", "");
+  out += detail::formatted("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
+                           "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+                           "#wrong");
+  std::string units = detail::formatted("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s", "(B)",
+                                        "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                                        "(GB/s)");
+  return out + units + "\n";
+}
+
+// One data row: size, count, type, redop, root, then time, algbw, busbw, #wrong for each mode.
+inline std::string formatTableRow(const SizeRecord& r) {
+  return detail::formatted("%12zu  %12zu  %8s  %6s  %6d", r.bytes, r.count, std::string(r.type).c_str(),
+                           std::string(r.op).c_str(), r.root) +
+         detail::formatMode(r.outOfPlace) + detail::formatMode(r.inPlace) + "\n";
+}
+
+// The lines below the table: the total of wrong values and the mean bus bandwidth over all rows and modes.
+inline std::string formatTableFooter(uint64_t totalWrong, double avgBusBandwidthGBs) {
+  return detail::formatted("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(totalWrong),
+                           totalWrong == 0 ? "OK" : "FAILED") +
+         detail::formatted("# Avg bus bandwidth    : %g\n", avgBusBandwidthGBs) + "#\n";
+}
+
+// The CSV column names, one line.
+inline std::string csvHeader() {
+  return "collective,ranks,bytes,count,type,op,root,oop_time_us,oop_algbw_gbs,oop_busbw_gbs,oop_wrong,"
+         "ip_time_us,ip_algbw_gbs,ip_busbw_gbs,ip_wrong\n";
+}
+
+// One CSV line for r (an unchecked #wrong is an empty field).
+inline std::string csvRecord(const SizeRecord& r) {
+  auto mode = [](const ModeResult& m) {
+    return detail::formatted(",%.3f,%.4f,%.4f,", m.timeUs, m.algBandwidthGBs, m.busBandwidthGBs) +
+           (m.wrong ? std::to_string(*m.wrong) : std::string());
+  };
+  return detail::formatted("%s,%d,%zu,%zu,%s,%s,%d", std::string(r.collective).c_str(), r.nranks, r.bytes, r.count,
+                           std::string(r.type).c_str(), std::string(r.op).c_str(), r.root) +
+         mode(r.outOfPlace) + mode(r.inPlace) + "\n";
+}
+
+// One JSON object for r, on one line without a trailing comma (an unchecked #wrong is null).
+inline std::string jsonRecord(const SizeRecord& r) {
+  auto mode = [](const char* prefix, const ModeResult& m) {
+    return detail::formatted(", \"%s_time_us\": %.3f, \"%s_algbw_gbs\": %.4f, \"%s_busbw_gbs\": %.4f, \"%s_wrong\": ",
+                             prefix, m.timeUs, prefix, m.algBandwidthGBs, prefix, m.busBandwidthGBs, prefix) +
+           (m.wrong ? std::to_string(*m.wrong) : std::string("null"));
+  };
+  return detail::formatted(
+             "{\"collective\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"count\": %zu, \"type\": \"%s\", \"op\": "
+             "\"%s\", \"root\": %d",
+             std::string(r.collective).c_str(), r.nranks, r.bytes, r.count, std::string(r.type).c_str(),
+             std::string(r.op).c_str(), r.root) +
+         mode("oop", r.outOfPlace) + mode("ip", r.inPlace) + "}";
+}
+
+}  // namespace chorus::perf

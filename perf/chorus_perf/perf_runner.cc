@@ -1,0 +1,296 @@
+#include "perf_runner.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace chorus::perf {
+
+namespace {
+
+// The C entry point a collective is timed through, for error messages.
+const char* callName(Collective collective) {
+  switch (collective) {
+    case Collective::kAllReduce:
+      return "chorusAllReduce";
+    case Collective::kBroadcast:
+      return "chorusBroadcast";
+    case Collective::kReduce:
+      return "chorusReduce";
+    case Collective::kAllGather:
+      return "chorusAllGather";
+    case Collective::kReduceScatter:
+      return "chorusReduceScatter";
+  }
+  return "chorus";
+}
+
+// Opens path for writing on rank 0; prints why not and returns nullptr on failure.
+std::FILE* openOutput(const std::string& path, const char* flag) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "chorus-perf: cannot open %s file '%s' for writing: %s\n", flag, path.c_str(),
+                 std::strerror(errno));
+  }
+  return f;
+}
+
+}  // namespace
+
+PerfRunner::PerfRunner(const PerfOptions& options, chorusComm_t comm, int rank, int nranks)
+    : options_(options),
+      comm_(comm),
+      rank_(rank),
+      nranks_(nranks),
+      info_(collectiveInfo(options.collective)),
+      typeSize_(dataTypeSize(options.datatype)),
+      root_(info_.rooted ? options.root : -1),
+      checker_(makeResultChecker(options.datatype, options.op, nranks, info_.reduces)) {}
+
+PerfRunner::~PerfRunner() {
+  if (csv_ != nullptr) std::fclose(csv_);
+  if (json_ != nullptr) std::fclose(json_);
+}
+
+void PerfRunner::require(chorusResult_t result, const char* call) {
+  if (result == chorusSuccess) return;
+  std::fprintf(stderr, "chorus-perf: rank %d: %s failed: %s: %s\n", rank_, call, chorusGetErrorString(result),
+               chorusGetLastError(comm_));
+  std::fflush(stdout);
+  chorusCommAbort(comm_);  // peers blocked on this rank learn of the failure instead of waiting for a timeout
+  std::exit(1);
+}
+
+void PerfRunner::barrier() {
+  auto* token = reinterpret_cast<int*>(scratch_.data());
+  *token = 0;
+  require(chorusAllReduce(token, token, 1, chorusInt32, chorusSum, comm_, nullptr), "chorusAllReduce");
+}
+
+double PerfRunner::maxOverRanks(double value) {
+  auto* slot = reinterpret_cast<double*>(scratch_.data());
+  *slot = value;
+  require(chorusAllReduce(slot, slot, 1, chorusFloat64, chorusMax, comm_, nullptr), "chorusAllReduce");
+  return *slot;
+}
+
+uint64_t PerfRunner::sumOverRanks(uint64_t value) {
+  auto* slot = reinterpret_cast<uint64_t*>(scratch_.data());
+  *slot = value;
+  require(chorusAllReduce(slot, slot, 1, chorusUint64, chorusSum, comm_, nullptr), "chorusAllReduce");
+  return *slot;
+}
+
+int PerfRunner::agreeOnStatus(int status) {
+  auto* slot = reinterpret_cast<int*>(scratch_.data());
+  *slot = status;
+  require(chorusAllReduce(slot, slot, 1, chorusInt32, chorusMax, comm_, nullptr), "chorusAllReduce");
+  return *slot;
+}
+
+// Allocates the buffers for the largest size and opens the output files; every rank learns whether all succeeded,
+// so that no rank is left waiting in a collective for one that quit.
+int PerfRunner::setUp(const std::vector<size_t>& sizes) {
+  if (!scratch_.allocate(64)) {
+    std::fprintf(stderr, "chorus-perf: rank %d: cannot allocate a few bytes\n", rank_);
+    return 1;
+  }
+  int status = 0;
+  if (info_.rooted && options_.root >= nranks_) {
+    if (rank_ == 0) {
+      std::fprintf(stderr, "chorus-perf: -r/--root %d is not a rank (the job has %d ranks)\n", options_.root, nranks_);
+    }
+    status = 2;
+  }
+  if (rank_ == 0 && status == 0) {
+    if (!options_.csvPath.empty() && (csv_ = openOutput(options_.csvPath, "--csv")) == nullptr) status = 2;
+    if (!options_.jsonPath.empty() && (json_ = openOutput(options_.jsonPath, "--json")) == nullptr) status = 2;
+  }
+  size_t maxSend = 0;
+  size_t maxRecv = 0;
+  for (size_t bytes : sizes) {
+    const SizeLayout layout = computeSizeLayout(options_.collective, bytes, typeSize_, nranks_, rank_);
+    maxSend = std::max(maxSend, layout.sendBytes);
+    maxRecv = std::max({maxRecv, layout.recvBytes, layout.inPlaceBytes});
+  }
+  if (status == 0 && (!sendBuffer_.allocate(maxSend) || !recvBuffer_.allocate(maxRecv))) {
+    std::fprintf(stderr, "chorus-perf: rank %d: cannot allocate %zu + %zu bytes of buffers for -e %zu\n", rank_,
+                 maxSend, maxRecv, options_.maxBytes);
+    status = 1;
+  }
+  status = agreeOnStatus(status);
+  if (status != 0) return status;
+  // Meaningful data in both buffers (no NaN or denormal slow paths) for the unchecked, timed calls.
+  checker_->setSeed(0);
+  checker_->fillInput(sendBuffer_.data(), sendBuffer_.capacity() / typeSize_, rank_);
+  checker_->fillInput(recvBuffer_.data(), recvBuffer_.capacity() / typeSize_, rank_);
+  if (csv_ != nullptr) std::fputs(csvHeader().c_str(), csv_);
+  if (json_ != nullptr) std::fputs("[\n", json_);
+  return 0;
+}
+
+void PerfRunner::launch(const CallBuffers& b, size_t count) {
+  const chorusDataType_t type = options_.datatype;
+  chorusResult_t result = chorusInternalError;
+  switch (options_.collective) {
+    case Collective::kAllReduce:
+      result = chorusAllReduce(b.send, b.recv, count, type, options_.op, comm_, nullptr);
+      break;
+    case Collective::kBroadcast:
+      result = chorusBroadcast(b.send, b.recv, count, type, root_, comm_, nullptr);
+      break;
+    case Collective::kReduce:
+      result = chorusReduce(b.send, b.recv, count, type, options_.op, root_, comm_, nullptr);
+      break;
+    case Collective::kAllGather:
+      result = chorusAllGather(b.send, b.recv, count, type, comm_, nullptr);
+      break;
+    case Collective::kReduceScatter:
+      result = chorusReduceScatter(b.send, b.recv, count, type, options_.op, comm_, nullptr);
+      break;
+  }
+  require(result, callName(options_.collective));
+}
+
+PerfRunner::CallBuffers PerfRunner::buffersFor(const SizeLayout& layout, Mode mode) const {
+  if (mode == Mode::kOutOfPlace) return {sendBuffer_.data(), recvBuffer_.data()};
+  std::byte* buffer = recvBuffer_.data();  // NCCL's in-place layouts: both pointers inside one buffer
+  return {buffer + layout.inPlaceSendOffset, buffer + layout.inPlaceRecvOffset};
+}
+
+ModeResult PerfRunner::measure(const SizeLayout& layout, Mode mode, uint64_t seed) {
+  const CallBuffers buffers = buffersFor(layout, mode);
+  for (int i = 0; i < options_.warmupIters; ++i) launch(buffers, layout.count);
+  barrier();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < options_.iters; ++i) launch(buffers, layout.count);
+  const auto stop = std::chrono::steady_clock::now();
+  const double localUs = std::chrono::duration<double, std::micro>(stop - start).count() / options_.iters;
+
+  ModeResult result;
+  result.timeUs = maxOverRanks(localUs);
+  computeBandwidths(result, layout.bytes, busBandwidthFactor(options_.collective, nranks_));
+  if (options_.check != 0) result.wrong = sumOverRanks(checkOnce(layout, mode, seed));
+  return result;
+}
+
+// One verified call: fresh inputs, sentinels where the call must write (and in the guard bands, where it must
+// not), the call, then a count of every element that is not what it must be.
+uint64_t PerfRunner::checkOnce(const SizeLayout& layout, Mode mode, uint64_t seed) {
+  constexpr size_t kGuard = GuardedBuffer::kGuardBytes;
+  checker_->setSeed(seed);
+  std::byte* send = sendBuffer_.data();
+  std::byte* recv = recvBuffer_.data();
+  const size_t sendCount = layout.sendBytes / typeSize_;
+  size_t recvSpan = layout.recvBytes;  // bytes of recvBuffer_ the call may touch
+  if (mode == Mode::kOutOfPlace) {
+    checker_->fillInput(send, sendCount, rank_);
+    fillSentinel(send - kGuard, kGuard);
+    fillSentinel(send + layout.sendBytes, kGuard);
+    fillSentinel(recv, layout.recvBytes);
+  } else {
+    recvSpan = layout.inPlaceBytes;
+    if (options_.collective == Collective::kAllGather) fillSentinel(recv, layout.inPlaceBytes);
+    checker_->fillInput(recv + layout.inPlaceSendOffset, sendCount, rank_);
+  }
+  fillSentinel(recv - kGuard, kGuard);
+  fillSentinel(recv + recvSpan, kGuard);
+
+  const CallBuffers buffers = buffersFor(layout, mode);
+  launch(buffers, layout.count);
+
+  uint64_t wrong = countResultMismatches(layout, static_cast<const std::byte*>(buffers.recv), mode);
+  if (mode == Mode::kOutOfPlace) {
+    wrong += checker_->countInputMismatches(send, sendCount, rank_);  // sendbuff is const
+    wrong += countSentinelMismatches(send - kGuard, kGuard, typeSize_);
+    wrong += countSentinelMismatches(send + layout.sendBytes, kGuard, typeSize_);
+  }
+  wrong += countSentinelMismatches(recv - kGuard, kGuard, typeSize_);
+  wrong += countSentinelMismatches(recv + recvSpan, kGuard, typeSize_);
+  return wrong;
+}
+
+uint64_t PerfRunner::countResultMismatches(const SizeLayout& layout, const std::byte* result, Mode mode) {
+  const size_t count = layout.count;
+  switch (options_.collective) {
+    case Collective::kAllReduce:
+      return checker_->countReducedMismatches(result, count);
+    case Collective::kBroadcast:
+      return checker_->countInputMismatches(result, count, root_);
+    case Collective::kReduce:
+      if (rank_ == root_) return checker_->countReducedMismatches(result, count);
+      // recvbuff is written on the root only: elsewhere it keeps the sentinel, or in place, this rank's input.
+      if (mode == Mode::kOutOfPlace) return countSentinelMismatches(result, layout.recvBytes, typeSize_);
+      return checker_->countInputMismatches(result, count, rank_);
+    case Collective::kAllGather: {
+      uint64_t wrong = 0;
+      for (int r = 0; r < nranks_; ++r) {
+        wrong += checker_->countInputMismatches(result + static_cast<size_t>(r) * layout.sendBytes, count, r);
+      }
+      return wrong;
+    }
+    case Collective::kReduceScatter:
+      return checker_->countReducedMismatches(result, count, static_cast<size_t>(rank_) * count);
+  }
+  return 0;
+}
+
+void PerfRunner::emit(const SizeRecord& record) {
+  std::fputs(formatTableRow(record).c_str(), stdout);
+  std::fflush(stdout);
+  if (csv_ != nullptr) {
+    std::fputs(csvRecord(record).c_str(), csv_);
+    std::fflush(csv_);
+  }
+  if (json_ != nullptr) {
+    std::fputs(jsonFirstRecord_ ? "  " : ",\n  ", json_);
+    std::fputs(jsonRecord(record).c_str(), json_);
+    std::fflush(json_);
+    jsonFirstRecord_ = false;
+  }
+}
+
+int PerfRunner::run() {
+  const std::vector<size_t> sizes = sweepSizes(options_);
+  if (int status = setUp(sizes); status != 0) return status;
+  if (rank_ == 0) {
+    std::fputs(formatTableHeader(options_, nranks_).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  uint64_t totalWrong = 0;
+  double busBandwidthSum = 0;
+  int busBandwidthSamples = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const SizeLayout layout = computeSizeLayout(options_.collective, sizes[i], typeSize_, nranks_, rank_);
+    SizeRecord record;
+    record.collective = info_.name;
+    record.nranks = nranks_;
+    record.bytes = layout.bytes;
+    record.count = layout.count;
+    record.type = dataTypeName(options_.datatype);
+    record.op = info_.reduces ? redOpName(options_.op) : "none";
+    record.root = root_;
+    record.outOfPlace = measure(layout, Mode::kOutOfPlace, 2 * i + 1);
+    record.inPlace = measure(layout, Mode::kInPlace, 2 * i + 2);
+    for (const ModeResult* m : {&record.outOfPlace, &record.inPlace}) {
+      totalWrong += m->wrong.value_or(0);
+      busBandwidthSum += m->busBandwidthGBs;
+      ++busBandwidthSamples;
+    }
+    if (rank_ == 0) emit(record);
+  }
+  if (json_ != nullptr) std::fputs("\n]\n", json_);
+  if (rank_ == 0) {
+    std::fputs(formatTableFooter(totalWrong, busBandwidthSamples ? busBandwidthSum / busBandwidthSamples : 0).c_str(),
+               stdout);
+    std::fflush(stdout);
+  }
+  // Launchers stop the whole job when one rank exits non-zero: no rank leaves before rank 0 has printed.
+  barrier();
+  return totalWrong == 0 ? 0 : 1;
+}
+
+}  // namespace chorus::perf

@@ -1,0 +1,67 @@
+// The sweep itself: for every size, time the out-of-place then the in-place call, verify each once, print a row.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "chorus/chorus.h"
+#include "collective_layout.h"
+#include "guarded_buffer.h"
+#include "perf_options.h"
+#include "perf_report.h"
+#include "result_checker.h"
+
+namespace chorus::perf {
+
+class PerfRunner {
+ public:
+  // Runs on comm (already initialized) as rank of nranks; options were validated by parsePerfArgs.
+  PerfRunner(const PerfOptions& options, chorusComm_t comm, int rank, int nranks);
+  ~PerfRunner();
+  PerfRunner(const PerfRunner&) = delete;
+  PerfRunner& operator=(const PerfRunner&) = delete;
+
+  // Sweeps every size and prints the table on rank 0. Returns the exit code: 0, 1 (wrong results) or 2 (bad flags
+  // or output files); a failing Chorus call ends the process with 1.
+  int run();
+
+ private:
+  enum class Mode { kOutOfPlace = 0, kInPlace = 1 };
+  struct CallBuffers {
+    const void* send;
+    void* recv;
+  };
+
+  int setUp(const std::vector<size_t>& sizes);
+  ModeResult measure(const SizeLayout& layout, Mode mode, uint64_t seed);
+  CallBuffers buffersFor(const SizeLayout& layout, Mode mode) const;
+  uint64_t checkOnce(const SizeLayout& layout, Mode mode, uint64_t seed);
+  uint64_t countResultMismatches(const SizeLayout& layout, const std::byte* result, Mode mode);
+  void launch(const CallBuffers& buffers, size_t count);
+  void barrier();
+  double maxOverRanks(double value);
+  uint64_t sumOverRanks(uint64_t value);
+  int agreeOnStatus(int status);
+  void emit(const SizeRecord& record);
+  // Ends the process when result is not chorusSuccess, naming the call and the library's message.
+  void require(chorusResult_t result, const char* call);
+
+  const PerfOptions options_;
+  chorusComm_t comm_;
+  const int rank_;
+  const int nranks_;
+  const CollectiveInfo& info_;
+  const size_t typeSize_;
+  const int root_;  // -1 for collectives without a root
+  std::unique_ptr<ResultChecker> checker_;
+  GuardedBuffer sendBuffer_;
+  GuardedBuffer recvBuffer_;  // also the single buffer of the in-place mode
+  GuardedBuffer scratch_;     // the tiny allreduces that agree on times, #wrong and status
+  std::FILE* csv_ = nullptr;
+  std::FILE* json_ = nullptr;
+  bool jsonFirstRecord_ = true;
+};
+
+}  // namespace chorus::perf

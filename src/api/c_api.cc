@@ -1,0 +1,309 @@
+// The C ABI: validate every argument before communicating, run, turn exceptions into codes + last error.
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "chorus/chorus.h"
+#include "src/api/comm_handle.h"
+#include "src/bootstrap/launch_spec.h"
+#include "src/bootstrap/store.h"
+#include "src/comm/communicator.h"
+#include "src/core/datatype.h"
+#include "src/core/error.h"
+#include "src/core/params.h"
+#include "topology/network_interfaces.h"
+
+using chorus::Collective;
+using chorus::Error;
+
+namespace {
+
+thread_local std::string tlsLastError;
+
+chorusResult_t fail(chorusComm_t comm, chorusResult_t code, const std::string& message) {
+  tlsLastError = message;
+  if (comm && comm->impl && code == chorusInvalidArgument) comm->impl->recordError(message);
+  return code;
+}
+
+// Runs f, mapping exceptions to result codes; the comm records its own errors inside run().
+template <class F>
+chorusResult_t guarded(chorusComm_t comm, const char* call, F&& f) {
+  try {
+    f();
+    return chorusSuccess;
+  } catch (const Error& e) {
+    return fail(comm, e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(comm, chorusSystemError, std::string(call) + ": out of memory");
+  } catch (const std::exception& e) {
+    return fail(comm, chorusInternalError, std::string(call) + ": internal error: " + e.what());
+  }
+}
+
+std::string rankOf(chorusComm_t comm) { return "rank " + std::to_string(comm->impl->rank()); }
+
+bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
+  auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+  return an > 0 && bn > 0 && pa < pb + bn && pb < pa + an;
+}
+
+// The checks every collective shares; returns "" when all is well, else what is wrong.
+std::string checkCommon(const char* call, chorusComm_t comm, chorusDataType_t type, int op, bool hasOp,
+                        chorusStream_t stream) {
+  std::string c(call);
+  if (!comm || !comm->impl) return c + ": comm is NULL";
+  if (!chorus::validType(type)) return rankOf(comm) + ": " + c + ": datatype " + std::to_string(type) + " is out of range";
+  if (hasOp && !chorus::validOp(op)) return rankOf(comm) + ": " + c + ": op " + std::to_string(op) + " is out of range";
+  if (stream) {
+    return rankOf(comm) + ": " + c + ": a non-NULL stream needs device buffers and CUDA support, which this build " +
+           "does not have; pass NULL for host buffers";
+  }
+  return "";
+}
+
+// count * size * factor without overflow.
+bool bytesFor(size_t count, chorusDataType_t type, size_t factor, size_t* out) {
+  size_t es = chorus::typeSize(type);
+  if (count > SIZE_MAX / es / factor) return false;
+  *out = count * es * factor;
+  return true;
+}
+
+chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::Op& op) {
+  return guarded(comm, call, [&] { comm->impl->run(op); });
+}
+
+std::mutex serversMutex;
+// GetUniqueId's stores, one per process (each id names its own namespace in it); they live as long as the process.
+chorus::StoreServer* processStore(std::string* jobId) {
+  static std::unique_ptr<chorus::StoreServer> server;
+  static std::string job;
+  std::lock_guard<std::mutex> g(serversMutex);
+  if (!server) {
+    job = chorus::randomHex(16);
+    server = std::make_unique<chorus::StoreServer>("0.0.0.0", 0, job);
+  }
+  *jobId = job;
+  return server.get();
+}
+
+}  // namespace
+
+extern "C" {
+
+chorusResult_t chorusGetVersion(int* version) {
+  if (!version) return fail(nullptr, chorusInvalidArgument, "chorusGetVersion: version is NULL");
+  *version = CHORUS_VERSION_CODE;
+  return chorusSuccess;
+}
+
+chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId) {
+  if (!uniqueId) return fail(nullptr, chorusInvalidArgument, "chorusGetUniqueId: uniqueId is NULL");
+  return guarded(nullptr, "chorusGetUniqueId", [&] {
+    std::string job;
+    chorus::StoreServer* server = processStore(&job);
+    chorus::NetworkInterface nic = chorus::chooseNetworkInterface(chorus::params::socketIfname());
+    *uniqueId = chorus::encodeUniqueId(nic.address, server->port(), job, chorus::randomHex(8));
+  });
+}
+
+chorusResult_t chorusCommInitRank(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank) {
+  if (!comm) return fail(nullptr, chorusInvalidArgument, "chorusCommInitRank: comm is NULL");
+  *comm = nullptr;
+  if (nranks < 1) {
+    return fail(nullptr, chorusInvalidArgument, "chorusCommInitRank: nranks " + std::to_string(nranks) + " < 1");
+  }
+  if (rank < 0 || rank >= nranks) {
+    return fail(nullptr, chorusInvalidArgument,
+                "chorusCommInitRank: rank " + std::to_string(rank) + " is outside [0, " + std::to_string(nranks) + ")");
+  }
+  return guarded(nullptr, "chorusCommInitRank", [&] {
+    auto h = std::make_unique<chorusComm>();
+    h->impl = std::make_unique<chorus::Communicator>(chorus::decodeUniqueId(commId, rank, nranks));
+    *comm = h.release();
+  });
+}
+
+chorusResult_t chorusCommInitFromEnv(chorusComm_t* comm) {
+  if (!comm) return fail(nullptr, chorusInvalidArgument, "chorusCommInitFromEnv: comm is NULL");
+  *comm = nullptr;
+  return guarded(nullptr, "chorusCommInitFromEnv", [&] {
+    auto h = std::make_unique<chorusComm>();
+    h->impl = std::make_unique<chorus::Communicator>(chorus::launchSpecFromEnv());
+    *comm = h.release();
+  });
+}
+
+chorusResult_t chorusCommDestroy(chorusComm_t comm) {
+  if (!comm) return chorusSuccess;
+  if (comm->impl) comm->impl->waitIdle();
+  delete comm;
+  return chorusSuccess;
+}
+
+chorusResult_t chorusCommAbort(chorusComm_t comm) {
+  if (!comm) return chorusSuccess;
+  if (comm->impl) {
+    comm->impl->requestAbort();
+    comm->impl->waitIdle();
+  }
+  delete comm;
+  return chorusSuccess;
+}
+
+chorusResult_t chorusCommCount(const chorusComm_t comm, int* count) {
+  if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, "chorusCommCount: comm is NULL");
+  if (!count) return fail(comm, chorusInvalidArgument, "chorusCommCount: count is NULL");
+  *count = comm->impl->size();
+  return chorusSuccess;
+}
+
+chorusResult_t chorusCommUserRank(const chorusComm_t comm, int* rank) {
+  if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, "chorusCommUserRank: comm is NULL");
+  if (!rank) return fail(comm, chorusInvalidArgument, "chorusCommUserRank: rank is NULL");
+  *rank = comm->impl->rank();
+  return chorusSuccess;
+}
+
+chorusResult_t chorusCommGetAsyncError(chorusComm_t comm, chorusResult_t* asyncError) {
+  if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, "chorusCommGetAsyncError: comm is NULL");
+  if (!asyncError) return fail(comm, chorusInvalidArgument, "chorusCommGetAsyncError: asyncError is NULL");
+  *asyncError = comm->impl->asyncError();
+  return chorusSuccess;
+}
+
+const char* chorusGetErrorString(chorusResult_t result) {
+  switch (result) {
+    case chorusSuccess: return "no error";
+    case chorusUnhandledCudaError: return "unhandled CUDA error";
+    case chorusSystemError: return "system error";
+    case chorusInternalError: return "internal error";
+    case chorusInvalidArgument: return "invalid argument";
+    case chorusInvalidUsage: return "invalid usage";
+    case chorusRemoteError: return "remote error";
+    case chorusInProgress: return "operation in progress";
+    case chorusTimeout: return "timeout";
+    default: return "unknown result code";
+  }
+}
+
+const char* chorusGetLastError(chorusComm_t comm) {
+  if (comm && comm->impl) return comm->impl->lastError();
+  return tlsLastError.c_str();
+}
+
+size_t chorusTypeSize(chorusDataType_t datatype) { return chorus::typeSize(datatype); }
+const char* chorusTypeName(chorusDataType_t datatype) { return chorus::typeName(datatype); }
+const char* chorusOpName(chorusRedOp_t op) { return chorus::opName(op); }
+
+chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                               chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream) {
+  const char* call = "chorusAllReduce";
+  std::string bad = checkCommon(call, comm, datatype, op, true, stream);
+  size_t bytes = 0;
+  if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = rankOf(comm) + ": " + call + ": count overflows";
+  if (bad.empty() && count > 0 && (!sendbuff || !recvbuff)) {
+    bad = rankOf(comm) + ": " + call + ": " + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with count " +
+          std::to_string(count);
+  }
+  if (bad.empty() && sendbuff != recvbuff && overlaps(sendbuff, bytes, recvbuff, bytes)) {
+    bad = rankOf(comm) + ": " + call + ": sendbuff and recvbuff overlap without being equal (in place needs equal)";
+  }
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  return runCollective(call, comm, {Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, -1, 0});
+}
+
+chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                               int root, chorusComm_t comm, chorusStream_t stream) {
+  const char* call = "chorusBroadcast";
+  std::string bad = checkCommon(call, comm, datatype, chorusSum, false, stream);
+  size_t bytes = 0;
+  if (bad.empty() && (root < 0 || root >= comm->impl->size())) {
+    bad = rankOf(comm) + ": " + call + ": root " + std::to_string(root) + " is outside [0, " +
+          std::to_string(comm->impl->size()) + ")";
+  }
+  if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = rankOf(comm) + ": " + call + ": count overflows";
+  bool isRoot = bad.empty() && comm->impl->rank() == root;
+  if (bad.empty() && count > 0 && (!recvbuff || (isRoot && !sendbuff))) {
+    bad = rankOf(comm) + ": " + call + ": " + (!recvbuff ? "recvbuff" : "sendbuff (on the root)") +
+          " is NULL with count " + std::to_string(count);
+  }
+  if (bad.empty() && isRoot && sendbuff != recvbuff && overlaps(sendbuff, bytes, recvbuff, bytes)) {
+    bad = rankOf(comm) + ": " + call + ": sendbuff and recvbuff overlap without being equal";
+  }
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  return runCollective(call, comm, {Collective::kBroadcast, sendbuff, recvbuff, count, datatype, chorusSum, root, 0});
+}
+
+chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                            chorusRedOp_t op, int root, chorusComm_t comm, chorusStream_t stream) {
+  const char* call = "chorusReduce";
+  std::string bad = checkCommon(call, comm, datatype, op, true, stream);
+  size_t bytes = 0;
+  if (bad.empty() && (root < 0 || root >= comm->impl->size())) {
+    bad = rankOf(comm) + ": " + call + ": root " + std::to_string(root) + " is outside [0, " +
+          std::to_string(comm->impl->size()) + ")";
+  }
+  if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = rankOf(comm) + ": " + call + ": count overflows";
+  bool isRoot = bad.empty() && comm->impl->rank() == root;
+  if (bad.empty() && count > 0 && (!sendbuff || (isRoot && !recvbuff))) {
+    bad = rankOf(comm) + ": " + call + ": " + (!sendbuff ? "sendbuff" : "recvbuff (on the root)") +
+          " is NULL with count " + std::to_string(count);
+  }
+  if (bad.empty() && isRoot && sendbuff != recvbuff && overlaps(sendbuff, bytes, recvbuff, bytes)) {
+    bad = rankOf(comm) + ": " + call + ": sendbuff and recvbuff overlap without being equal";
+  }
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  return runCollective(call, comm, {Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root, 0});
+}
+
+chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, chorusDataType_t datatype,
+                               chorusComm_t comm, chorusStream_t stream) {
+  const char* call = "chorusAllGather";
+  std::string bad = checkCommon(call, comm, datatype, chorusSum, false, stream);
+  size_t block = 0, total = 0;
+  if (bad.empty() && (!bytesFor(sendcount, datatype, 1, &block) ||
+                      !bytesFor(sendcount, datatype, static_cast<size_t>(comm->impl->size()), &total))) {
+    bad = rankOf(comm) + ": " + call + ": sendcount overflows";
+  }
+  if (bad.empty() && sendcount > 0 && (!sendbuff || !recvbuff)) {
+    bad = rankOf(comm) + ": " + call + ": " + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with sendcount " +
+          std::to_string(sendcount);
+  }
+  if (bad.empty()) {
+    const char* own = static_cast<const char*>(recvbuff) + static_cast<size_t>(comm->impl->rank()) * block;
+    if (sendbuff != own && overlaps(sendbuff, block, recvbuff, total)) {
+      bad = rankOf(comm) + ": " + call + ": sendbuff overlaps recvbuff but is not recvbuff + rank * sendcount";
+    }
+  }
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  return runCollective(call, comm, {Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, -1, 0});
+}
+
+chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, chorusDataType_t datatype,
+                                   chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream) {
+  const char* call = "chorusReduceScatter";
+  std::string bad = checkCommon(call, comm, datatype, op, true, stream);
+  size_t block = 0, total = 0;
+  if (bad.empty() && (!bytesFor(recvcount, datatype, 1, &block) ||
+                      !bytesFor(recvcount, datatype, static_cast<size_t>(comm->impl->size()), &total))) {
+    bad = rankOf(comm) + ": " + call + ": recvcount overflows";
+  }
+  if (bad.empty() && recvcount > 0 && (!sendbuff || !recvbuff)) {
+    bad = rankOf(comm) + ": " + call + ": " + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with recvcount " +
+          std::to_string(recvcount);
+  }
+  if (bad.empty()) {
+    const char* own = static_cast<const char*>(sendbuff) + static_cast<size_t>(comm->impl->rank()) * block;
+    if (recvbuff != own && overlaps(sendbuff, total, recvbuff, block)) {
+      bad = rankOf(comm) + ": " + call + ": recvbuff overlaps sendbuff but is not sendbuff + rank * recvcount";
+    }
+  }
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  return runCollective(call, comm, {Collective::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1, 0});
+}
+
+}  // extern "C"

@@ -1,0 +1,10 @@
+// What a chorusComm_t points at: the C handle around the C++ communicator.
+#pragma once
+
+#include <memory>
+
+#include "src/comm/communicator.h"
+
+struct chorusComm {
+  std::unique_ptr<chorus::Communicator> impl;
+};

@@ -1,0 +1,115 @@
+#include "src/comm/comm_io.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "src/core/error.h"
+
+namespace chorus {
+
+CommIO::CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& conns, StagingMemory& staging,
+               Reducer& reducer, int spinRounds, const std::atomic<bool>& aborted, int wakeFd)
+    : rank_(rank),
+      size_(size),
+      conns_(conns),
+      staging_(staging),
+      reducer_(reducer),
+      spinRounds_(spinRounds),
+      aborted_(aborted),
+      wakeFd_(wakeFd) {}
+
+void CommIO::begin(uint32_t tag, Deadline deadline, std::string callName) {
+  tag_ = tag;
+  deadline_ = deadline;
+  callName_ = std::move(callName);
+  active_.clear();
+}
+
+Connection* CommIO::connectionTo(int peer) {
+  if (peer < 0 || peer >= size_ || !conns_[peer]) {
+    throwInternal("rank " + std::to_string(rank_) + ": " + callName_ + " addressed rank " + std::to_string(peer));
+  }
+  Connection* c = conns_[peer].get();
+  if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
+  return c;
+}
+
+Request CommIO::isend(int peer, const void* buf, size_t bytes) {
+  Connection* c = connectionTo(peer);
+  return Request{c, true, c->isend(buf, bytes, tag_)};
+}
+
+Request CommIO::irecv(int peer, void* buf, size_t bytes) {
+  Connection* c = connectionTo(peer);
+  return Request{c, false, c->irecv(buf, bytes, tag_)};
+}
+
+bool CommIO::done(const Request& r) {
+  return r.isSend ? r.conn->sendsDone() > r.id : r.conn->recvsDone() > r.id;
+}
+
+void CommIO::timedOut() {
+  // Name the peers this rank is still waiting on: those are the ranks that never arrived (or are stuck).
+  std::string waiting;
+  for (Connection* c : active_) {
+    if (c->busy()) waiting += (waiting.empty() ? "" : ", ") + std::to_string(c->peer());
+  }
+  throw Error(chorusTimeout, "rank " + std::to_string(rank_) + ": " + callName_ + " timed out (CHORUS_TIMEOUT) " +
+                                 "waiting on rank(s) " + (waiting.empty() ? "none" : waiting));
+}
+
+void CommIO::sleepUntilSomethingMoves() {
+  pollFds_.clear();
+  pollFds_.push_back(pollfd{wakeFd_, POLLIN, 0});
+  for (Connection* c : active_) {
+    if (c->busy()) c->addPollFds(pollFds_);
+  }
+  // Capped so that abort and the deadline are seen promptly even if a wakeup is missed.
+  int r = ::poll(pollFds_.data(), pollFds_.size(), deadline_.remainingMs(50));
+  if (r < 0 && errno != EINTR) throwSystemError("rank " + std::to_string(rank_) + ": " + callName_, "poll", errno);
+}
+
+template <class Pred>
+void CommIO::driveUntil(Pred finished) {
+  int idle = 0;
+  for (unsigned round = 1;; ++round) {
+    bool moved = false;
+    for (Connection* c : active_) {
+      if (c->busy()) moved |= c->progress();
+    }
+    if (finished()) return;
+    if (aborted_.load(std::memory_order_relaxed)) {
+      throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": " + callName_ + " aborted by chorusCommAbort");
+    }
+    if (moved) {
+      idle = 0;
+      if ((round & 255) == 0 && deadline_.expired()) timedOut();
+      continue;
+    }
+    if (++idle < spinRounds_) continue;
+    if (idle < 2 * spinRounds_) {
+      sched_yield();
+      continue;
+    }
+    if (deadline_.expired()) timedOut();
+    sleepUntilSomethingMoves();
+    idle = spinRounds_;  // after a wakeup, yield a little before sleeping again
+  }
+}
+
+void CommIO::wait(const Request& r) {
+  driveUntil([&] { return done(r); });
+}
+
+void CommIO::waitAll() {
+  driveUntil([&] {
+    for (Connection* c : active_) {
+      if (c->busy()) return false;
+    }
+    return true;
+  });
+}
+
+}  // namespace chorus

@@ -1,0 +1,60 @@
+// The communicator's side of PeerIO: posts to connections and waits on them, bounded by the call's deadline
+// and by abort. Waiting spins briefly, then sleeps in poll() so that oversubscribed ranks leave the CPU.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/peer_io.h"
+#include "src/comm/staging_memory.h"
+#include "src/core/deadline.h"
+#include "transports/connection.h"
+
+namespace chorus {
+
+class CommIO final : public PeerIO {
+ public:
+  // conns[p] is the connection to rank p (null for self). spinRounds: idle progress rounds before sleeping.
+  CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& conns, StagingMemory& staging,
+         Reducer& reducer, int spinRounds, const std::atomic<bool>& aborted, int wakeFd);
+
+  // Starts a call: its tag (carried by every frame), deadline and name for messages ("allreduce #12").
+  void begin(uint32_t tag, Deadline deadline, std::string callName);
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Request isend(int peer, const void* buf, size_t bytes) override;
+  Request irecv(int peer, void* buf, size_t bytes) override;
+  void wait(const Request& r) override;
+  void waitAll() override;
+  Reducer& reducer() override { return reducer_; }
+  char* slot(int pool, int index) override { return staging_.slot(pool, index); }
+  int slots() const override { return staging_.slots(); }
+  char* flat(size_t bytes) override { return staging_.flat(bytes); }
+  size_t sliceBytes() const override { return staging_.sliceBytes(); }
+
+ private:
+  static bool done(const Request& r);
+  Connection* connectionTo(int peer);
+  template <class Pred>
+  void driveUntil(Pred finished);
+  void sleepUntilSomethingMoves();
+  [[noreturn]] void timedOut();
+
+  int rank_, size_;
+  std::vector<std::unique_ptr<Connection>>& conns_;
+  StagingMemory& staging_;
+  Reducer& reducer_;
+  int spinRounds_;
+  const std::atomic<bool>& aborted_;
+  int wakeFd_;
+  uint32_t tag_ = 0;
+  Deadline deadline_ = Deadline::never();
+  std::string callName_;
+  std::vector<Connection*> active_;  // connections this call has used
+  std::vector<pollfd> pollFds_;
+};
+
+}  // namespace chorus

@@ -1,0 +1,154 @@
+#include "src/comm/communicator.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <sstream>
+
+#include "algorithms/reduce/reducer.h"
+#include "src/core/datatype.h"
+#include "src/core/error.h"
+#include "src/core/logging.h"
+#include "src/core/params.h"
+#include "topology/host_identity.h"
+#include "transports/transport.h"
+
+namespace chorus {
+
+Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spec.nranks) {
+  params::logSetKnobs(rank_);
+  timeoutSeconds_ = params::asSeconds("CHORUS_TIMEOUT", params::timeout());
+  const size_t sliceBytes = static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), 4096, 64 << 20));
+  const size_t smallThreshold =
+      static_cast<size_t>(params::asBytes("CHORUS_SMALL_THRESHOLD", params::smallThreshold(), 0, 1LL << 30));
+  selector_ = std::make_unique<Selector>(params::algo(), smallThreshold);
+  wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": init", "eventfd", errno);
+  try {
+    connect(spec, Deadline::after(timeoutSeconds_));
+    staging_ = std::make_unique<StagingMemory>(4, sliceBytes, std::max<size_t>(smallThreshold, 4096));
+  } catch (...) {
+    close(wakeFd_);
+    throw;
+  }
+  // Oversubscribed hosts (more ranks than cores) must not spin: the peer they wait for needs the core.
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int spin = size_ > cores ? 4 : 200;
+  io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spin, aborted_, wakeFd_);
+  CHORUS_INFO(rank_, "communicator ready: " << size_ << " ranks, job " << spec.jobId << ", store "
+                                            << spec.storeHost << ":" << spec.storePort << " (" << spec.source << ")");
+}
+
+Communicator::~Communicator() {
+  conns_.clear();
+  if (wakeFd_ >= 0) close(wakeFd_);
+}
+
+void Communicator::connect(const LaunchSpec& spec, Deadline deadline) {
+  const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
+  if (spec.serveStore) storeServer_ = std::make_unique<StoreServer>("0.0.0.0", spec.storePort, spec.jobId);
+  store_ = std::make_unique<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, rank_, deadline);
+  const std::string& pre = spec.keyPrefix;
+  auto transports = makeTransports(rank_, params::transport(), spec.jobId + "/" + pre);
+
+  PeerCard self;
+  self.rank = rank_;
+  self.pid = static_cast<int>(getpid());
+  self.hostId = hostIdentity();
+  for (auto& t : transports) t->describeSelf(self);
+  store_->set(pre + "card/" + std::to_string(rank_), self.encode(), deadline);
+  std::vector<PeerCard> cards(size_);
+  cards[rank_] = self;
+  for (int p = 0; p < size_; ++p) {
+    if (p != rank_) cards[p] = PeerCard::decode(store_->get(pre + "card/" + std::to_string(p), deadline), p);
+  }
+  // Each pair takes the first transport in probe order that both ends can use.
+  std::map<Transport*, std::vector<PeerCard>> groups;
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_) continue;
+    Transport* chosen = nullptr;
+    for (auto& t : transports) {
+      if (t->canConnect(self, cards[p])) {
+        chosen = t.get();
+        break;
+      }
+    }
+    if (!chosen) {
+      throw Error(chorusInvalidUsage, who + ": no transport can reach rank " + std::to_string(p) +
+                                          " (CHORUS_TRANSPORT=" + params::transport() + ")");
+    }
+    groups[chosen].push_back(cards[p]);
+  }
+  conns_.resize(size_);
+  for (auto& [t, peers] : groups) {
+    for (auto& c : t->connectAll(self, peers, deadline)) {
+      CHORUS_INFO(rank_, "peer " << c->peer() << " via " << c->describe());
+      int p = c->peer();
+      conns_[p] = std::move(c);
+    }
+  }
+  // Everyone has read every card before anyone may tear the store down (rank 0 serves it in env mode).
+  store_->barrier(pre + "ready", size_, deadline);
+}
+
+uint32_t Communicator::tagFor(const Op& op) const {
+  // Frames carry this tag; ranks that disagree on the call see different tags (or sizes) and fail fast.
+  return static_cast<uint32_t>((op.seq & 0xffff) << 16) | (static_cast<uint32_t>(op.collective) << 13) |
+         (static_cast<uint32_t>(op.type) << 9) | (static_cast<uint32_t>(op.op) << 6) |
+         (static_cast<uint32_t>(op.root + 1) & 0x3f);
+}
+
+void Communicator::run(const Op& request) {
+  std::lock_guard<std::mutex> lock(callMutex_);
+  Op op = request;
+  op.seq = seq_++;
+  std::ostringstream name;
+  name << collectiveName(op.collective) << " #" << op.seq << " (count " << op.count << ", " << typeName(op.type);
+  if (op.collective != Collective::kBroadcast && op.collective != Collective::kAllGather) name << ", " << opName(op.op);
+  if (op.root >= 0) name << ", root " << op.root;
+  name << ")";
+  try {
+    if (aborted_.load()) throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": communicator was aborted");
+    if (!brokenBecause_.empty()) {
+      throw Error(asyncError_.load(), "rank " + std::to_string(rank_) + ": " + name.str() +
+                                          ": communicator unusable after an earlier failure: " + brokenBecause_);
+    }
+    AlgorithmChoice algo = selector_->choose(op, size_);
+    CHORUS_TRACE(rank_, name.str() << " via " << algo.name);
+    io_->begin(tagFor(op), Deadline::after(timeoutSeconds_), name.str());
+    algo.run(*io_, op);
+  } catch (const Error& e) {
+    std::lock_guard<std::mutex> g(errorMutex_);
+    lastError_ = e.what();
+    if (brokenBecause_.empty() && e.code() != chorusInvalidArgument) {
+      // The streams to the peers are now out of step: refuse further calls rather than deliver garbage.
+      brokenBecause_ = e.what();
+      chorusResult_t expected = chorusSuccess;
+      asyncError_.compare_exchange_strong(expected, e.code());
+    }
+    throw;
+  }
+}
+
+void Communicator::requestAbort() {
+  aborted_.store(true);
+  uint64_t one = 1;
+  ssize_t ignored = write(wakeFd_, &one, sizeof(one));
+  (void)ignored;
+}
+
+void Communicator::waitIdle() { std::lock_guard<std::mutex> lock(callMutex_); }
+
+const char* Communicator::lastError() {
+  std::lock_guard<std::mutex> g(errorMutex_);
+  return lastError_.c_str();
+}
+
+void Communicator::recordError(const std::string& message) {
+  std::lock_guard<std::mutex> g(errorMutex_);
+  lastError_ = message;
+}
+
+}  // namespace chorus

@@ -1,0 +1,26 @@
+// Which IP interfaces this host has, and which one Chorus uses (CHORUS_SOCKET_IFNAME, NCCL's syntax).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace chorus {
+
+struct NetworkInterface {
+  std::string name;     // "eth0"
+  std::string address;  // numeric IPv4 or IPv6 ("10.0.0.2", "fe80::1%eth0" is skipped)
+  bool loopback = false;
+};
+
+// Every up interface with an IPv4 or global IPv6 address, in the kernel's order.
+std::vector<NetworkInterface> listNetworkInterfaces();
+
+// NCCL's rule: "" = any; "eth,ib" = name starts with one of; "^docker" = starts with none of; "=eth0" = exactly
+// (combinable: "^=lo" excludes exactly "lo"). Returns whether `name` is selected by `spec`.
+bool interfaceMatches(const std::string& spec, const std::string& name);
+
+// The interface to use: the first matching `spec` when spec is set; otherwise the first that is not loopback
+// or a container bridge, else loopback. Throws chorusInvalidArgument listing the interfaces when none matches.
+NetworkInterface chooseNetworkInterface(const std::string& spec);
+
+}  // namespace chorus

@@ -1,0 +1,34 @@
+// One ordered, reliable byte channel to one peer (Gloo's Pair, NCCL's connector); transports implement it.
+#pragma once
+
+#include <poll.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace chorus {
+
+// Messages complete in the order they were posted, per direction, so a request is just its sequence number.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // Queues a send of `bytes` from buf, framed with `tag`; buf stays untouched by the caller until it completes.
+  virtual uint64_t isend(const void* buf, size_t bytes, uint32_t tag) = 0;
+  // Queues a receive of exactly `bytes` into buf; the peer's matching send must carry the same size and tag.
+  virtual uint64_t irecv(void* buf, size_t bytes, uint32_t tag) = 0;
+  // Moves whatever can move without blocking; true when any byte moved. Throws chorus::Error on loss or bad frames.
+  virtual bool progress() = 0;
+  // Every send (receive) with id < sendsDone() (recvsDone()) has completed.
+  virtual uint64_t sendsDone() const = 0;
+  virtual uint64_t recvsDone() const = 0;
+  // True when a posted send or receive is not yet complete.
+  virtual bool busy() const = 0;
+  // Adds the descriptors to sleep on while nothing can move (none for transports that cannot sleep on one).
+  virtual void addPollFds(std::vector<pollfd>& fds) const = 0;
+  // The peer's rank, and a short description ("tcp 10.0.0.2:4312 x2") for messages.
+  virtual int peer() const = 0;
+  virtual const char* describe() const = 0;
+};
+
+}  // namespace chorus

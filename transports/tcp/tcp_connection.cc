@@ -1,0 +1,180 @@
+#include "transports/tcp/tcp_connection.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "src/core/error.h"
+
+namespace chorus {
+
+namespace {
+// Messages below this go whole on the first socket: striping them would only add headers and syscalls.
+constexpr size_t kStripeMin = 256 * 1024;
+}  // namespace
+
+TcpConnection::TcpConnection(int rank, int peer, std::string address, const std::vector<int>& fds)
+    : rank_(rank), peer_(peer), address_(std::move(address)) {
+  description_ = "tcp " + address_ + " x" + std::to_string(fds.size());
+  streams_.reserve(fds.size());
+  for (int fd : fds) streams_.push_back(Stream{fd, {}, {}});
+}
+
+TcpConnection::~TcpConnection() {
+  for (auto& s : streams_) ::close(s.fd);
+}
+
+void TcpConnection::stripe(size_t bytes, size_t nsocks, size_t i, size_t* begin, size_t* end) {
+  if (bytes < kStripeMin || nsocks <= 1) {
+    *begin = 0;
+    *end = i == 0 ? bytes : 0;
+    return;
+  }
+  // Cut on 4 KiB boundaries so that each stripe copies whole pages.
+  size_t pages = (bytes + 4095) / 4096;
+  *begin = std::min(bytes, (pages * i / nsocks) * 4096);
+  *end = std::min(bytes, (pages * (i + 1) / nsocks) * 4096);
+}
+
+void TcpConnection::post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg) {
+  uint32_t slices = 0;
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    size_t b, e;
+    stripe(bytes, streams_.size(), i, &b, &e);
+    if (e <= b && !(i == 0 && bytes == 0)) continue;  // a zero-byte message still sends its header on socket 0
+    Slice sl{buf + b, e - b, 0, 0, FrameHeader{kFrameMagic, tag, e - b}, tag, msg};
+    (isSend ? streams_[i].sends : streams_[i].recvs).push_back(sl);
+    ++slices;
+  }
+  (isSend ? sendPending_ : recvPending_).push_back(slices);
+}
+
+uint64_t TcpConnection::isend(const void* buf, size_t bytes, uint32_t tag) {
+  post(true, const_cast<char*>(static_cast<const char*>(buf)), bytes, tag, sendsPosted_);
+  return sendsPosted_++;
+}
+
+uint64_t TcpConnection::irecv(void* buf, size_t bytes, uint32_t tag) {
+  post(false, static_cast<char*>(buf), bytes, tag, recvsPosted_);
+  return recvsPosted_++;
+}
+
+void TcpConnection::lost(const char* call, int err) const {
+  std::string what = err == 0 ? std::string("the peer closed the connection")
+                              : std::string(call) + " failed: " + std::strerror(err);
+  throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": lost connection to rank " +
+                                     std::to_string(peer_) + " (" + description_ + "): " + what);
+}
+
+void TcpConnection::checkHeader(const Slice& sl) const {
+  if (sl.hdr.magic != kFrameMagic) {
+    throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": corrupt frame from rank " +
+                                       std::to_string(peer_) + " (" + description_ + "): bad magic");
+  }
+  if (sl.hdr.tag != sl.expectTag || sl.hdr.bytes != sl.len) {
+    throw Error(chorusInvalidUsage,
+                "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) + " sent " +
+                    std::to_string(sl.hdr.bytes) + " bytes for call tag " + std::to_string(sl.hdr.tag) +
+                    " where this rank expects " + std::to_string(sl.len) + " bytes for tag " +
+                    std::to_string(sl.expectTag) + ": the ranks called different collectives, counts or types");
+  }
+}
+
+// Stripes of one message may finish on different sockets out of order; completion stays in message order.
+void TcpConnection::sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uint64_t msg) {
+  --pending[msg - done];
+  while (!pending.empty() && pending.front() == 0) {
+    pending.pop_front();
+    ++done;
+  }
+}
+
+bool TcpConnection::progressSends(Stream& s) {
+  bool moved = false;
+  while (!s.sends.empty()) {
+    Slice& sl = s.sends.front();
+    iovec iov[2];
+    int n = 0;
+    if (sl.hdrDone < sizeof(FrameHeader)) {
+      iov[n++] = {reinterpret_cast<char*>(&sl.hdr) + sl.hdrDone, sizeof(FrameHeader) - sl.hdrDone};
+    }
+    if (sl.done < sl.len) iov[n++] = {sl.data + sl.done, sl.len - sl.done};
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = n;
+    ssize_t r = ::sendmsg(s.fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EINTR) continue;
+      lost("sendmsg", errno);
+    }
+    moved = true;
+    size_t got = static_cast<size_t>(r);
+    size_t h = std::min(got, sizeof(FrameHeader) - sl.hdrDone);
+    sl.hdrDone += h;
+    sl.done += got - h;
+    if (sl.hdrDone < sizeof(FrameHeader) || sl.done < sl.len) break;  // the socket buffer is full
+    uint64_t msgId = sl.msg;
+    s.sends.pop_front();
+    sliceDone(sendPending_, sendsDone_, msgId);
+  }
+  return moved;
+}
+
+bool TcpConnection::progressRecvs(Stream& s) {
+  bool moved = false;
+  while (!s.recvs.empty()) {
+    Slice& sl = s.recvs.front();
+    iovec iov[2];
+    int n = 0;
+    if (sl.hdrDone < sizeof(FrameHeader)) {
+      iov[n++] = {reinterpret_cast<char*>(&sl.hdr) + sl.hdrDone, sizeof(FrameHeader) - sl.hdrDone};
+    }
+    if (sl.done < sl.len) iov[n++] = {sl.data + sl.done, sl.len - sl.done};
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = n;
+    ssize_t r = ::recvmsg(s.fd, &msg, MSG_DONTWAIT);
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EINTR) continue;
+      lost("recvmsg", errno);
+    }
+    if (r == 0) lost("recvmsg", 0);
+    moved = true;
+    size_t got = static_cast<size_t>(r);
+    size_t h = std::min(got, sizeof(FrameHeader) - sl.hdrDone);
+    bool headerJustArrived = h > 0 && sl.hdrDone + h == sizeof(FrameHeader);
+    sl.hdrDone += h;
+    sl.done += got - h;
+    if (headerJustArrived) checkHeader(sl);
+    if (sl.hdrDone < sizeof(FrameHeader) || sl.done < sl.len) break;
+    uint64_t msgId = sl.msg;
+    s.recvs.pop_front();
+    sliceDone(recvPending_, recvsDone_, msgId);
+  }
+  return moved;
+}
+
+bool TcpConnection::progress() {
+  bool moved = false;
+  for (Stream& s : streams_) {
+    if (!s.sends.empty()) moved |= progressSends(s);
+    if (!s.recvs.empty()) moved |= progressRecvs(s);
+  }
+  return moved;
+}
+
+void TcpConnection::addPollFds(std::vector<pollfd>& fds) const {
+  for (const Stream& s : streams_) {
+    short ev = 0;
+    if (!s.sends.empty()) ev |= POLLOUT;
+    if (!s.recvs.empty()) ev |= POLLIN;
+    if (ev) fds.push_back(pollfd{s.fd, ev, 0});
+  }
+}
+
+}  // namespace chorus

@@ -1,0 +1,43 @@
+#include <algorithm>
+#include <sstream>
+
+#include "src/core/error.h"
+#include "src/core/params.h"
+#include "transports/tcp/tcp_transport.h"
+#include "transports/transport.h"
+
+namespace chorus {
+
+std::vector<std::unique_ptr<Transport>> makeTransports(int rank, const std::string& restriction,
+                                                       const std::string& jobKey) {
+  // Probe order: the fastest link first. Later transports (shm, cuda_ipc, ibverbs) slot in before tcp.
+  const std::vector<std::string> known = {"tcp"};
+  std::vector<std::string> chosen;
+  if (restriction.empty()) {
+    chosen = known;
+  } else {
+    std::stringstream ss(restriction);
+    std::string name;
+    while (std::getline(ss, name, ',')) {
+      if (name.empty()) continue;
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string all;
+        for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+        throwInvalidArgument("CHORUS_TRANSPORT=" + restriction + ": unknown transport '" + name + "' (known: " + all +
+                             ")");
+      }
+      chosen.push_back(name);
+    }
+  }
+  std::vector<std::unique_ptr<Transport>> out;
+  for (const auto& name : chosen) {
+    if (name == "tcp") {
+      int nsocks = static_cast<int>(params::asInt("CHORUS_NSOCKS", params::nsocks(), 1, 16));
+      out.push_back(std::make_unique<TcpTransport>(rank, jobKey, nsocks, params::socketIfname()));
+    }
+  }
+  if (out.empty()) throwInvalidArgument("CHORUS_TRANSPORT=" + restriction + " leaves no transport");
+  return out;
+}
+
+}  // namespace chorus

@@ -18,28 +18,16 @@
 #error "define CHORUS_REDUCE_ISA (the namespace for this instruction set's kernels) before including this header"
 #endif
 
-// Tells the vectorizer that iterations are independent. True for these loops even when dst aliases a or b:
-// element i is only read and written by iteration i. Without it, GCC adds a runtime overlap check that sends
-// exactly the in-place case (the common one in collectives) to the scalar loop.
-#if defined(__clang__)
-#define CHORUS_IVDEP _Pragma("clang loop vectorize(assume_safety)")
-#elif defined(__GNUC__)
-#define CHORUS_IVDEP _Pragma("GCC ivdep")
-#else
-#define CHORUS_IVDEP
-#endif
-
 namespace chorus::CHORUS_REDUCE_ISA {
 
 // An element that may sit at any byte address: callers may hand us buffers that are not aligned to the element
-// size, and the vectorizer must not assume they are (it would peel for alignment and then use aligned loads).
-// (A typedef inside a class template: clang ignores the attribute on an alias template.)
+// size, and the vectorizer must not assume they are (it would peel for alignment and then use aligned loads). A
+// packed struct says so to GCC, clang and their alignment sanitizers alike (an aligned(1) typedef loses its
+// attribute in some template contexts).
 template <typename T>
-struct UnalignedOf {
-  typedef T __attribute__((aligned(1))) Type;
+struct __attribute__((packed)) UnalignedElement {
+  T value;
 };
-template <typename T>
-using Unaligned = typename UnalignedOf<T>::Type;
 
 // Elements per block: a constant inner trip count lets the compiler vectorize the block fully even under GCC's
 // -O2 "very cheap" cost model, which refuses loops that would need a scalar epilogue. 256 bytes is 8 AVX2 or 16
@@ -127,33 +115,59 @@ struct WidenedDivideOp {
   static uint16_t apply(uint16_t x, float n) { return Codec::encode(Codec::decode(x) / n); }
 };
 
-// dst[i] = Op::apply(a[i], b[i]) for i < count.
-template <typename T, typename Op>
-void reduceLoop(void* dst, const void* a, const void* b, size_t count) {
-  auto* d = static_cast<Unaligned<T>*>(dst);
-  const auto* x = static_cast<const Unaligned<T>*>(a);
-  const auto* y = static_cast<const Unaligned<T>*>(b);
+// Which operands are the destination itself. dst may alias a or b exactly (reduce in place), and each case gets its
+// own loop in which every pointer is __restrict: the vectorizer then needs no runtime overlap check, a check that
+// would send exactly the in-place case (the common one in collectives) to the scalar loop.
+enum class InPlace { kNo, kFirst, kSecond, kBoth };
+
+// d[k] = Op::apply(first, second) for k < count, with first = d[k] or p[k] and second = d[k] or q[k] as kInPlace
+// says (the unused pointers are not read). p and q may alias each other, since neither is written.
+template <typename T, typename Op, InPlace kInPlace>
+void reduceRestrict(UnalignedElement<T>* __restrict d, const UnalignedElement<T>* __restrict p,
+                    const UnalignedElement<T>* __restrict q, size_t count) {
+  constexpr bool kFirstIsDst = kInPlace == InPlace::kFirst || kInPlace == InPlace::kBoth;
+  constexpr bool kSecondIsDst = kInPlace == InPlace::kSecond || kInPlace == InPlace::kBoth;
   constexpr size_t kBlock = kBlockElements<T>;
   size_t i = 0;
   for (; i + kBlock <= count; i += kBlock) {
-    CHORUS_IVDEP
-    for (size_t j = 0; j < kBlock; ++j) d[i + j] = Op::apply(x[i + j], y[i + j]);
+    for (size_t j = 0; j < kBlock; ++j) {
+      const size_t k = i + j;
+      d[k].value = Op::apply(kFirstIsDst ? d[k].value : p[k].value, kSecondIsDst ? d[k].value : q[k].value);
+    }
   }
-  CHORUS_IVDEP
-  for (; i < count; ++i) d[i] = Op::apply(x[i], y[i]);
+  for (; i < count; ++i)
+    d[i].value = Op::apply(kFirstIsDst ? d[i].value : p[i].value, kSecondIsDst ? d[i].value : q[i].value);
+}
+
+// dst[i] = Op::apply(a[i], b[i]) for i < count.
+template <typename T, typename Op>
+void reduceLoop(void* dst, const void* a, const void* b, size_t count) {
+  using Element = UnalignedElement<T>;
+  auto* d = static_cast<Element*>(dst);
+  const auto* x = static_cast<const Element*>(a);
+  const auto* y = static_cast<const Element*>(b);
+  if (dst == a && dst == b) {
+    reduceRestrict<T, Op, InPlace::kBoth>(d, nullptr, nullptr, count);
+  } else if (dst == a) {
+    reduceRestrict<T, Op, InPlace::kFirst>(d, nullptr, y, count);
+  } else if (dst == b) {
+    reduceRestrict<T, Op, InPlace::kSecond>(d, x, nullptr, count);
+  } else {
+    reduceRestrict<T, Op, InPlace::kNo>(d, x, y, count);
+  }
 }
 
 // data[i] = Divide::apply(data[i], divisor(nranks)) for i < count.
 template <typename T, typename Divide>
 void averageLoop(void* data, size_t count, int nranks) {
-  auto* d = static_cast<Unaligned<T>*>(data);
+  auto* d = static_cast<UnalignedElement<T>*>(data);
   const typename Divide::Divisor n = Divide::divisor(nranks);
   constexpr size_t kBlock = kBlockElements<T>;
   size_t i = 0;
   for (; i + kBlock <= count; i += kBlock) {
-    for (size_t j = 0; j < kBlock; ++j) d[i + j] = Divide::apply(d[i + j], n);
+    for (size_t j = 0; j < kBlock; ++j) d[i + j].value = Divide::apply(d[i + j].value, n);
   }
-  for (; i < count; ++i) d[i] = Divide::apply(d[i], n);
+  for (; i < count; ++i) d[i].value = Divide::apply(d[i].value, n);
 }
 
 // Fills the table's entries for one natively supported type.

@@ -2,6 +2,10 @@
 #include "algorithms/reduce/reduce_kernels.h"
 #include "src/core/logging.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace chorus {
 namespace {
 
@@ -16,9 +20,12 @@ const ReduceKernelTable& chooseKernels() {
 
 bool cpuHasAvx2Kernels() {
 #if defined(__x86_64__) || defined(__i386__)
-  // libgcc's check also requires the OS to save the YMM registers (XCR0), not just the CPUID bits.
+  // The compiler runtime's AVX2 check also requires the OS to save the YMM registers (XCR0), which F16C needs
+  // too; F16C itself is read from CPUID leaf 1 because clang's __builtin_cpu_supports does not know it.
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  if (!__builtin_cpu_supports("avx2")) return false;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
 #else
   return false;
 #endif

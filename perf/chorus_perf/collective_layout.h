@@ -23,8 +23,10 @@ struct CollectiveInfo {
 // The descriptor of `collective`.
 inline const CollectiveInfo& collectiveInfo(Collective collective) {
   static constexpr CollectiveInfo kInfos[] = {
-      {Collective::kAllReduce, "allreduce", false, true},  {Collective::kBroadcast, "broadcast", true, false},
-      {Collective::kReduce, "reduce", true, true},         {Collective::kAllGather, "allgather", false, false},
+      {Collective::kAllReduce, "allreduce", false, true},
+      {Collective::kBroadcast, "broadcast", true, false},
+      {Collective::kReduce, "reduce", true, true},
+      {Collective::kAllGather, "allgather", false, false},
       {Collective::kReduceScatter, "reducescatter", false, true},
   };
   return kInfos[static_cast<int>(collective)];
@@ -61,12 +63,12 @@ inline double busBandwidthFactor(Collective collective, int nranks) {
 
 // One sweep point: the count passed to the call and the byte spans the call reads and writes.
 struct SizeLayout {
-  size_t bytes = 0;          // the size column: per-rank buffer bytes (allgather: recv total; reducescatter: send total)
-  size_t count = 0;          // the count argument of the call (per-rank count for allgather and reducescatter)
-  size_t totalCount = 0;     // elements of the full result (count * nranks for allgather and reducescatter)
-  size_t sendBytes = 0;      // bytes of sendbuff the call reads
-  size_t recvBytes = 0;      // bytes of recvbuff the call writes
-  size_t inPlaceBytes = 0;   // bytes of the single in-place buffer
+  size_t bytes = 0;         // the size column: per-rank buffer bytes (allgather: recv total; reducescatter: send total)
+  size_t count = 0;         // the count argument of the call (per-rank count for allgather and reducescatter)
+  size_t totalCount = 0;    // elements of the full result (count * nranks for allgather and reducescatter)
+  size_t sendBytes = 0;     // bytes of sendbuff the call reads
+  size_t recvBytes = 0;     // bytes of recvbuff the call writes
+  size_t inPlaceBytes = 0;  // bytes of the single in-place buffer
   size_t inPlaceSendOffset = 0;  // sendbuff = buffer + this, in place (allgather: rank * count * typeSize)
   size_t inPlaceRecvOffset = 0;  // recvbuff = buffer + this, in place (reducescatter: rank * count * typeSize)
 };

@@ -22,7 +22,7 @@ inline uint16_t floatToHalfBits(float f) {
   }
   const uint32_t mantissaOdd = (x >> 13) & 1u;
   x += (static_cast<uint32_t>(15 - 127) << 23) + 0xfffu + mantissaOdd;  // rebias; round half to even
-  return static_cast<uint16_t>(sign | (x >> 13));                        // a carry into 0x7c00 is infinity
+  return static_cast<uint16_t>(sign | (x >> 13));                       // a carry into 0x7c00 is infinity
 }
 
 // The float equal to the float16 with these bits.

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "chorus/chorus.h"
-#include "perf_options.h"
-#include "perf_runner.h"
+#include "perf/chorus_perf/perf_options.h"
+#include "perf/chorus_perf/perf_runner.h"
 
 int main(int argc, char** argv) {
   using chorus::perf::ParseOutcome;

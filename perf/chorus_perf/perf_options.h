@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "chorus/chorus.h"
-#include "collective_layout.h"
+#include "perf/chorus_perf/collective_layout.h"
 
 namespace chorus::perf {
 
@@ -99,8 +99,8 @@ inline std::optional<chorusDataType_t> parseDataType(std::string_view name) {
     chorusDataType_t type;
   };
   static constexpr Named kNames[] = {
-      {"int8", chorusInt8},       {"uint8", chorusUint8},     {"int32", chorusInt32},     {"uint32", chorusUint32},
-      {"int64", chorusInt64},     {"uint64", chorusUint64},   {"float16", chorusFloat16}, {"half", chorusFloat16},
+      {"int8", chorusInt8},         {"uint8", chorusUint8},     {"int32", chorusInt32},     {"uint32", chorusUint32},
+      {"int64", chorusInt64},       {"uint64", chorusUint64},   {"float16", chorusFloat16}, {"half", chorusFloat16},
       {"bfloat16", chorusBfloat16}, {"float32", chorusFloat32}, {"float", chorusFloat32},   {"float64", chorusFloat64},
       {"double", chorusFloat64},
   };
@@ -112,8 +112,8 @@ inline std::optional<chorusDataType_t> parseDataType(std::string_view name) {
 
 // The canonical lower-case name of `type` ("float32"), as chorusTypeName prints it.
 inline std::string_view dataTypeName(chorusDataType_t type) {
-  static constexpr std::string_view kNames[] = {"int8",    "uint8",    "int32",   "uint32",  "int64",
-                                                "uint64",  "float16",  "bfloat16", "float32", "float64"};
+  static constexpr std::string_view kNames[] = {"int8",   "uint8",   "int32",    "uint32",  "int64",
+                                                "uint64", "float16", "bfloat16", "float32", "float64"};
   return type >= 0 && type < chorusNumTypes ? kNames[type] : "unknown";
 }
 
@@ -161,17 +161,30 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
     out.error = std::move(message);
     return out;
   };
-  enum class Id { kMinBytes, kMaxBytes, kStepFactor, kStepBytes, kIters, kWarmup, kCheck, kType, kOp, kRoot, kCsv, kJson };
+  enum class Id {
+    kMinBytes,
+    kMaxBytes,
+    kStepFactor,
+    kStepBytes,
+    kIters,
+    kWarmup,
+    kCheck,
+    kType,
+    kOp,
+    kRoot,
+    kCsv,
+    kJson
+  };
   struct Flag {
     Id id;
     char shortName;  // '\0': long name only
     std::string_view longName;
   };
   static constexpr Flag kFlags[] = {
-      {Id::kMinBytes, 'b', "minbytes"}, {Id::kMaxBytes, 'e', "maxbytes"},    {Id::kStepFactor, 'f', "stepfactor"},
-      {Id::kStepBytes, 'i', "stepbytes"}, {Id::kIters, 'n', "iters"},        {Id::kWarmup, 'w', "warmup_iters"},
-      {Id::kCheck, 'c', "check"},       {Id::kType, 'd', "datatype"},      {Id::kOp, 'o', "op"},
-      {Id::kRoot, 'r', "root"},         {Id::kCsv, '\0', "csv"},            {Id::kJson, '\0', "json"},
+      {Id::kMinBytes, 'b', "minbytes"},   {Id::kMaxBytes, 'e', "maxbytes"}, {Id::kStepFactor, 'f', "stepfactor"},
+      {Id::kStepBytes, 'i', "stepbytes"}, {Id::kIters, 'n', "iters"},       {Id::kWarmup, 'w', "warmup_iters"},
+      {Id::kCheck, 'c', "check"},         {Id::kType, 'd', "datatype"},     {Id::kOp, 'o', "op"},
+      {Id::kRoot, 'r', "root"},           {Id::kCsv, '\0', "csv"},          {Id::kJson, '\0', "json"},
   };
   std::optional<Collective> collective;
   bool sawStepBytes = false;

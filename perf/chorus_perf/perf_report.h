@@ -9,17 +9,17 @@
 #include <string>
 #include <string_view>
 
-#include "collective_layout.h"
-#include "perf_options.h"
+#include "perf/chorus_perf/collective_layout.h"
+#include "perf/chorus_perf/perf_options.h"
 
 namespace chorus::perf {
 
 // Timing and verification of one mode (out-of-place or in-place) at one size.
 struct ModeResult {
-  double timeUs = 0;             // mean per iteration, max over ranks
-  double algBandwidthGBs = 0;    // bytes / time
-  double busBandwidthGBs = 0;    // algbw * the collective's factor
-  std::optional<uint64_t> wrong; // wrong elements summed over ranks; nullopt when not checked (-c 0)
+  double timeUs = 0;              // mean per iteration, max over ranks
+  double algBandwidthGBs = 0;     // bytes / time
+  double busBandwidthGBs = 0;     // algbw * the collective's factor
+  std::optional<uint64_t> wrong;  // wrong elements summed over ranks; nullopt when not checked (-c 0)
 };
 
 // One row of the table: a size and both modes.
@@ -73,14 +73,14 @@ inline std::string formatTableHeader(const PerfOptions& o, int nranks) {
       std::string(info.name).c_str(), nranks, std::string(dataTypeName(o.datatype)).c_str(),
       std::string(info.reduces ? redOpName(o.op) : "none").c_str(), o.root, o.iters, o.warmupIters, o.check);
   out += "#\n";
-  out += detail::formatted("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place\n", "", "",
-                           "", "", "");
-  out += detail::formatted("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
-                           "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-                           "#wrong");
-  std::string units = detail::formatted("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s", "(B)",
-                                        "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-                                        "(GB/s)");
+  out += detail::formatted("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place\n", "",
+                           "", "", "", "");
+  out +=
+      detail::formatted("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type",
+                        "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  std::string units =
+      detail::formatted("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s", "(B)", "(elements)", "", "",
+                        "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)");
   return out + units + "\n";
 }
 

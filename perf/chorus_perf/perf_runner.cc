@@ -1,4 +1,4 @@
-#include "perf_runner.h"
+#include "perf/chorus_perf/perf_runner.h"
 
 #include <algorithm>
 #include <cerrno>

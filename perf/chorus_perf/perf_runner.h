@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "chorus/chorus.h"
-#include "collective_layout.h"
-#include "guarded_buffer.h"
-#include "perf_options.h"
-#include "perf_report.h"
-#include "result_checker.h"
+#include "perf/chorus_perf/collective_layout.h"
+#include "perf/chorus_perf/guarded_buffer.h"
+#include "perf/chorus_perf/perf_options.h"
+#include "perf/chorus_perf/perf_report.h"
+#include "perf/chorus_perf/result_checker.h"
 
 namespace chorus::perf {
 

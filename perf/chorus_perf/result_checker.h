@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "chorus/chorus.h"
-#include "half_float.h"
+#include "perf/chorus_perf/half_float.h"
 
 namespace chorus::perf {
 
@@ -226,8 +226,8 @@ class TypedResultChecker final : public ResultChecker {
     }
   }
 
-  static size_t countMismatches(const Storage* got, size_t count, const std::vector<Storage>& table,
-                                size_t firstIndex, bool tolerant) {
+  static size_t countMismatches(const Storage* got, size_t count, const std::vector<Storage>& table, size_t firstIndex,
+                                bool tolerant) {
     size_t wrong = 0;
     for (size_t done = 0, position = firstIndex % kPatternPeriod; done < count; position = 0) {
       const size_t n = std::min(count - done, table.size() - position);

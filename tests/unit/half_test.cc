@@ -13,6 +13,7 @@
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define CHORUS_TEST_HAVE_F16C_PROBE 1
 #endif
@@ -194,12 +195,17 @@ TEST(HalfConversion, Bfloat16RoundingCases) {
 }
 
 #if defined(CHORUS_TEST_HAVE_F16C_PROBE)
+bool cpuHasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+
 __attribute__((target("f16c"))) uint16_t f16cEncode(float f) { return _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
 __attribute__((target("f16c"))) float f16cDecode(uint16_t h) { return _cvtsh_ss(h); }
 
 // The AVX2 kernels convert with F16C; the portable ones with half.h. They must agree bit for bit, NaNs included.
 TEST(HalfConversion, MatchesF16cBitForBit) {
-  if (!__builtin_cpu_supports("f16c")) GTEST_SKIP() << "this CPU has no F16C";
+  if (!cpuHasF16c()) GTEST_SKIP() << "this CPU has no F16C";
   for (uint32_t h = 0; h < 0x10000; ++h) {
     ASSERT_EQ(bitsOf(halfToFloat(static_cast<uint16_t>(h))), bitsOf(f16cDecode(static_cast<uint16_t>(h))))
         << std::hex << h;

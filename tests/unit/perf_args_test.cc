@@ -19,9 +19,14 @@
 namespace chorus::perf {
 namespace {
 
-ParseOutcome parse(std::vector<const char*> words) {
-  words.insert(words.begin(), "chorus-perf");
-  return parsePerfArgs(static_cast<int>(words.size()), words.data());
+std::vector<std::string> fields(const std::string& line);
+
+// Parses a command line given as one string, split at spaces.
+ParseOutcome parse(const std::string& commandLine) {
+  std::vector<std::string> words = fields(commandLine);
+  std::vector<const char*> argv = {"chorus-perf"};
+  for (const std::string& w : words) argv.push_back(w.c_str());
+  return parsePerfArgs(static_cast<int>(argv.size()), argv.data());
 }
 
 std::vector<std::string> fields(const std::string& line) {
@@ -32,7 +37,7 @@ std::vector<std::string> fields(const std::string& line) {
 }
 
 TEST(PerfArgs, DefaultsFollowNcclTests) {
-  ParseOutcome p = parse({"allreduce"});
+  ParseOutcome p = parse("allreduce");
   ASSERT_EQ(p.action, ParseOutcome::Action::kRun) << p.error;
   EXPECT_EQ(p.options.collective, Collective::kAllReduce);
   EXPECT_EQ(p.options.iters, 20);
@@ -45,8 +50,9 @@ TEST(PerfArgs, DefaultsFollowNcclTests) {
 }
 
 TEST(PerfArgs, ParsesEveryFlag) {
-  ParseOutcome p = parse({"-b", "8", "-e64M", "-f", "2", "-n", "7", "--warmup_iters=3", "-c", "0", "-d", "half",
-                          "-o", "max", "-r", "1", "--csv", "/tmp/x.csv", "--json=/tmp/x.json", "reduce_scatter"});
+  ParseOutcome p = parse(
+      "-b 8 -e64M -f 2 -n 7 --warmup_iters=3 -c 0 -d half -o max -r 1 --csv /tmp/x.csv --json=/tmp/x.json "
+      "reduce_scatter");
   ASSERT_EQ(p.action, ParseOutcome::Action::kRun) << p.error;
   const PerfOptions& o = p.options;
   EXPECT_EQ(o.collective, Collective::kReduceScatter);
@@ -97,50 +103,48 @@ TEST(PerfArgs, ByteSizes) {
 }
 
 TEST(PerfArgs, RejectsBadCommandLines) {
-  const std::vector<std::vector<const char*>> bad = {
-      {},                                       // no collective
-      {"alltoall"},                             // unknown collective
-      {"allreduce", "broadcast"},               // two collectives
-      {"allreduce", "-x", "1"},                 // unknown flag
-      {"allreduce", "--nope=1"},                // unknown long flag
-      {"allreduce", "-b"},                      // missing value
-      {"allreduce", "-b", "8", "-e", "4"},      // min > max
-      {"allreduce", "-f", "2", "-i", "8"},      // exclusive steps
-      {"allreduce", "-f", "1"},                 // factor below 2
-      {"allreduce", "-b", "0", "-f", "2"},      // factor from zero never grows
-      {"allreduce", "-i", "0"},                 // step of zero never grows
-      {"allreduce", "-n", "0"},                 // nothing to time
-      {"allreduce", "-w", "-1"},                // negative
-      {"allreduce", "-r", "x"},                 // not a number
-      {"allreduce", "-d", "float8"},            // unknown type
-      {"allreduce", "-o", "mean"},              // unknown op
-      {"allreduce", "--csv="},                  // empty file name
+  const std::vector<std::string> bad = {
+      "",                     // no collective
+      "alltoall",             // unknown collective
+      "allreduce broadcast",  // two collectives
+      "allreduce -x 1",       // unknown flag
+      "allreduce --nope=1",   // unknown long flag
+      "allreduce -b",         // missing value
+      "allreduce -b 8 -e 4",  // min > max
+      "allreduce -f 2 -i 8",  // exclusive steps
+      "allreduce -f 1",       // factor below 2
+      "allreduce -b 0 -f 2",  // factor from zero never grows
+      "allreduce -i 0",       // step of zero never grows
+      "allreduce -n 0",       // nothing to time
+      "allreduce -w -1",      // negative
+      "allreduce -r x",       // not a number
+      "allreduce -d float8",  // unknown type
+      "allreduce -o mean",    // unknown op
+      "allreduce --csv=",     // empty file name
   };
-  for (const auto& words : bad) {
-    ParseOutcome p = parse(words);
-    std::string joined;
-    for (const char* w : words) joined += std::string(w) + " ";
-    EXPECT_EQ(p.action, ParseOutcome::Action::kError) << joined;
-    EXPECT_FALSE(p.error.empty()) << joined;
+  for (const std::string& commandLine : bad) {
+    ParseOutcome p = parse(commandLine);
+    EXPECT_EQ(p.action, ParseOutcome::Action::kError) << commandLine;
+    EXPECT_FALSE(p.error.empty()) << commandLine;
   }
-  EXPECT_NE(parse({"allreduce", "-d", "float8"}).error.find("float8"), std::string::npos);
-  EXPECT_EQ(parse({"allreduce", "-h"}).action, ParseOutcome::Action::kHelp);
-  EXPECT_EQ(parse({"--help"}).action, ParseOutcome::Action::kHelp);
+  EXPECT_NE(parse("allreduce -d float8").error.find("float8"), std::string::npos);
+  EXPECT_EQ(parse("allreduce -h").action, ParseOutcome::Action::kHelp);
+  EXPECT_EQ(parse("--help").action, ParseOutcome::Action::kHelp);
 }
 
 TEST(PerfArgs, SweepSizes) {
-  PerfOptions o = parse({"allreduce", "-b", "8", "-e", "64M", "-f", "2"}).options;
+  PerfOptions o = parse("allreduce -b 8 -e 64M -f 2").options;
   std::vector<size_t> sizes = sweepSizes(o);
   ASSERT_EQ(sizes.size(), 24u);
   EXPECT_EQ(sizes.front(), 8u);
   EXPECT_EQ(sizes[1], 16u);
   EXPECT_EQ(sizes.back(), 64u << 20);
 
-  o = parse({"allreduce", "-b", "1M", "-e", "4M", "-i", "1M"}).options;
+  o = parse("allreduce -b 1M -e 4M -i 1M").options;
   EXPECT_EQ(sweepSizes(o), (std::vector<size_t>{1u << 20, 2u << 20, 3u << 20, 4u << 20}));
-  o = parse({"allreduce", "-b", "0", "-e", "10", "-i", "4"}).options;
+  o = parse("allreduce -b 0 -e 10 -i 4").options;
   EXPECT_EQ(sweepSizes(o), (std::vector<size_t>{0, 4, 8}));
-  o = parse({"allreduce", "-b", "3", "-e", "100", "-f", "10"}).options;
+  o = parse("allreduce -b 3 -e 100 -f 10").options;
   EXPECT_EQ(sweepSizes(o), (std::vector<size_t>{3, 30}));
   o.minBytes = o.maxBytes = SIZE_MAX;  // no overflow at the top of the range
   EXPECT_EQ(sweepSizes(o), std::vector<size_t>{SIZE_MAX});
@@ -184,7 +188,7 @@ TEST(PerfLayout, CountsFollowNcclTests) {
 }
 
 TEST(PerfReport, TableHasNcclTestsShape) {
-  PerfOptions o = parse({"allreduce", "-b", "8", "-e", "64M", "-f", "2"}).options;
+  PerfOptions o = parse("allreduce -b 8 -e 64M -f 2").options;
   const std::string header = formatTableHeader(o, 2);
   const std::string expected =
       "# chorus-perf allreduce: nranks 2, datatype float32, op sum, root 0, iters 20, warmup 5, check 1\n"
@@ -275,11 +279,11 @@ TEST(PerfHalf, AgreesWithTheLibraryConversions) {
     ASSERT_EQ(floatToBfloat16Bits(f), floatToBfloat16(f)) << bits;
   }
   EXPECT_EQ(floatToHalfBits(1.0f), 0x3c00);
-  EXPECT_EQ(floatToHalfBits(2049.0f), 0x6800);  // tie to even: 2048
-  EXPECT_EQ(floatToHalfBits(2051.0f), 0x6802);  // tie to even: 2052
-  EXPECT_EQ(floatToHalfBits(65520.0f), 0x7c00);  // rounds to infinity
+  EXPECT_EQ(floatToHalfBits(2049.0f), 0x6800);             // tie to even: 2048
+  EXPECT_EQ(floatToHalfBits(2051.0f), 0x6802);             // tie to even: 2052
+  EXPECT_EQ(floatToHalfBits(65520.0f), 0x7c00);            // rounds to infinity
   EXPECT_EQ(floatToBfloat16Bits(1.0f + 0x1p-8f), 0x3f80);  // tie to even: 1
-  EXPECT_EQ(floatToBfloat16Bits(257.0f), 0x4380);           // 256
+  EXPECT_EQ(floatToBfloat16Bits(257.0f), 0x4380);          // 256
 }
 
 // A scalar "library": reduces rank inputs in reverse rank order, rounding to the type after every step as the
@@ -296,7 +300,8 @@ struct TypeOps {
   }
   Storage encode(double v) const {
     if constexpr (std::is_same_v<Storage, uint16_t>) {
-      return type == chorusFloat16 ? floatToHalfBits(static_cast<float>(v)) : floatToBfloat16Bits(static_cast<float>(v));
+      return type == chorusFloat16 ? floatToHalfBits(static_cast<float>(v))
+                                   : floatToBfloat16Bits(static_cast<float>(v));
     } else if constexpr (std::is_integral_v<Storage>) {
       return static_cast<Storage>(static_cast<int64_t>(v));  // wraps modulo the width, as the type does
     } else {
@@ -337,8 +342,7 @@ void checkReductionsOfType(chorusDataType_t type) {
     if (nranks == 40 && type != chorusInt8 && type != chorusUint8) continue;  // 40: 8-bit sums wrap
     for (int o = 0; o < chorusNumOps; ++o) {
       const auto op = static_cast<chorusRedOp_t>(o);
-      SCOPED_TRACE(std::string(dataTypeName(type)) + " " + std::string(redOpName(op)) + " n=" +
-                   std::to_string(nranks));
+      SCOPED_TRACE(std::string(dataTypeName(type)) + " " + std::string(redOpName(op)) + " n=" + std::to_string(nranks));
       auto checker = makeResultChecker(type, op, nranks, true);
       checker->setSeed(42);
       std::vector<std::vector<Storage>> inputs(nranks, std::vector<Storage>(count));

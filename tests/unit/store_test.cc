@@ -346,12 +346,13 @@ TEST(StoreTest, DestroyingTheServerWakesAParkedGet) {
   getStarted.get_future().wait();
   // A round trip on another connection gives the server time to park the GET; the outcome must not depend on it.
   observer.set("unrelated", {}, soon());
+  const std::string address = "store 127.0.0.1:" + std::to_string(server->port());
   auto start = Clock::now();
   server.reset();
   ASSERT_EQ(parked.wait_for(20s), std::future_status::ready);
   Error e = parked.get();
   EXPECT_EQ(e.code(), chorusRemoteError) << e.what();
-  EXPECT_NE(std::string(e.what()).find("GET key 'never'"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("rank 1: " + address + ": GET key 'never'"), std::string::npos) << e.what();
   EXPECT_LT(secondsSince(start), 5.0);
   EXPECT_NE(errorFrom([&] { observer.get("unrelated", soon()); }).code(), chorusSuccess);
 }

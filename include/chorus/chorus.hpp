@@ -1,0 +1,140 @@
+// Chorus C++ API: an RAII communicator over the C ABI, typed spans, exceptions carrying the result code.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "chorus/chorus.h"
+
+namespace chorus {
+
+// Thrown by every call that does not return chorusSuccess; what() is chorusGetLastError's text.
+class Exception : public std::runtime_error {
+ public:
+  Exception(chorusResult_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  chorusResult_t code() const noexcept { return code_; }
+
+ private:
+  chorusResult_t code_;
+};
+
+// The chorusDataType_t of a C++ element type (float16/bfloat16 have no C++ type here: use the raw calls).
+template <class T>
+constexpr chorusDataType_t dataTypeOf() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, int8_t>) return chorusInt8;
+  else if constexpr (std::is_same_v<U, uint8_t>) return chorusUint8;
+  else if constexpr (std::is_same_v<U, int32_t>) return chorusInt32;
+  else if constexpr (std::is_same_v<U, uint32_t>) return chorusUint32;
+  else if constexpr (std::is_same_v<U, int64_t>) return chorusInt64;
+  else if constexpr (std::is_same_v<U, uint64_t>) return chorusUint64;
+  else if constexpr (std::is_same_v<U, float>) return chorusFloat32;
+  else if constexpr (std::is_same_v<U, double>) return chorusFloat64;
+  else static_assert(sizeof(T) == 0, "no Chorus datatype for this element type");
+}
+
+enum class ReduceOp { kSum = chorusSum, kProd = chorusProd, kMax = chorusMax, kMin = chorusMin, kAvg = chorusAvg };
+
+namespace detail {
+inline void check(chorusResult_t r, chorusComm_t comm) {
+  if (r != chorusSuccess) throw Exception(r, std::string(chorusGetErrorString(r)) + ": " + chorusGetLastError(comm));
+}
+}  // namespace detail
+
+// A rendezvous token: made on one rank, copied to every rank by the application.
+inline chorusUniqueId makeUniqueId() {
+  chorusUniqueId id;
+  detail::check(chorusGetUniqueId(&id), nullptr);
+  return id;
+}
+
+// Owns a chorusComm_t; destroys it on scope exit. Calls block (host buffers) and throw chorus::Exception.
+class Communicator {
+ public:
+  // Joins as `rank` of `nranks` through `id`.
+  Communicator(int nranks, const chorusUniqueId& id, int rank) { detail::check(chorusCommInitRank(&comm_, nranks, id, rank), nullptr); }
+  // Joins from the environment (chorusrun, torchrun, mpirun, srun).
+  static Communicator fromEnv() {
+    chorusComm_t c = nullptr;
+    detail::check(chorusCommInitFromEnv(&c), nullptr);
+    return Communicator(c);
+  }
+  Communicator(Communicator&& o) noexcept : comm_(std::exchange(o.comm_, nullptr)) {}
+  Communicator& operator=(Communicator&& o) noexcept {
+    if (this != &o) {
+      chorusCommDestroy(comm_);
+      comm_ = std::exchange(o.comm_, nullptr);
+    }
+    return *this;
+  }
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  ~Communicator() { chorusCommDestroy(comm_); }
+
+  int rank() const {
+    int r = 0;
+    detail::check(chorusCommUserRank(comm_, &r), comm_);
+    return r;
+  }
+  int size() const {
+    int n = 0;
+    detail::check(chorusCommCount(comm_, &n), comm_);
+    return n;
+  }
+  // Aborts: any blocked call returns, and this object no longer owns a communicator.
+  void abort() { chorusCommAbort(std::exchange(comm_, nullptr)); }
+  chorusComm_t handle() const { return comm_; }
+
+  // recv = reduction of every rank's send (same length; may be the same span for in place).
+  template <class T>
+  void allReduce(std::span<const T> send, std::span<T> recv, ReduceOp op = ReduceOp::kSum) {
+    sameLength(send.size(), recv.size(), "allReduce");
+    detail::check(chorusAllReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(),
+                                  static_cast<chorusRedOp_t>(op), comm_, nullptr), comm_);
+  }
+  template <class T>
+  void allReduce(std::span<T> data, ReduceOp op = ReduceOp::kSum) {
+    allReduce(std::span<const T>(data), data, op);
+  }
+  // Every rank's data = root's data.
+  template <class T>
+  void broadcast(std::span<T> data, int root) {
+    detail::check(chorusBroadcast(data.data(), data.data(), data.size(), dataTypeOf<T>(), root, comm_, nullptr), comm_);
+  }
+  // root's recv = reduction of every rank's send (recv is ignored elsewhere).
+  template <class T>
+  void reduce(std::span<const T> send, std::span<T> recv, int root, ReduceOp op = ReduceOp::kSum) {
+    if (rank() == root) sameLength(send.size(), recv.size(), "reduce");
+    detail::check(chorusReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), static_cast<chorusRedOp_t>(op),
+                               root, comm_, nullptr), comm_);
+  }
+  // recv (size() * send.size() elements) = every rank's send, in rank order.
+  template <class T>
+  void allGather(std::span<const T> send, std::span<T> recv) {
+    sameLength(send.size() * static_cast<size_t>(size()), recv.size(), "allGather");
+    detail::check(chorusAllGather(send.data(), recv.data(), send.size(), dataTypeOf<T>(), comm_, nullptr), comm_);
+  }
+  // recv = this rank's block of the reduction of every rank's send (size() * recv.size() elements).
+  template <class T>
+  void reduceScatter(std::span<const T> send, std::span<T> recv, ReduceOp op = ReduceOp::kSum) {
+    sameLength(recv.size() * static_cast<size_t>(size()), send.size(), "reduceScatter");
+    detail::check(chorusReduceScatter(send.data(), recv.data(), recv.size(), dataTypeOf<T>(),
+                                      static_cast<chorusRedOp_t>(op), comm_, nullptr), comm_);
+  }
+
+ private:
+  explicit Communicator(chorusComm_t c) : comm_(c) {}
+  static void sameLength(size_t a, size_t b, const char* call) {
+    if (a != b) {
+      throw Exception(chorusInvalidArgument, std::string("chorus::Communicator::") + call + ": buffer lengths " +
+                                                 std::to_string(a) + " and " + std::to_string(b) + " do not match");
+    }
+  }
+  chorusComm_t comm_ = nullptr;
+};
+
+}  // namespace chorus

@@ -135,8 +135,9 @@ void reduceRestrict(UnalignedElement<T>* __restrict d, const UnalignedElement<T>
       d[k].value = Op::apply(kFirstIsDst ? d[k].value : p[k].value, kSecondIsDst ? d[k].value : q[k].value);
     }
   }
-  for (; i < count; ++i)
+  for (; i < count; ++i) {
     d[i].value = Op::apply(kFirstIsDst ? d[i].value : p[i].value, kSecondIsDst ? d[i].value : q[i].value);
+  }
 }
 
 // dst[i] = Op::apply(a[i], b[i]) for i < count.

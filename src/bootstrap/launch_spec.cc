@@ -125,7 +125,10 @@ LaunchSpec launchSpecFromEnv() {
   }
   store = params::store();
   if (store.empty() && !env("MASTER_ADDR").empty() && !env("MASTER_PORT").empty()) {
-    store = env("MASTER_ADDR") + ":" + env("MASTER_PORT");
+    int port = parseInt("MASTER_PORT", env("MASTER_PORT"), 1);
+    // Under torchrun the agent already serves its own TCPStore on MASTER_PORT: take the port after it.
+    if (!env("TORCHELASTIC_USE_AGENT_STORE").empty()) ++port;
+    store = env("MASTER_ADDR") + ":" + std::to_string(port);
   }
   if (store.empty()) {
     throwInvalidArgument("chorusCommInitFromEnv: no store address (set CHORUS_STORE=host:port, or MASTER_ADDR and "

@@ -125,7 +125,7 @@ bool ThreadWorld::run(const RankBody& body, std::chrono::seconds deadline) {
   bool straggling = false;
   while (running_ > 0) {
     Clock::time_point wakeAt = until;
-    if (running_ < n_) wakeAt = std::min(wakeAt, firstDone_ + kStragglerGrace);
+    if (running_ < n_) wakeAt = std::min(wakeAt, firstDone_ + stragglerGrace_);
     if (changed_.wait_until(lock, wakeAt) == std::cv_status::timeout && running_ > 0 && Clock::now() >= wakeAt) {
       straggling = Clock::now() < until;
       break;
@@ -147,7 +147,7 @@ bool ThreadWorld::run(const RankBody& body, std::chrono::seconds deadline) {
   ready_ = false;
   if (straggling) {
     ADD_FAILURE() << "thread world of " << n_ << ": ranks" << stuck << " were still running "
-                  << kStragglerGrace.count()
+                  << stragglerGrace_.count()
                   << " s after another rank's body returned (stuck in a collective its peers left?); "
                      "aborted every communicator";
   } else {

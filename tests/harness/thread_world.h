@@ -34,6 +34,8 @@ class ThreadWorld {
   ThreadWorld& operator=(const ThreadWorld&) = delete;
 
   int size() const { return n_; }
+  // Replaces kStragglerGrace for later run()s (the harness's own tests shorten it).
+  void setStragglerGrace(std::chrono::seconds grace) { stragglerGrace_ = grace; }
   // True when every rank is initialised and no earlier run() had to abort the world.
   bool ready() const { return ready_; }
 
@@ -50,6 +52,7 @@ class ThreadWorld {
   const int n_;
   chorusUniqueId id_{};
   bool ready_ = false;
+  std::chrono::seconds stragglerGrace_ = kStragglerGrace;
   std::vector<std::thread> threads_;
   std::vector<chorusComm_t> comms_;
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -37,22 +38,8 @@ constexpr std::array<size_t, 3> kElementOffsets[] = {{0, 0, 0}, {1, 1, 1}, {1, 0
 template <typename T>
 T referenceInteger(T a, T b, chorusRedOp_t op) {
   using Wide = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
-  Wide r;
-  switch (op) {
-    case chorusSum:
-    case chorusAvg:
-      r = static_cast<Wide>(a) + static_cast<Wide>(b);
-      break;
-    case chorusProd:
-      r = static_cast<Wide>(a) * static_cast<Wide>(b);
-      break;
-    case chorusMax:
-      r = a > b ? a : b;
-      break;
-    default:
-      r = a < b ? a : b;
-      break;
-  }
+  const Wide x = a, y = b;
+  const Wide r = op == chorusProd ? x * y : op == chorusMax ? std::max(x, y) : op == chorusMin ? std::min(x, y) : x + y;
   return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<unsigned __int128>(r)));
 }
 
@@ -65,29 +52,12 @@ F referenceMaxMin(F a, F b, bool isMax) {
   return (a > b) == isMax ? a : b;
 }
 
-// float: computed in double and rounded once, which for + and * is exactly the correctly rounded float result.
-float referenceFloat(float a, float b, chorusRedOp_t op) {
-  switch (op) {
-    case chorusSum:
-    case chorusAvg:
-      return static_cast<float>(static_cast<double>(a) + static_cast<double>(b));
-    case chorusProd:
-      return static_cast<float>(static_cast<double>(a) * static_cast<double>(b));
-    default:
-      return referenceMaxMin(a, b, op == chorusMax);
-  }
-}
-
-double referenceDouble(double a, double b, chorusRedOp_t op) {
-  switch (op) {
-    case chorusSum:
-    case chorusAvg:
-      return a + b;
-    case chorusProd:
-      return a * b;
-    default:
-      return referenceMaxMin(a, b, op == chorusMax);
-  }
+// Floats in double, rounded once: for + and * that is exactly the correctly rounded float result. Doubles natively.
+template <typename F>
+F referenceFloat(F a, F b, chorusRedOp_t op) {
+  if (op == chorusMax || op == chorusMin) return referenceMaxMin(a, b, op == chorusMax);
+  const double x = a, y = b;
+  return static_cast<F>(op == chorusProd ? x * y : x + y);
 }
 
 // One datatype, type-erased for the table-driven tests below.
@@ -175,11 +145,7 @@ TypeCase floatCase() {
   c.reduce = [](void* dst, const void* a, const void* b, size_t n, chorusRedOp_t op) {
     for (size_t i = 0; i < n; ++i) {
       const F x = loadAt<F>(a, i), y = loadAt<F>(b, i);
-      if constexpr (sizeof(F) == 4) {
-        storeAt<F>(dst, i, referenceFloat(x, y, op));
-      } else {
-        storeAt<F>(dst, i, referenceDouble(x, y, op));
-      }
+      storeAt<F>(dst, i, referenceFloat(x, y, op));
     }
   };
   c.average = [](void* data, size_t n, int nranks) {
@@ -203,8 +169,8 @@ TypeCase narrowCase(float (*decode)(uint16_t), uint16_t (*encode)(float)) {
   };
   c.reduce = [decode, encode](void* dst, const void* a, const void* b, size_t n, chorusRedOp_t op) {
     for (size_t i = 0; i < n; ++i) {
-      storeAt<uint16_t>(dst, i,
-                        encode(referenceFloat(decode(loadAt<uint16_t>(a, i)), decode(loadAt<uint16_t>(b, i)), op)));
+      storeAt<uint16_t>(
+          dst, i, encode(referenceFloat<float>(decode(loadAt<uint16_t>(a, i)), decode(loadAt<uint16_t>(b, i)), op)));
     }
   };
   c.average = [decode, encode](void* data, size_t n, int nranks) {
@@ -447,206 +413,141 @@ std::vector<KernelSet> usableKernelSets() {
   return sets;
 }
 
-// dst = a op b over vectors of T (long enough to go through the vector loops and the tail).
+// Reduces 301 copies of (a, b) in place, so that the pair goes through vector blocks and the scalar tail, and
+// checks every result: equal to `expected`, or NaN when expected is NaN.
 template <typename T>
-std::vector<T> reduceWith(const KernelSet& k, chorusDataType_t type, chorusRedOp_t op, std::vector<T> a,
-                          const std::vector<T>& b) {
-  k.reduce(a.data(), a.data(), b.data(), a.size(), type, op);
-  return a;
-}
-
-// Repeats pairs (a, b) so that every pair lands both in vector blocks and in the scalar tail.
-template <typename T>
-std::pair<std::vector<T>, std::vector<T>> repeated(const std::vector<std::pair<T, T>>& pairs, size_t times = 301) {
-  std::vector<T> a, b;
-  for (size_t t = 0; t < times; ++t) {
-    for (const auto& [x, y] : pairs) {
-      a.push_back(x);
-      b.push_back(y);
+void expectEvery(chorusDataType_t type, chorusRedOp_t op, T a, T b, T expected) {
+  auto isNan = [type](T v) {
+    if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+    if constexpr (sizeof(T) == 2) return std::isnan(type == chorusFloat16 ? halfToFloat(v) : bfloat16ToFloat(v));
+    return false;
+  };
+  for (const KernelSet& k : usableKernelSets()) {
+    std::vector<T> x(301, a), y(301, b);
+    k.reduce(x.data(), x.data(), y.data(), x.size(), type, op);
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (isNan(expected) ? isNan(x[i]) : std::memcmp(&x[i], &expected, sizeof(T)) == 0) continue;
+      ADD_FAILURE() << k.name << " " << typeName(type) << " " << opName(op) << "(" << +a << ", " << +b
+                    << ") = " << +x[i] << " at " << i << ", expected " << +expected;
+      return;
     }
   }
-  return {a, b};
 }
 
 TEST(ReducerCases, IntegersWrapAround) {
-  for (const KernelSet& k : usableKernelSets()) {
-    {
-      auto [a, b] = repeated<int8_t>({{127, 1}, {-128, -1}, {-128, 1}});
-      auto sum = reduceWith(k, chorusInt8, chorusSum, a, b);
-      auto prod = reduceWith(k, chorusInt8, chorusProd, a, b);
-      for (size_t i = 0; i < a.size(); i += 3) {
-        EXPECT_EQ(sum[i], -128) << k.name;
-        EXPECT_EQ(sum[i + 1], 127) << k.name;
-        EXPECT_EQ(prod[i + 1], -128) << k.name;  // -128 * -1 wraps back to -128
-        EXPECT_EQ(prod[i], 127) << k.name;
-      }
-    }
-    {
-      auto [a, b] = repeated<uint8_t>({{255, 1}, {16, 16}, {200, 100}});
-      auto sum = reduceWith(k, chorusUint8, chorusSum, a, b);
-      auto prod = reduceWith(k, chorusUint8, chorusProd, a, b);
-      auto mx = reduceWith(k, chorusUint8, chorusMax, a, b);
-      EXPECT_EQ(sum[0], 0) << k.name;
-      EXPECT_EQ(prod[1], 0) << k.name;
-      EXPECT_EQ(sum[2], 44) << k.name;
-      EXPECT_EQ(mx[0], 255) << k.name;  // unsigned compare, not signed
-    }
-    {
-      const int32_t mx = std::numeric_limits<int32_t>::max(), mn = std::numeric_limits<int32_t>::min();
-      auto [a, b] = repeated<int32_t>({{mx, 1}, {mn, -1}, {65536, 65536}, {mn, mx}});
-      auto sum = reduceWith(k, chorusInt32, chorusSum, a, b);
-      auto prod = reduceWith(k, chorusInt32, chorusProd, a, b);
-      auto max = reduceWith(k, chorusInt32, chorusMax, a, b);
-      EXPECT_EQ(sum[0], mn) << k.name;
-      EXPECT_EQ(sum[1], mx) << k.name;
-      EXPECT_EQ(prod[2], 0) << k.name;
-      EXPECT_EQ(max[3], mx) << k.name;
-    }
-    {
-      auto [a, b] = repeated<uint32_t>({{0xffffffffu, 2}, {0x80000000u, 1}});
-      auto sum = reduceWith(k, chorusUint32, chorusSum, a, b);
-      auto min = reduceWith(k, chorusUint32, chorusMin, a, b);
-      EXPECT_EQ(sum[0], 1u) << k.name;
-      EXPECT_EQ(min[1], 1u) << k.name;
-    }
-    {
-      const int64_t mx = std::numeric_limits<int64_t>::max(), mn = std::numeric_limits<int64_t>::min();
-      auto [a, b] = repeated<int64_t>({{mx, 1}, {mn, -1}, {int64_t{1} << 32, int64_t{1} << 32}, {mn, mx}});
-      auto sum = reduceWith(k, chorusInt64, chorusSum, a, b);
-      auto prod = reduceWith(k, chorusInt64, chorusProd, a, b);
-      auto min = reduceWith(k, chorusInt64, chorusMin, a, b);
-      EXPECT_EQ(sum[0], mn) << k.name;
-      EXPECT_EQ(prod[1], mn) << k.name;  // mn * -1 wraps to mn
-      EXPECT_EQ(prod[2], 0) << k.name;
-      EXPECT_EQ(min[3], mn) << k.name;
-    }
-    {
-      const uint64_t mx = std::numeric_limits<uint64_t>::max();
-      auto [a, b] = repeated<uint64_t>({{mx, mx}, {mx, 1}, {uint64_t{1} << 63, 2}});
-      auto sum = reduceWith(k, chorusUint64, chorusSum, a, b);
-      auto prod = reduceWith(k, chorusUint64, chorusProd, a, b);
-      auto max = reduceWith(k, chorusUint64, chorusMax, a, b);
-      EXPECT_EQ(prod[0], 1u) << k.name;
-      EXPECT_EQ(sum[1], 0u) << k.name;
-      EXPECT_EQ(prod[2], 0u) << k.name;
-      EXPECT_EQ(max[2], uint64_t{1} << 63) << k.name;
-    }
-  }
+  expectEvery<int8_t>(chorusInt8, chorusSum, 127, 1, -128);
+  expectEvery<int8_t>(chorusInt8, chorusSum, -128, -1, 127);
+  expectEvery<int8_t>(chorusInt8, chorusProd, -128, -1, -128);
+  expectEvery<int8_t>(chorusInt8, chorusProd, 16, 9, -112);
+  expectEvery<uint8_t>(chorusUint8, chorusSum, 255, 1, 0);
+  expectEvery<uint8_t>(chorusUint8, chorusProd, 16, 16, 0);
+  expectEvery<uint8_t>(chorusUint8, chorusMax, 255, 1, 255);  // an unsigned compare
+  const int32_t i32max = std::numeric_limits<int32_t>::max(), i32min = std::numeric_limits<int32_t>::min();
+  expectEvery<int32_t>(chorusInt32, chorusSum, i32max, 1, i32min);
+  expectEvery<int32_t>(chorusInt32, chorusSum, i32min, -1, i32max);
+  expectEvery<int32_t>(chorusInt32, chorusProd, 65536, 65536, 0);
+  expectEvery<int32_t>(chorusInt32, chorusMax, i32min, i32max, i32max);
+  expectEvery<uint32_t>(chorusUint32, chorusSum, 0xffffffffu, 2, 1);
+  expectEvery<uint32_t>(chorusUint32, chorusMin, 0x80000000u, 1, 1);
+  const int64_t i64max = std::numeric_limits<int64_t>::max(), i64min = std::numeric_limits<int64_t>::min();
+  expectEvery<int64_t>(chorusInt64, chorusSum, i64max, 1, i64min);
+  expectEvery<int64_t>(chorusInt64, chorusProd, i64min, -1, i64min);
+  expectEvery<int64_t>(chorusInt64, chorusProd, int64_t{1} << 32, int64_t{1} << 32, 0);
+  expectEvery<int64_t>(chorusInt64, chorusMin, i64min, i64max, i64min);
+  const uint64_t u64max = std::numeric_limits<uint64_t>::max();
+  expectEvery<uint64_t>(chorusUint64, chorusProd, u64max, u64max, 1);
+  expectEvery<uint64_t>(chorusUint64, chorusSum, u64max, 1, 0);
+  expectEvery<uint64_t>(chorusUint64, chorusMax, uint64_t{1} << 63, 2, uint64_t{1} << 63);
+  expectEvery<int32_t>(chorusInt32, chorusAvg, i32max, 1, i32min);  // avg reduces as sum
 }
 
 // max/min are IEEE fmax/fmin: a NaN operand is ignored, NaN only when both are NaN.
 template <typename F>
-void expectMaxMinIgnoreNan(const KernelSet& k, chorusDataType_t type) {
+void expectMaxMinIgnoreNan(chorusDataType_t type) {
   const F nan = std::numeric_limits<F>::quiet_NaN(), inf = std::numeric_limits<F>::infinity();
-  auto [a, b] = repeated<F>({{nan, 1}, {1, nan}, {nan, nan}, {-inf, 2}, {-3, inf}, {-1, -2}});
   for (chorusRedOp_t op : {chorusMax, chorusMin}) {
-    const auto r = reduceWith(k, type, op, a, b);
-    const bool isMax = op == chorusMax;
-    for (size_t i = 0; i < r.size(); i += 6) {
-      EXPECT_EQ(r[i], F(1)) << k.name << " " << opName(op);
-      EXPECT_EQ(r[i + 1], F(1)) << k.name << " " << opName(op);
-      EXPECT_TRUE(std::isnan(r[i + 2])) << k.name << " " << opName(op);
-      EXPECT_EQ(r[i + 3], isMax ? F(2) : -inf) << k.name;
-      EXPECT_EQ(r[i + 4], isMax ? inf : F(-3)) << k.name;
-      EXPECT_EQ(r[i + 5], isMax ? F(-1) : F(-2)) << k.name;
-    }
+    expectEvery<F>(type, op, nan, 1, 1);
+    expectEvery<F>(type, op, 1, nan, 1);
+    expectEvery<F>(type, op, nan, nan, nan);
   }
+  expectEvery<F>(type, chorusMax, -inf, 2, 2);
+  expectEvery<F>(type, chorusMin, -3, inf, -3);
+  expectEvery<F>(type, chorusMin, -1, -2, -2);
 }
 
-// The same on 16-bit types, through their bits.
-void expectNarrowMaxMinIgnoreNan(const KernelSet& k, chorusDataType_t type, uint16_t (*encode)(float),
-                                 float (*decode)(uint16_t)) {
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  const uint16_t one = encode(1), two = encode(2), n = encode(nan),
-                 signalling = type == chorusFloat16 ? 0x7d00 : 0x7f81;
-  auto [a, b] = repeated<uint16_t>({{n, one}, {one, n}, {n, n}, {signalling, two}, {two, signalling}});
+// The same on 16-bit types, through their bits, with signalling NaNs too.
+void expectNarrowMaxMinIgnoreNan(chorusDataType_t type, uint16_t (*encode)(float)) {
+  const uint16_t one = encode(1), two = encode(2), nan = encode(std::numeric_limits<float>::quiet_NaN());
+  const uint16_t signalling = type == chorusFloat16 ? 0x7d00 : 0x7f81;
   for (chorusRedOp_t op : {chorusMax, chorusMin}) {
-    const auto r = reduceWith(k, type, op, a, b);
-    for (size_t i = 0; i < r.size(); i += 5) {
-      EXPECT_EQ(r[i], one) << k.name << " " << typeName(type) << " " << opName(op);
-      EXPECT_EQ(r[i + 1], one) << k.name << " " << typeName(type) << " " << opName(op);
-      EXPECT_TRUE(std::isnan(decode(r[i + 2]))) << k.name << " " << typeName(type);
-      EXPECT_EQ(r[i + 3], two) << k.name << " " << typeName(type);
-      EXPECT_EQ(r[i + 4], two) << k.name << " " << typeName(type);
-    }
+    expectEvery<uint16_t>(type, op, nan, one, one);
+    expectEvery<uint16_t>(type, op, one, nan, one);
+    expectEvery<uint16_t>(type, op, nan, nan, nan);
+    expectEvery<uint16_t>(type, op, signalling, two, two);
+    expectEvery<uint16_t>(type, op, two, signalling, two);
   }
 }
 
 TEST(ReducerCases, FloatMaxMinIgnoreNan) {
-  for (const KernelSet& k : usableKernelSets()) {
-    expectMaxMinIgnoreNan<float>(k, chorusFloat32);
-    expectMaxMinIgnoreNan<double>(k, chorusFloat64);
-    expectNarrowMaxMinIgnoreNan(k, chorusFloat16, floatToHalf, halfToFloat);
-    expectNarrowMaxMinIgnoreNan(k, chorusBfloat16, floatToBfloat16, bfloat16ToFloat);
-  }
+  expectMaxMinIgnoreNan<float>(chorusFloat32);
+  expectMaxMinIgnoreNan<double>(chorusFloat64);
+  expectNarrowMaxMinIgnoreNan(chorusFloat16, floatToHalf);
+  expectNarrowMaxMinIgnoreNan(chorusBfloat16, floatToBfloat16);
 }
 
 TEST(ReducerCases, Float16SumRoundsToNearestEven) {
-  for (const KernelSet& k : usableKernelSets()) {
-    // 1 + 2^-11 ties down to 1; (1 + 2^-10) + 2^-11 ties up to 1 + 2^-9; 65504 + 16 = 65520 ties to infinity;
-    // 65504 + 8 rounds back to 65504; subnormals add exactly; infinities and NaN propagate through sums.
-    auto [a, b] = repeated<uint16_t>({{0x3c00, 0x1000},
-                                      {0x3c01, 0x1000},
-                                      {0x7bff, 0x4c00},
-                                      {0x7bff, 0x4800},
-                                      {0x0001, 0x0001},
-                                      {0x03ff, 0x0001},
-                                      {0x7c00, 0x3c00},
-                                      {0x7c00, 0xfc00},
-                                      {0x7e00, 0x3c00}});
-    const auto r = reduceWith(k, chorusFloat16, chorusSum, a, b);
-    const uint16_t expected[] = {0x3c00, 0x3c02, 0x7c00, 0x7bff, 0x0002, 0x0400, 0x7c00};
-    for (size_t i = 0; i < r.size(); i += 9) {
-      for (size_t j = 0; j < 7; ++j) EXPECT_EQ(r[i + j], expected[j]) << k.name << " case " << j;
-      EXPECT_TRUE(std::isnan(halfToFloat(r[i + 7]))) << k.name << " inf + -inf";
-      EXPECT_TRUE(std::isnan(halfToFloat(r[i + 8]))) << k.name << " NaN + 1";
-    }
-  }
+  expectEvery<uint16_t>(chorusFloat16, chorusSum, 0x3c00, 0x1000, 0x3c00);   // 1 + 2^-11: tie, down to even
+  expectEvery<uint16_t>(chorusFloat16, chorusSum, 0x3c01, 0x1000, 0x3c02);   // (1 + 2^-10) + 2^-11: tie, up to even
+  expectEvery<uint16_t>(chorusFloat16, chorusSum, 0x7bff, 0x4c00, 0x7c00);   // 65504 + 16 = 65520 ties to infinity
+  expectEvery<uint16_t>(chorusFloat16, chorusSum, 0x7bff, 0x4800, 0x7bff);   // 65504 + 8 rounds back down
+  expectEvery<uint16_t>(chorusFloat16, chorusSum, 0x0001, 0x0001, 0x0002);   // subnormals add exactly
+  expectEvery<uint16_t>(chorusFloat16, chorusSum, 0x03ff, 0x0001, 0x0400);   // ... into the smallest normal
+  expectEvery<uint16_t>(chorusFloat16, chorusProd, 0x5c00, 0x5c00, 0x7c00);  // 256^2 overflows
+  expectEvery<uint16_t>(chorusFloat16, chorusProd, 0x0400, 0x3400, 0x0100);  // 2^-14 / 4 becomes subnormal
+  expectEvery<uint16_t>(chorusFloat16, chorusSum, 0x7c00, 0x3c00, 0x7c00);   // infinity stays
+  expectEvery<uint16_t>(chorusFloat16, chorusSum, 0x7c00, 0xfc00, 0x7e00);   // inf - inf is NaN
+  expectEvery<uint16_t>(chorusFloat16, chorusSum, 0x7e00, 0x3c00, 0x7e00);   // NaN stays NaN
 }
 
 TEST(ReducerCases, Bfloat16SumRoundsToNearestEven) {
+  expectEvery<uint16_t>(chorusBfloat16, chorusSum, 0x3f80, 0x3b80, 0x3f80);  // 1 + 2^-8: tie, down to even
+  expectEvery<uint16_t>(chorusBfloat16, chorusSum, 0x3f81, 0x3b80, 0x3f82);  // tie, up to even
+  expectEvery<uint16_t>(chorusBfloat16, chorusSum, 0x7f7f, 0x7f7f, 0x7f80);  // largest finite doubled: infinity
+  expectEvery<uint16_t>(chorusBfloat16, chorusSum, 0x0001, 0x0001, 0x0002);  // subnormals add exactly
+  expectEvery<uint16_t>(chorusBfloat16, chorusSum, 0xff80, 0x7f80, 0x7fc0);  // -inf + inf is NaN
+}
+
+// finishAverage over 300 copies of `value` (vector blocks and tail) gives `expected` everywhere.
+template <typename T>
+void expectAverage(chorusDataType_t type, T value, int nranks, T expected) {
   for (const KernelSet& k : usableKernelSets()) {
-    // 1 + 2^-8 ties down to 1; (1 + 2^-7) + 2^-8 ties up to 1 + 2^-6; the largest finite doubled overflows.
-    auto [a, b] = repeated<uint16_t>({{0x3f80, 0x3b80}, {0x3f81, 0x3b80}, {0x7f7f, 0x7f7f}, {0x0001, 0x0001}});
-    const auto r = reduceWith(k, chorusBfloat16, chorusSum, a, b);
-    for (size_t i = 0; i < r.size(); i += 4) {
-      EXPECT_EQ(r[i], 0x3f80) << k.name;
-      EXPECT_EQ(r[i + 1], 0x3f82) << k.name;
-      EXPECT_EQ(r[i + 2], 0x7f80) << k.name;
-      EXPECT_EQ(r[i + 3], 0x0002) << k.name;
+    std::vector<T> data(300, value);
+    k.average(data.data(), data.size(), type, nranks);
+    for (size_t i = 0; i < data.size(); ++i) {
+      if (data[i] == expected) continue;
+      ADD_FAILURE() << k.name << " " << typeName(type) << " " << +value << " / " << nranks << " = " << +data[i]
+                    << " at " << i << ", expected " << +expected;
+      return;
     }
   }
 }
 
 TEST(ReducerCases, AverageTruncatesIntegersTowardZero) {
-  for (const KernelSet& k : usableKernelSets()) {
-    std::vector<int8_t> i8 = {-7, 7, -128, 127, -1, 1};
-    k.average(i8.data(), i8.size(), chorusInt8, 2);
-    EXPECT_EQ(i8, (std::vector<int8_t>{-3, 3, -64, 63, 0, 0})) << k.name;
-    std::vector<int32_t> i32(600, -7);
-    i32[1] = std::numeric_limits<int32_t>::min();
-    k.average(i32.data(), i32.size(), chorusInt32, 3);
-    EXPECT_EQ(i32[0], -2) << k.name;
-    EXPECT_EQ(i32[1], -715827882) << k.name;
-    EXPECT_EQ(i32[599], -2) << k.name;
-    std::vector<int64_t> i64(300, -9);
-    i64[0] = std::numeric_limits<int64_t>::min();
-    k.average(i64.data(), i64.size(), chorusInt64, 4);
-    EXPECT_EQ(i64[0], std::numeric_limits<int64_t>::min() / 4) << k.name;
-    EXPECT_EQ(i64[299], -2) << k.name;
-    std::vector<uint32_t> u32(100, 0xffffffffu);
-    k.average(u32.data(), u32.size(), chorusUint32, 2);
-    EXPECT_EQ(u32[99], 0x7fffffffu) << k.name;
-    std::vector<uint64_t> u64(100, std::numeric_limits<uint64_t>::max());
-    k.average(u64.data(), u64.size(), chorusUint64, 3);
-    EXPECT_EQ(u64[99], std::numeric_limits<uint64_t>::max() / 3) << k.name;
-    std::vector<uint16_t> f16(100, 0x3c00);  // 1 / 3 in float, rounded to float16 once
-    k.average(f16.data(), f16.size(), chorusFloat16, 3);
-    EXPECT_EQ(f16[99], floatToHalf(1.0f / 3.0f)) << k.name;
-    std::vector<float> f32(100, 1.0f);
-    k.average(f32.data(), f32.size(), chorusFloat32, 3);
-    EXPECT_EQ(f32[99], 1.0f / 3.0f) << k.name;
-  }
+  expectAverage<int8_t>(chorusInt8, -7, 2, -3);
+  expectAverage<int8_t>(chorusInt8, -128, 2, -64);
+  expectAverage<int8_t>(chorusInt8, 127, 2, 63);
+  expectAverage<int8_t>(chorusInt8, -1, 2, 0);
+  expectAverage<uint8_t>(chorusUint8, 255, 2, 127);
+  expectAverage<int32_t>(chorusInt32, -7, 3, -2);
+  expectAverage<int32_t>(chorusInt32, std::numeric_limits<int32_t>::min(), 3, -715827882);
+  expectAverage<uint32_t>(chorusUint32, 0xffffffffu, 2, 0x7fffffffu);
+  expectAverage<int64_t>(chorusInt64, -9, 4, -2);
+  expectAverage<int64_t>(chorusInt64, std::numeric_limits<int64_t>::min(), 3, std::numeric_limits<int64_t>::min() / 3);
+  expectAverage<uint64_t>(chorusUint64, ~uint64_t{0}, 3, ~uint64_t{0} / 3);
+  expectAverage<uint16_t>(chorusFloat16, 0x3c00, 3, floatToHalf(1.0f / 3.0f));  // divided in float, rounded once
+  expectAverage<uint16_t>(chorusBfloat16, 0xc000, 3, floatToBfloat16(-2.0f / 3.0f));
+  expectAverage<float>(chorusFloat32, 1.0f, 3, 1.0f / 3.0f);
+  expectAverage<double>(chorusFloat64, -1.0, 7, -1.0 / 7.0);
 }
 
 // The AVX2 table must give the same bits as the portable one on arbitrary inputs (NaN payloads aside).
@@ -683,7 +584,7 @@ TEST(ReducerCases, RejectsBadArguments) {
   float x = 1;
   Reducer& r = hostReducer();
   EXPECT_THROW(r.reduce(&x, &x, &x, 1, static_cast<chorusDataType_t>(chorusNumTypes), chorusSum), Error);
-  EXPECT_THROW(r.reduce(&x, &x, &x, 1, chorusFloat32, static_cast<chorusRedOp_t>(-1)), Error);
+  EXPECT_THROW(r.reduce(&x, &x, &x, 1, chorusFloat32, static_cast<chorusRedOp_t>(chorusNumOps)), Error);
   EXPECT_THROW(r.reduce(nullptr, &x, &x, 1, chorusFloat32, chorusSum), Error);
   EXPECT_THROW(r.finishAverage(&x, 1, chorusFloat32, 0), Error);
   try {

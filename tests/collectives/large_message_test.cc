@@ -1,0 +1,47 @@
+// Messages over 256 KiB with CHORUS_NSOCKS=2, so that every collective's frames are striped across two sockets.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "tests/collectives/case_matrix.h"
+#include "tests/collectives/case_runner.h"
+#include "tests/collectives/suite_knobs.h"
+#include "tests/harness/scoped_env.h"
+
+namespace chorus::test {
+namespace {
+
+// 1.2 MB of float32 per rank: with 1 MiB slices every ring step still moves more than the 256 KiB striping floor.
+constexpr size_t kLargeCount = 300001;
+
+class StripedLargeMessageTest : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+
+TEST_P(StripedLargeMessageTest, EveryCollective) {
+  const auto& [nranks, algo] = GetParam();
+  ScopedEnv env(suiteKnobs({{"CHORUS_NSOCKS", "2"}, {"CHORUS_CHUNK_SIZE", "1048576"}, {"CHORUS_ALGO", algo}}));
+  std::vector<CollectiveCase> cases;
+  uint32_t salt = 1;
+  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce,
+                              CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    CaseGrid grid;
+    grid.kind = kind;
+    grid.types = {chorusFloat32, chorusFloat16, chorusInt64};
+    grid.ops = {chorusSum, chorusMax, chorusAvg};
+    grid.counts = {kLargeCount};
+    grid.roots = {0, nranks - 1};
+    std::vector<CollectiveCase> some = casesOf(grid, salt);
+    salt += static_cast<uint32_t>(some.size());
+    cases.insert(cases.end(), some.begin(), some.end());
+  }
+  runCasesOnNewWorld(nranks, cases, kCaseDeadline);
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, StripedLargeMessageTest,
+                         ::testing::Combine(::testing::Values(2, 3), ::testing::Values("ring", "recursive_doubling")),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
+                         });
+
+}  // namespace
+}  // namespace chorus::test

@@ -1,0 +1,28 @@
+// reducescatter on thread worlds: every datatype x op x count x placement.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/collectives/case_matrix.h"
+#include "tests/collectives/case_runner.h"
+#include "tests/collectives/suite_knobs.h"
+#include "tests/harness/scoped_env.h"
+
+namespace chorus::test {
+namespace {
+
+class ReduceScatterTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ReduceScatterTest, EveryTypeOpCountPlacement) {
+  const int nranks = GetParam();
+  ScopedEnv env(suiteKnobs());
+  CaseGrid grid;
+  grid.kind = CollectiveKind::kReduceScatter;
+  runCasesOnNewWorld(nranks, casesOf(grid), kCaseDeadline);
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, ReduceScatterTest, ::testing::Values(1, 2, 3, 4, 5, 8),
+                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+
+}  // namespace
+}  // namespace chorus::test

@@ -1,0 +1,37 @@
+// The environment every collective test runs under, so that results never depend on the caller's CHORUS_*.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace chorus::test {
+
+using EnvSettings = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+// How long one test's calls may take before its world is aborted (well under the ctest TIMEOUT).
+inline constexpr std::chrono::seconds kCaseDeadline{150};
+
+// 4 KiB slices (so that a thousand elements already span several), a 30 s timeout on every blocking wait, the
+// algorithm chosen by size, one socket per pair; `overrides` replace any of these or add others.
+inline EnvSettings suiteKnobs(const EnvSettings& overrides = {}) {
+  EnvSettings settings = {
+      {"CHORUS_CHUNK_SIZE", "4096"}, {"CHORUS_TIMEOUT", "30"},         {"CHORUS_ALGO", std::nullopt},
+      {"CHORUS_NSOCKS", std::nullopt}, {"CHORUS_SMALL_THRESHOLD", std::nullopt}, {"CHORUS_TRANSPORT", std::nullopt},
+  };
+  for (const auto& o : overrides) {
+    bool replaced = false;
+    for (auto& s : settings) {
+      if (s.first == o.first) {
+        s.second = o.second;
+        replaced = true;
+      }
+    }
+    if (!replaced) settings.push_back(o);
+  }
+  return settings;
+}
+
+}  // namespace chorus::test

@@ -35,6 +35,10 @@ inline uint32_t selectBits(uint32_t mask, uint32_t ifSet, uint32_t ifClear) {
   return (ifSet & mask) | (ifClear & ~mask);
 }
 
+// Magnitudes (sign bit cleared) are compared as int32_t: equal to the unsigned answer below 2^31, and SSE2 has
+// signed 32-bit compares but no unsigned ones.
+inline int32_t signedMagnitude(uint32_t bits) { return static_cast<int32_t>(bits & 0x7fffffffu); }
+
 }  // namespace half_detail
 
 // The float equal to float16 `h` (every float16 is exact in float); a NaN comes back quiet.
@@ -42,14 +46,15 @@ inline float halfToFloat(uint16_t h) {
   using half_detail::maskIf, half_detail::selectBits;
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t magnitude = h & 0x7fffu;  // exponent and mantissa
+  const auto compared = static_cast<int32_t>(magnitude);
   // Subnormals (and zero) are mantissa * 2^-24: an exact int->float conversion and an exact scaling.
-  const uint32_t subnormal = half_detail::floatBits(static_cast<float>(static_cast<int32_t>(magnitude)) * 0x1p-24f);
+  const uint32_t subnormal = half_detail::floatBits(static_cast<float>(compared) * 0x1p-24f);
   // Normals: rebias the exponent from 15 to 127 ((127 - 15) << 23 = 0x38000000).
   const uint32_t normal = (magnitude << 13) + 0x38000000u;
   // Infinities and NaNs: exponent all ones; NaNs get the quiet bit, as vcvtph2ps sets it.
-  const uint32_t special = (magnitude << 13) | 0x7f800000u | (maskIf(magnitude > 0x7c00u) & 0x00400000u);
+  const uint32_t special = (magnitude << 13) | 0x7f800000u | (maskIf(compared > 0x7c00) & 0x00400000u);
   const uint32_t bits =
-      selectBits(maskIf(magnitude < 0x0400u), subnormal, selectBits(maskIf(magnitude >= 0x7c00u), special, normal));
+      selectBits(maskIf(compared < 0x0400), subnormal, selectBits(maskIf(compared >= 0x7c00), special, normal));
   return half_detail::bitsFloat(bits | sign);
 }
 
@@ -59,6 +64,7 @@ inline uint16_t floatToHalf(float f) {
   const uint32_t x = half_detail::floatBits(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t magnitude = x & 0x7fffffffu;
+  const int32_t compared = half_detail::signedMagnitude(x);
   // NaN: quiet bit set, top 9 payload bits kept (vcvtps2ph truncates the payload the same way).
   const uint32_t nan = 0x7e00u | ((magnitude >> 13) & 0x03ffu);
   // At or above 65520 = 0x477ff000, half way between float16's largest finite (65504, odd mantissa) and 65536,
@@ -71,9 +77,9 @@ inline uint16_t floatToHalf(float f) {
   // Below 2^-14 the result is subnormal (or zero): adding 0.5f lines the float's ulp up with float16's
   // subnormal ulp (2^-24), so the FPU itself rounds to nearest even; the low bits are then the mantissa.
   const uint32_t subnormal = half_detail::floatBits(half_detail::bitsFloat(magnitude) + 0.5f) - 0x3f000000u;
-  const uint32_t finite = selectBits(maskIf(magnitude < 0x38800000u), subnormal, normal);
+  const uint32_t finite = selectBits(maskIf(compared < 0x38800000), subnormal, normal);
   const uint32_t result =
-      selectBits(maskIf(magnitude > 0x7f800000u), nan, selectBits(maskIf(magnitude >= 0x477ff000u), overflow, finite));
+      selectBits(maskIf(compared > 0x7f800000), nan, selectBits(maskIf(compared >= 0x477ff000), overflow, finite));
   return static_cast<uint16_t>(result | sign);
 }
 
@@ -86,7 +92,7 @@ inline uint16_t floatToBfloat16(float f) {
   const uint32_t x = half_detail::floatBits(f);
   const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
   const uint32_t quietNan = (x >> 16) | 0x0040u;
-  return static_cast<uint16_t>(selectBits(maskIf((x & 0x7fffffffu) > 0x7f800000u), quietNan, rounded));
+  return static_cast<uint16_t>(selectBits(maskIf(half_detail::signedMagnitude(x) > 0x7f800000), quietNan, rounded));
 }
 
 }  // namespace chorus

@@ -1,8 +1,8 @@
 // The AVX2 kernel table. This file alone is compiled with -mavx2 -mf16c (see CMakeLists.txt), and is only
 // called once the CPU has been checked (reduce_dispatch.cc). The generic loops are recompiled here, where the
 // vectorizer uses 256-bit registers and AVX2's integer instructions (vpmulld, vpcmpgtq, ...); float16 and
-// bfloat16 are hand-written: F16C converts float16, integer shifts convert bfloat16, and the arithmetic is done
-// on eight floats at a time.
+// bfloat16 are hand-written: F16C converts float16, integer unpacks, adds and packs convert bfloat16, and the
+// arithmetic is done in float, sixteen elements (two vectors) at a time.
 //
 // Nothing with external linkage may be compiled here from a shared inline function (the linker could pick this
 // AVX2 copy for a baseline caller), so this file includes no header with inline functions other than the
@@ -19,24 +19,41 @@
 namespace chorus {
 namespace {
 
-constexpr size_t kLanes = 8;  // floats per __m256
+// Sixteen 16-bit values (32 bytes) as two vectors of eight floats. Which element sits in which lane is the codec's
+// business: the ops are element-wise, and both operands and the result use the same arrangement.
+struct FloatPair {
+  __m256 lo;
+  __m256 hi;
+};
 
-// Eight float16 values <-> eight floats, by F16C (round to nearest even, exactly as floatToHalf in half.h).
+// float16 by F16C (round to nearest even, exactly as floatToHalf in half.h); lo holds elements 0-7, hi 8-15.
 struct Float16Lanes {
-  static __m256 load(const char* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-  static void store(char* p, __m256 v) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  static FloatPair load(const char* p) {
+    return {_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))),
+            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)))};
+  }
+  static void store(char* p, FloatPair v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v.lo, _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 16), _mm256_cvtps_ph(v.hi, _MM_FROUND_TO_NEAREST_INT));
   }
 };
 
-// Eight bfloat16 values <-> eight floats: bfloat16 is the top half of a float, so widening is a shift, and
-// narrowing rounds to nearest even with integer adds (exactly as floatToBfloat16 in half.h).
+// bfloat16 is the top half of a float: interleaving zeros below each value widens it, and narrowing rounds to
+// nearest even with integer adds (exactly as floatToBfloat16 in half.h). Unpack and pack both work within 128-bit
+// halves, so lo holds elements 0-3 and 8-11, hi 4-7 and 12-15, and packing restores the order with no permute.
 struct Bfloat16Lanes {
-  static __m256 load(const char* p) {
-    const __m256i widened = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(widened, 16));
+  static FloatPair load(const char* p) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i zero = _mm256_setzero_si256();
+    return {_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, v)), _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, v))};
   }
-  static void store(char* p, __m256 v) {
+  static void store(char* p, FloatPair v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_packus_epi32(narrow(v.lo), narrow(v.hi)));
+  }
+
+ private:
+  // Each 32-bit lane's bfloat16, in its low 16 bits (so packus, which saturates signed input, keeps it).
+  static __m256i narrow(__m256 v) {
     const __m256i bits = _mm256_castps_si256(v);
     const __m256i high = _mm256_srli_epi32(bits, 16);
     const __m256i lsb = _mm256_and_si256(high, _mm256_set1_epi32(1));
@@ -44,11 +61,7 @@ struct Bfloat16Lanes {
         _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)), lsb), 16);
     const __m256i quietNan = _mm256_or_si256(high, _mm256_set1_epi32(0x0040));
     const __m256i isNan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    const __m256i narrowed = _mm256_blendv_epi8(rounded, quietNan, isNan);  // each 32-bit lane holds 0..0xffff
-    // packus works within 128-bit halves: [n0..n3 n0..n3 | n4..n7 n4..n7]; gather quadwords 0 and 2.
-    const __m256i packed = _mm256_packus_epi32(narrowed, narrowed);
-    const __m256i ordered = _mm256_permute4x64_epi64(packed, 0x08);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(ordered));
+    return _mm256_blendv_epi8(rounded, quietNan, isNan);
   }
 };
 
@@ -71,31 +84,25 @@ struct MinLanes {
   }
 };
 
-// dst[i] = f(a[i], b[i]) over 16-bit elements, eight at a time; the last partial group goes through a small
+// dst[i] = f(a[i], b[i]) over 16-bit elements, sixteen at a time; the last partial group goes through a small
 // stack buffer so that no byte outside the arrays is read or written.
 template <typename Lanes, typename F>
 void transformWidened(void* dst, const void* a, const void* b, size_t count, const F& f) {
   char* d = static_cast<char*>(dst);
   const char* x = static_cast<const char*>(a);
   const char* y = static_cast<const char*>(b);
-  constexpr size_t kGroupBytes = kLanes * sizeof(uint16_t);
+  constexpr size_t kGroupBytes = 32;
+  auto apply = [&f](FloatPair u, FloatPair v) { return FloatPair{f(u.lo, v.lo), f(u.hi, v.hi)}; };
   const size_t bytes = count * sizeof(uint16_t);
   size_t i = 0;
-  for (; i + 2 * kGroupBytes <= bytes; i += 2 * kGroupBytes) {
-    // Two independent groups per iteration keep both conversion ports busy.
-    const __m256 r0 = f(Lanes::load(x + i), Lanes::load(y + i));
-    const __m256 r1 = f(Lanes::load(x + i + kGroupBytes), Lanes::load(y + i + kGroupBytes));
-    Lanes::store(d + i, r0);
-    Lanes::store(d + i + kGroupBytes, r1);
-  }
-  for (; i + kGroupBytes <= bytes; i += kGroupBytes) Lanes::store(d + i, f(Lanes::load(x + i), Lanes::load(y + i)));
+  for (; i + kGroupBytes <= bytes; i += kGroupBytes) Lanes::store(d + i, apply(Lanes::load(x + i), Lanes::load(y + i)));
   if (i < bytes) {
-    alignas(16) char xs[kGroupBytes] = {};
-    alignas(16) char ys[kGroupBytes] = {};
-    alignas(16) char ds[kGroupBytes];
+    alignas(32) char xs[kGroupBytes] = {};
+    alignas(32) char ys[kGroupBytes] = {};
+    alignas(32) char ds[kGroupBytes];
     __builtin_memcpy(xs, x + i, bytes - i);
     __builtin_memcpy(ys, y + i, bytes - i);
-    Lanes::store(ds, f(Lanes::load(xs), Lanes::load(ys)));
+    Lanes::store(ds, apply(Lanes::load(xs), Lanes::load(ys)));
     __builtin_memcpy(d + i, ds, bytes - i);
   }
 }

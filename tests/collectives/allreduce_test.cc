@@ -3,6 +3,7 @@
 
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "tests/collectives/case_matrix.h"
 #include "tests/collectives/case_runner.h"
@@ -29,6 +30,34 @@ INSTANTIATE_TEST_SUITE_P(Worlds, AllReduceTest,
                            std::string algo = std::get<1>(info.param);
                            return std::to_string(std::get<0>(info.param)) + "ranks_" +
                                   (algo.empty() ? std::string("bysize") : algo);
+                         });
+
+// Chosen by size: counts either side of CHORUS_SMALL_THRESHOLD, where the selector switches from recursive
+// doubling to ring, at the default threshold and at a lowered one.
+class AllReduceThresholdTest : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+
+TEST_P(AllReduceThresholdTest, CountsAroundTheSwitch) {
+  const auto& [nranks, threshold] = GetParam();
+  ScopedEnv env(suiteKnobs({{"CHORUS_SMALL_THRESHOLD", threshold}}));
+  const size_t bytes = std::stoul(threshold);
+  std::vector<CollectiveCase> cases;
+  for (chorusDataType_t type : {chorusInt8, chorusFloat16, chorusFloat32, chorusFloat64}) {
+    const size_t atThreshold = bytes / chorusTypeSize(type);
+    CaseGrid grid;
+    grid.kind = CollectiveKind::kAllReduce;
+    grid.types = {type};
+    grid.ops = {chorusSum, chorusMin, chorusAvg};
+    grid.counts = {atThreshold - 1, atThreshold, atThreshold + 1};
+    std::vector<CollectiveCase> some = casesOf(grid, static_cast<uint32_t>(cases.size() + 1));
+    cases.insert(cases.end(), some.begin(), some.end());
+  }
+  runCasesOnNewWorld(nranks, cases, kCaseDeadline);
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, AllReduceThresholdTest,
+                         ::testing::Combine(::testing::Values(3, 8), ::testing::Values("65536", "4096")),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks_threshold" + std::get<1>(info.param);
                          });
 
 }  // namespace

@@ -22,7 +22,7 @@ struct CaseGrid {
   std::vector<chorusDataType_t> types = allTypes();
   std::vector<chorusRedOp_t> ops = allOps();  // broadcast and allgather: ignored (one pass with chorusSum)
   std::vector<size_t> counts = standardCounts();
-  std::vector<int> roots = {0};                // broadcast and reduce only
+  std::vector<int> roots = {0};  // broadcast and reduce only
   std::vector<bool> inPlace = {false, true};
 };
 

@@ -41,8 +41,8 @@ class GuardedBuffer {
       if (*p != kGuardByte) {
         std::ostringstream out;
         long offset = p < data_ ? -static_cast<long>(data_ - p) : static_cast<long>(p - (data_ + bytes_));
-        out << name << ": guard byte " << (p < data_ ? "before" : "after") << " the buffer changed (offset "
-            << offset << (p < data_ ? " from its start" : " past its end") << ")";
+        out << name << ": guard byte " << (p < data_ ? "before" : "after") << " the buffer changed (offset " << offset
+            << (p < data_ ? " from its start" : " past its end") << ")";
         return out.str();
       }
     }
@@ -125,7 +125,8 @@ class CaseRun {
   // This rank's own input for c_.count * blocks elements.
   std::vector<uint8_t> ownInput(size_t blocks, chorusRedOp_t op) const {
     std::vector<uint8_t> v(bytes_ * blocks);
-    fillElements(c_.type, v.data(), c_.count * blocks, [&](size_t i) { return inputValue(c_.type, op, rank_, i, c_.salt); });
+    fillElements(c_.type, v.data(), c_.count * blocks,
+                 [&](size_t i) { return inputValue(c_.type, op, rank_, i, c_.salt); });
     return v;
   }
   std::vector<uint8_t> inputOf(int rank, chorusRedOp_t op) const {
@@ -266,8 +267,8 @@ CaseOutcome runAllGather(chorusComm_t comm, CaseRun& run) {
   CaseRun::load(send, input);
   run.expect(send, "sendbuff (must stay unchanged)", input);
   bool null = c.count == 0 && run.useNull();
-  return run.finish(comm,
-                    chorusAllGather(null ? nullptr : send.data(), null ? nullptr : recv.data(), c.count, c.type, comm, nullptr));
+  return run.finish(comm, chorusAllGather(null ? nullptr : send.data(), null ? nullptr : recv.data(), c.count, c.type,
+                                          comm, nullptr));
 }
 
 CaseOutcome runReduceScatter(chorusComm_t comm, CaseRun& run) {
@@ -280,8 +281,7 @@ CaseOutcome runReduceScatter(chorusComm_t comm, CaseRun& run) {
   if (c.inPlace) {
     // Only this rank's block is specified afterwards; the others may have served as scratch.
     run.expect(send, "result (own block)", want, own);
-    return run.finish(comm,
-                      chorusReduceScatter(send.data(), send.data() + own, c.count, c.type, c.op, comm, nullptr));
+    return run.finish(comm, chorusReduceScatter(send.data(), send.data() + own, c.count, c.type, c.op, comm, nullptr));
   }
   GuardedBuffer& recv = run.make(run.bytes());
   recv.fill(kUnwrittenByte);

@@ -18,11 +18,11 @@ struct CollectiveCase {
   size_t count = 0;              // elements per rank as the C API counts them
   int root = 0;                  // broadcast and reduce only
   bool inPlace = false;
-  uint32_t salt = 0;             // varies the inputs from one call to the next
+  uint32_t salt = 0;  // varies the inputs from one call to the next
   // Pass NULL for the buffers the call must not touch on this rank (non-root recv for reduce, non-root send for
   // broadcast, every buffer when count is 0); otherwise pass guarded buffers and check they stay untouched.
   bool nullUnused = false;
-  size_t misalign = 0;           // bytes added to every buffer's address (0: 64-byte aligned)
+  size_t misalign = 0;  // bytes added to every buffer's address (0: 64-byte aligned)
 };
 
 // "allreduce(float16, sum, count 1000, out-of-place, salt 3)".

@@ -34,18 +34,16 @@ TEST_P(ProcessWorldTest, Scenario) {
   EXPECT_TRUE(result.allSucceeded()) << result.describe();
   ASSERT_EQ(result.ranks.size(), static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) {
-    EXPECT_NE(result.ranks[r].output.find("calls right"), std::string::npos) << "rank " << r << ": "
-                                                                             << result.ranks[r].output;
+    EXPECT_NE(result.ranks[r].output.find("calls right"), std::string::npos)
+        << "rank " << r << ": " << result.ranks[r].output;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Worlds, ProcessWorldTest,
-                         ::testing::Combine(::testing::Values(2, 3, 4),
-                                            ::testing::Values("allreduce_sum", "broadcast", "reduce", "allgather",
-                                                              "reducescatter")),
-                         [](const auto& info) {
-                           return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Worlds, ProcessWorldTest,
+    ::testing::Combine(::testing::Values(2, 3, 4),
+                       ::testing::Values("allreduce_sum", "broadcast", "reduce", "allgather", "reducescatter")),
+    [](const auto& info) { return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param); });
 
 TEST(ProcessWorldHarnessTest, RankZeroCanServeTheStore) {
   ProcessWorldOptions o = workerWorld(3, "allgather", 120s);

@@ -18,8 +18,12 @@ inline constexpr std::chrono::seconds kCaseDeadline{150};
 // algorithm chosen by size, one socket per pair; `overrides` replace any of these or add others.
 inline EnvSettings suiteKnobs(const EnvSettings& overrides = {}) {
   EnvSettings settings = {
-      {"CHORUS_CHUNK_SIZE", "4096"}, {"CHORUS_TIMEOUT", "30"},         {"CHORUS_ALGO", std::nullopt},
-      {"CHORUS_NSOCKS", std::nullopt}, {"CHORUS_SMALL_THRESHOLD", std::nullopt}, {"CHORUS_TRANSPORT", std::nullopt},
+      {"CHORUS_CHUNK_SIZE", "4096"},
+      {"CHORUS_TIMEOUT", "30"},
+      {"CHORUS_ALGO", std::nullopt},
+      {"CHORUS_NSOCKS", std::nullopt},
+      {"CHORUS_SMALL_THRESHOLD", std::nullopt},
+      {"CHORUS_TRANSPORT", std::nullopt},
   };
   for (const auto& o : overrides) {
     bool replaced = false;

@@ -1,6 +1,7 @@
 // The thread-world harness itself: it builds worlds, and it turns a hang into a prompt test failure.
 #include "tests/harness/thread_world.h"
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -48,14 +49,12 @@ void expectHangAborted(std::chrono::seconds deadline, std::chrono::seconds grace
   for (auto& r : results) r = -1;
   bool completed = true;
   const Clock::time_point start = Clock::now();
-  EXPECT_NONFATAL_FAILURE(completed = world.run(
-                              [&](chorusComm_t comm, int rank) {
-                                if (rank == 0) return;
-                                float x = 1;
-                                results[rank] = chorusAllReduce(&x, &x, 1, chorusFloat32, chorusSum, comm, nullptr);
-                              },
-                              deadline),
-                          message);
+  RankBody rankZeroSkips = [&](chorusComm_t comm, int rank) {
+    if (rank == 0) return;
+    float x = 1;
+    results[rank] = chorusAllReduce(&x, &x, 1, chorusFloat32, chorusSum, comm, nullptr);
+  };
+  EXPECT_NONFATAL_FAILURE(completed = world.run(rankZeroSkips, deadline), message);
   EXPECT_FALSE(completed);
   EXPECT_FALSE(world.ready());
   EXPECT_LT(secondsSince(start), std::min(deadline, grace).count() + 10.0);
@@ -63,10 +62,23 @@ void expectHangAborted(std::chrono::seconds deadline, std::chrono::seconds grace
   EXPECT_EQ(results[2].load(), chorusRemoteError);
 }
 
-TEST(ThreadWorldTest, DeadlineAbortsAHungWorld) { expectHangAborted(2s, 100s, "deadline of 2 s passed with ranks 1 2"); }
+TEST(ThreadWorldTest, DeadlineAbortsAHungWorld) {
+  expectHangAborted(2s, 100s, "deadline of 2 s passed with ranks 1 2");
+}
 
 TEST(ThreadWorldTest, StragglersAreAbortedSoonAfterTheFirstRankLeaves) {
   expectHangAborted(100s, 1s, "ranks 1 2 were still running 1 s after another rank's body returned");
+}
+
+TEST(ThreadWorldTest, InitFailureIsReportedPerRank) {
+  // An unknown algorithm makes every rank's communicator refuse to start.
+  ScopedEnv env(suiteKnobs({{"CHORUS_ALGO", "no_such_algorithm"}}));
+  EXPECT_NONFATAL_FAILURE(
+      {
+        ThreadWorld world(2, 30s);
+        EXPECT_FALSE(world.ready());
+      },
+      "rank 1: invalid argument: CHORUS_ALGO=no_such_algorithm");
 }
 
 }  // namespace

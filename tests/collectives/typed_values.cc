@@ -10,9 +10,7 @@ namespace chorus::test {
 
 namespace {
 
-bool isUnsigned(chorusDataType_t type) {
-  return type == chorusUint8 || type == chorusUint32 || type == chorusUint64;
-}
+bool isUnsigned(chorusDataType_t type) { return type == chorusUint8 || type == chorusUint32 || type == chorusUint64; }
 
 // A scale that keeps 8 ranks' sums exact in the type while using bits a narrower type would lose.
 int64_t scaleOf(chorusDataType_t type) {

@@ -164,8 +164,8 @@ class RankGroup {
       }
       if (killed_ && reapBy == Clock::time_point::max()) reapBy = now + kReapGrace;
       if (now >= reapBy) {
-        result_.firstFailure += "; some ranks could not be reaped " + std::to_string(kReapGrace.count()) +
-                                " s after SIGKILL";
+        result_.firstFailure +=
+            "; some ranks could not be reaped " + std::to_string(kReapGrace.count()) + " s after SIGKILL";
         return;  // the destructor reaps them, blocking
       }
       Clock::time_point wakeAt = std::min(killed_ ? reapBy : until, now + std::chrono::milliseconds(100));

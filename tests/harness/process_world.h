@@ -14,8 +14,8 @@ namespace chorus::test {
 
 struct ProcessWorldOptions {
   int nranks = 2;
-  std::string worker;                  // path of the executable every rank runs
-  std::vector<std::string> args;       // its arguments (argv[1..])
+  std::string worker;             // path of the executable every rank runs
+  std::vector<std::string> args;  // its arguments (argv[1..])
   // Variables set in every rank on top of this process's environment (CHORUS_RANK and the store come from the
   // harness).
   std::vector<std::pair<std::string, std::string>> env;
@@ -26,17 +26,17 @@ struct ProcessWorldOptions {
 
 struct RankOutcome {
   pid_t pid = -1;
-  bool exited = false;            // exited normally (exitCode valid); otherwise killed by `signal`
+  bool exited = false;  // exited normally (exitCode valid); otherwise killed by `signal`
   int exitCode = -1;
   int signal = 0;
-  bool killedByHarness = false;   // the harness sent the signal (deadline or another rank's failure)
-  std::string output;             // stdout and stderr, interleaved as written (the last 64 KiB)
+  bool killedByHarness = false;  // the harness sent the signal (deadline or another rank's failure)
+  std::string output;            // stdout and stderr, interleaved as written (the last 64 KiB)
   bool succeeded() const { return exited && exitCode == 0; }
 };
 
 struct ProcessWorldResult {
-  bool timedOut = false;          // the deadline passed before every rank exited
-  std::string firstFailure;       // which rank failed first and how; "" when all succeeded
+  bool timedOut = false;     // the deadline passed before every rank exited
+  std::string firstFailure;  // which rank failed first and how; "" when all succeeded
   std::vector<RankOutcome> ranks;
   bool allSucceeded() const;
   // Every rank's status and output, for a test failure message.

@@ -138,7 +138,8 @@ bool ThreadWorld::run(const RankBody& body, std::chrono::seconds deadline) {
   // (its first half) makes every blocked and later call fail, and the rank thread frees the comm at the end.
   for (int rank = 0; rank < n_; ++rank) comms_[rank]->impl->requestAbort();
   if (!changed_.wait_until(lock, Clock::now() + kAbortGrace, [&] { return running_ == 0; })) {
-    std::fprintf(stderr, "thread world of %d: ranks%s did not return %lld s after their communicators were aborted; "
+    std::fprintf(stderr,
+                 "thread world of %d: ranks%s did not return %lld s after their communicators were aborted; "
                  "cannot join them, giving up on the whole test binary\n",
                  n_, stuckRanksLocked().c_str(), static_cast<long long>(kAbortGrace.count()));
     std::fflush(stderr);
@@ -146,13 +147,12 @@ bool ThreadWorld::run(const RankBody& body, std::chrono::seconds deadline) {
   }
   ready_ = false;
   if (straggling) {
-    ADD_FAILURE() << "thread world of " << n_ << ": ranks" << stuck << " were still running "
-                  << stragglerGrace_.count()
+    ADD_FAILURE() << "thread world of " << n_ << ": ranks" << stuck << " were still running " << stragglerGrace_.count()
                   << " s after another rank's body returned (stuck in a collective its peers left?); "
                      "aborted every communicator";
   } else {
-    ADD_FAILURE() << "thread world of " << n_ << ": deadline of " << deadline.count() << " s passed with ranks"
-                  << stuck << " still running; aborted every communicator";
+    ADD_FAILURE() << "thread world of " << n_ << ": deadline of " << deadline.count() << " s passed with ranks" << stuck
+                  << " still running; aborted every communicator";
   }
   return false;
 }

@@ -59,11 +59,11 @@ class ThreadWorld {
   // Everything below is guarded by mutex_.
   std::mutex mutex_;
   std::condition_variable changed_;
-  int initialised_ = 0;               // ranks whose chorusCommInitRank returned
+  int initialised_ = 0;  // ranks whose chorusCommInitRank returned
   std::vector<std::string> initErrors_;
-  uint64_t generation_ = 0;           // bumped for each run(); ranks run body once per generation
+  uint64_t generation_ = 0;  // bumped for each run(); ranks run body once per generation
   const RankBody* body_ = nullptr;
-  std::vector<bool> busy_;            // rank is inside body for the current generation
+  std::vector<bool> busy_;  // rank is inside body for the current generation
   int running_ = 0;
   std::chrono::steady_clock::time_point firstDone_;
   bool stopping_ = false;

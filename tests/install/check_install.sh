@@ -24,4 +24,7 @@ LD_LIBRARY_PATH="$prefix/lib" "$work/consumer/consumer_cpp"
 flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs chorus)
 cc -std=c11 -Wall -Werror "$src/tests/install/consumer/main.c" $flags -o "$work/pc_consumer"
 LD_LIBRARY_PATH="$prefix/lib" "$work/pc_consumer"
+# The installed tools run as installed (rpath), with no LD_LIBRARY_PATH.
+env -u LD_LIBRARY_PATH "$prefix/bin/chorusrun" -n 2 "$prefix/bin/chorus-perf" allreduce -b 8 -e 4K -f 8 -n 2 -w 1 \
+  | grep -q "Out of bounds values : 0 OK" || { echo "installed chorusrun + chorus-perf failed"; exit 1; }
 echo "install check passed"

@@ -313,7 +313,8 @@ class ReducerKernelTest : public ::testing::TestWithParam<Kernels> {
   KernelSet kernels_;
 };
 
-enum class Alias { kNone, kDstIsA, kDstIsB };
+// How dst, a and b share buffers: all distinct, dst == a, dst == b, a == b (dst apart), dst == a == b.
+enum class Alias { kNone, kDstIsA, kDstIsB, kSameInputs, kAllSame };
 
 TEST_P(ReducerKernelTest, EveryTypeAndOpMatchesReference) {
   std::mt19937_64 rng(42);
@@ -321,17 +322,21 @@ TEST_P(ReducerKernelTest, EveryTypeAndOpMatchesReference) {
     const TypeCase& c = typeCase(type);
     for (chorusRedOp_t op : kAllOps) {
       for (size_t count : kCounts) {
-        for (Alias alias : {Alias::kNone, Alias::kDstIsA, Alias::kDstIsB}) {
+        for (Alias alias : {Alias::kNone, Alias::kDstIsA, Alias::kDstIsB, Alias::kSameInputs, Alias::kAllSame}) {
           for (const auto& offsets : kElementOffsets) {
             const size_t bytes = count * c.size;
             GuardedBuffer a(bytes, offsets[1] * c.size), b(bytes, offsets[2] * c.size);
             GuardedBuffer separate(bytes, offsets[0] * c.size);
             c.fill(a.data(), count, rng);
             c.fill(b.data(), count, rng);
+            const bool sameInputs = alias == Alias::kSameInputs || alias == Alias::kAllSame;
+            const char* second = sameInputs ? a.data() : b.data();
             std::vector<char> expected(bytes + 1);
-            c.reduce(expected.data(), a.data(), b.data(), count, op);
-            char* dst = alias == Alias::kDstIsA ? a.data() : alias == Alias::kDstIsB ? b.data() : separate.data();
-            kernels_.reduce(dst, a.data(), b.data(), count, type, op);
+            c.reduce(expected.data(), a.data(), second, count, op);
+            char* dst = alias == Alias::kDstIsA || alias == Alias::kAllSame ? a.data()
+                        : alias == Alias::kDstIsB                           ? b.data()
+                                                                            : separate.data();
+            kernels_.reduce(dst, a.data(), second, count, type, op);
             const size_t bad = firstMismatch(type, expected.data(), dst, count);
             ASSERT_EQ(bad, count) << kernels_.name << " " << typeName(type) << " " << opName(op) << " count " << count
                                   << " alias " << static_cast<int>(alias) << " offsets " << offsets[0] << offsets[1]
@@ -413,15 +418,19 @@ std::vector<KernelSet> usableKernelSets() {
   return sets;
 }
 
+// Whether v, an element of `type`, is a NaN.
+template <typename T>
+bool isNanElement(chorusDataType_t type, T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  if constexpr (sizeof(T) == 2) return std::isnan(type == chorusFloat16 ? halfToFloat(v) : bfloat16ToFloat(v));
+  return false;
+}
+
 // Reduces 301 copies of (a, b) in place, so that the pair goes through vector blocks and the scalar tail, and
 // checks every result: equal to `expected`, or NaN when expected is NaN.
 template <typename T>
 void expectEvery(chorusDataType_t type, chorusRedOp_t op, T a, T b, T expected) {
-  auto isNan = [type](T v) {
-    if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-    if constexpr (sizeof(T) == 2) return std::isnan(type == chorusFloat16 ? halfToFloat(v) : bfloat16ToFloat(v));
-    return false;
-  };
+  auto isNan = [type](T v) { return isNanElement(type, v); };
   for (const KernelSet& k : usableKernelSets()) {
     std::vector<T> x(301, a), y(301, b);
     k.reduce(x.data(), x.data(), y.data(), x.size(), type, op);

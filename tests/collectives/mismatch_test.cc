@@ -1,0 +1,121 @@
+// Ranks that disagree about a call (count, datatype, op, root, collective) must get an error, never a hang or a
+// silent success everywhere.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/collectives/suite_knobs.h"
+#include "tests/harness/scoped_env.h"
+#include "tests/harness/thread_world.h"
+
+namespace chorus::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr double kTimeoutSeconds = 3;
+
+struct Mismatch {
+  const char* what;
+  // Makes this rank's side of the call on a buffer of 8 * 4096 floats.
+  std::function<chorusResult_t(chorusComm_t comm, int rank, float* buffer)> call;
+};
+
+std::vector<Mismatch> mismatches() {
+  return {
+      {"allreduce count 1000 vs 1001",
+       [](chorusComm_t comm, int rank, float* b) {
+         return chorusAllReduce(b, b, rank == 0 ? 1000 : 1001, chorusFloat32, chorusSum, comm, nullptr);
+       }},
+      {"allreduce float32 vs int32",
+       [](chorusComm_t comm, int rank, float* b) {
+         return chorusAllReduce(b, b, 1000, rank == 0 ? chorusFloat32 : chorusInt32, chorusSum, comm, nullptr);
+       }},
+      {"allreduce sum vs max",
+       [](chorusComm_t comm, int rank, float* b) {
+         return chorusAllReduce(b, b, 7, chorusFloat32, rank == 0 ? chorusSum : chorusMax, comm, nullptr);
+       }},
+      {"broadcast root 0 vs root 1",
+       [](chorusComm_t comm, int rank, float* b) {
+         return chorusBroadcast(b, b, 5000, chorusFloat32, rank == 0 ? 0 : 1, comm, nullptr);
+       }},
+      {"allgather vs reducescatter",
+       [](chorusComm_t comm, int rank, float* b) {
+         return rank == 0 ? chorusAllGather(b, b + 4096, 100, chorusFloat32, comm, nullptr)
+                          : chorusReduceScatter(b, b + 4096, 100, chorusFloat32, chorusSum, comm, nullptr);
+       }},
+  };
+}
+
+struct RankResult {
+  std::atomic<int> mismatched{-1};  // what the mismatched call returned
+  std::atomic<int> next{-1};        // what a correct allreduce right after it returned
+  std::atomic<double> secondsToError{-1};
+};
+
+// Runs the mismatched call and then one correct allreduce on every rank of a fresh world.
+std::vector<RankResult> runMismatch(int nranks, const Mismatch& m) {
+  std::vector<RankResult> results(nranks);
+  const Clock::time_point start = Clock::now();
+  runThreadWorld(
+      nranks,
+      [&](chorusComm_t comm, int rank) {
+        std::vector<float> buffer(8 * 4096, 1.0f);
+        chorusResult_t r = m.call(comm, rank, buffer.data());
+        results[rank].mismatched = r;
+        if (r == chorusSuccess) {
+          r = chorusAllReduce(buffer.data(), buffer.data(), 10, chorusFloat32, chorusSum, comm, nullptr);
+          results[rank].next = r;
+        }
+        if (r != chorusSuccess) {
+          results[rank].secondsToError = std::chrono::duration<double>(Clock::now() - start).count();
+        }
+      },
+      60s);
+  return results;
+}
+
+class MismatchTest : public ::testing::TestWithParam<int> {};
+
+// Every rank sees an error by the call after the mismatched one at the latest, within CHORUS_TIMEOUT. (A
+// mismatched root can go unnoticed by the call itself: every rank that believes itself root only sends.)
+TEST_P(MismatchTest, EveryRankGetsAnErrorWithinTheTimeout) {
+  ScopedEnv env(suiteKnobs({{"CHORUS_TIMEOUT", std::to_string(static_cast<int>(kTimeoutSeconds))}}));
+  const int nranks = GetParam();
+  for (const Mismatch& m : mismatches()) {
+    SCOPED_TRACE(m.what);
+    std::vector<RankResult> results = runMismatch(nranks, m);
+    for (int r = 0; r < nranks; ++r) {
+      const bool failed = results[r].mismatched != chorusSuccess || results[r].next != chorusSuccess;
+      EXPECT_TRUE(failed) << "rank " << r << ": both the mismatched call and the next one succeeded";
+      EXPECT_LT(results[r].secondsToError.load(), 2 * kTimeoutSeconds + 5) << "rank " << r;
+    }
+  }
+}
+
+// DISABLED: the rank that detects a mismatch fails at once, but its peers are not told and wait out
+// CHORUS_TIMEOUT (300 s by default) for it; see the suite's report. Enable once a failing rank poisons its
+// connections (as Gloo closes its pairs) so that every peer fails within a second.
+TEST_P(MismatchTest, DISABLED_EveryRankFailsFastWhenOneDetectsAMismatch) {
+  ScopedEnv env(suiteKnobs({{"CHORUS_TIMEOUT", "30"}}));
+  const int nranks = GetParam();
+  for (const Mismatch& m : mismatches()) {
+    SCOPED_TRACE(m.what);
+    std::vector<RankResult> results = runMismatch(nranks, m);
+    for (int r = 0; r < nranks; ++r) {
+      EXPECT_GE(results[r].secondsToError.load(), 0) << "rank " << r;
+      EXPECT_LT(results[r].secondsToError.load(), 1.0) << "rank " << r;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, MismatchTest, ::testing::Values(2, 3),
+                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+
+}  // namespace
+}  // namespace chorus::test

@@ -92,69 +92,58 @@ void TcpConnection::sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uin
   }
 }
 
-bool TcpConnection::progressSends(Stream& s) {
+// Moves as many queued slices as one syscall can: header and payload of up to kBatch slices in one iovec list,
+// so that many small slices (or a pipeline's run of slices) cost one sendmsg/recvmsg instead of one each.
+bool TcpConnection::moveSlices(Stream& s, bool isSend) {
+  constexpr size_t kBatch = 16;
+  std::deque<Slice>& q = isSend ? s.sends : s.recvs;
   bool moved = false;
-  while (!s.sends.empty()) {
-    Slice& sl = s.sends.front();
-    iovec iov[2];
+  while (!q.empty()) {
+    iovec iov[2 * kBatch];
     int n = 0;
-    if (sl.hdrDone < sizeof(FrameHeader)) {
-      iov[n++] = {reinterpret_cast<char*>(&sl.hdr) + sl.hdrDone, sizeof(FrameHeader) - sl.hdrDone};
+    for (size_t i = 0; i < q.size() && i < kBatch; ++i) {
+      Slice& sl = q[i];
+      if (sl.hdrDone < sizeof(FrameHeader)) {
+        iov[n++] = {reinterpret_cast<char*>(&sl.hdr) + sl.hdrDone, sizeof(FrameHeader) - sl.hdrDone};
+      }
+      if (sl.done < sl.len) iov[n++] = {sl.data + sl.done, sl.len - sl.done};
     }
-    if (sl.done < sl.len) iov[n++] = {sl.data + sl.done, sl.len - sl.done};
     msghdr msg{};
     msg.msg_iov = iov;
-    msg.msg_iovlen = n;
-    ssize_t r = ::sendmsg(s.fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    msg.msg_iovlen = static_cast<size_t>(n);
+    ssize_t r = isSend ? ::sendmsg(s.fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) : ::recvmsg(s.fd, &msg, MSG_DONTWAIT);
     if (r < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       if (errno == EINTR) continue;
-      lost("sendmsg", errno);
+      lost(isSend ? "sendmsg" : "recvmsg", errno);
     }
+    if (r == 0 && !isSend) lost("recvmsg", 0);
     moved = true;
     size_t got = static_cast<size_t>(r);
-    size_t h = std::min(got, sizeof(FrameHeader) - sl.hdrDone);
-    sl.hdrDone += h;
-    sl.done += got - h;
-    if (sl.hdrDone < sizeof(FrameHeader) || sl.done < sl.len) break;  // the socket buffer is full
-    uint64_t msgId = sl.msg;
-    s.sends.pop_front();
-    sliceDone(sendPending_, sendsDone_, msgId);
-  }
-  return moved;
-}
-
-bool TcpConnection::progressRecvs(Stream& s) {
-  bool moved = false;
-  while (!s.recvs.empty()) {
-    Slice& sl = s.recvs.front();
-    iovec iov[2];
-    int n = 0;
-    if (sl.hdrDone < sizeof(FrameHeader)) {
-      iov[n++] = {reinterpret_cast<char*>(&sl.hdr) + sl.hdrDone, sizeof(FrameHeader) - sl.hdrDone};
+    size_t offered = 0;
+    for (int i = 0; i < n; ++i) offered += iov[i].iov_len;
+    // Account the bytes slice by slice; a received header is checked the moment it is complete.
+    while (got > 0 || (!q.empty() && q.front().hdrDone == sizeof(FrameHeader) && q.front().done == q.front().len)) {
+      Slice& sl = q.front();
+      size_t h = std::min(got, sizeof(FrameHeader) - sl.hdrDone);
+      bool headerJustArrived = h > 0 && sl.hdrDone + h == sizeof(FrameHeader);
+      sl.hdrDone += h;
+      got -= h;
+      if (headerJustArrived && !isSend) checkHeader(sl);
+      size_t p = std::min(got, sl.len - sl.done);
+      sl.done += p;
+      got -= p;
+      if (sl.hdrDone < sizeof(FrameHeader) || sl.done < sl.len) break;
+      uint64_t msgId = sl.msg;
+      q.pop_front();
+      if (isSend) {
+        sliceDone(sendPending_, sendsDone_, msgId);
+      } else {
+        sliceDone(recvPending_, recvsDone_, msgId);
+      }
+      if (q.empty()) break;
     }
-    if (sl.done < sl.len) iov[n++] = {sl.data + sl.done, sl.len - sl.done};
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = n;
-    ssize_t r = ::recvmsg(s.fd, &msg, MSG_DONTWAIT);
-    if (r < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      if (errno == EINTR) continue;
-      lost("recvmsg", errno);
-    }
-    if (r == 0) lost("recvmsg", 0);
-    moved = true;
-    size_t got = static_cast<size_t>(r);
-    size_t h = std::min(got, sizeof(FrameHeader) - sl.hdrDone);
-    bool headerJustArrived = h > 0 && sl.hdrDone + h == sizeof(FrameHeader);
-    sl.hdrDone += h;
-    sl.done += got - h;
-    if (headerJustArrived) checkHeader(sl);
-    if (sl.hdrDone < sizeof(FrameHeader) || sl.done < sl.len) break;
-    uint64_t msgId = sl.msg;
-    s.recvs.pop_front();
-    sliceDone(recvPending_, recvsDone_, msgId);
+    if (static_cast<size_t>(r) < offered) break;  // the socket is full (send) or drained (receive)
   }
   return moved;
 }
@@ -162,8 +151,8 @@ bool TcpConnection::progressRecvs(Stream& s) {
 bool TcpConnection::progress() {
   bool moved = false;
   for (Stream& s : streams_) {
-    if (!s.sends.empty()) moved |= progressSends(s);
-    if (!s.recvs.empty()) moved |= progressRecvs(s);
+    if (!s.sends.empty()) moved |= moveSlices(s, true);
+    if (!s.recvs.empty()) moved |= moveSlices(s, false);
   }
   return moved;
 }

@@ -55,8 +55,7 @@ class TcpConnection final : public Connection {
   };
   void post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg);
   static void sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uint64_t msg);
-  bool progressSends(Stream& s);
-  bool progressRecvs(Stream& s);
+  bool moveSlices(Stream& s, bool isSend);
   void checkHeader(const Slice& sl) const;
   [[noreturn]] void lost(const char* call, int err) const;
 

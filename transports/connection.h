@@ -26,6 +26,12 @@ class Connection {
   virtual bool busy() const = 0;
   // Adds the descriptors to sleep on while nothing can move (none for transports that cannot sleep on one).
   virtual void addPollFds(std::vector<pollfd>& fds) const = 0;
+  // Tells the peer this side is closing on purpose (a communicator destroyed, not a process lost). Best effort.
+  virtual void closeGracefully() = 0;
+  // Adds descriptors whose hang-up means the peer may be gone (POLLRDHUP), unless it already said goodbye.
+  virtual void addHangupFds(std::vector<pollfd>& fds) const = 0;
+  // Called when a hang-up was seen: throws chorusRemoteError if the peer closed without a goodbye.
+  virtual void checkAlive() = 0;
   // The peer's rank, and a short description ("tcp 10.0.0.2:4312 x2") for messages.
   virtual int peer() const = 0;
   virtual const char* describe() const = 0;

@@ -60,19 +60,79 @@ void CommIO::timedOut() {
                                  "waiting on rank(s) " + (waiting.empty() ? "none" : waiting));
 }
 
+size_t CommIO::addHangupWatch() {
+  size_t from = pollFds_.size();
+  hangupOwner_.clear();
+  for (auto& c : conns_) {
+    if (!c) continue;
+    size_t before = pollFds_.size();
+    c->addHangupFds(pollFds_);
+    hangupOwner_.insert(hangupOwner_.end(), pollFds_.size() - before, c.get());
+  }
+  return from;
+}
+
+void CommIO::reportHangups(size_t from) {
+  for (size_t i = from; i < pollFds_.size(); ++i) {
+    if (pollFds_[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) hangupOwner_[i - from]->checkAlive();
+  }
+}
+
+std::string CommIO::otherLostPeers(int except) {
+  // When one rank dies its neighbours may fail and exit too; naming every hung-up peer lets the user see
+  // the whole picture instead of only the first loss this rank happened to notice.
+  pollFds_.clear();
+  size_t from = addHangupWatch();
+  std::string lost;
+  if (::poll(pollFds_.data(), pollFds_.size(), 0) <= 0) return lost;
+  for (size_t i = from; i < pollFds_.size(); ++i) {
+    Connection* c = hangupOwner_[i - from];
+    if (!(pollFds_[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) || c->peer() == except) continue;
+    try {
+      c->checkAlive();
+    } catch (const Error&) {
+      std::string r = std::to_string(c->peer());
+      if (lost.find(r) == std::string::npos) lost += (lost.empty() ? "" : ", ") + r;
+    }
+  }
+  return lost;
+}
+
+void CommIO::checkPeersAlive() {
+  // Any rank's death shows as a hang-up on its connection to every other rank (the connections form a full
+  // mesh), so even ranks that are not waiting on the lost one hear of it at once instead of at the timeout.
+  pollFds_.clear();
+  size_t from = addHangupWatch();
+  if (::poll(pollFds_.data(), pollFds_.size(), 0) > 0) reportHangups(from);
+}
+
 void CommIO::sleepUntilSomethingMoves() {
   pollFds_.clear();
   pollFds_.push_back(pollfd{wakeFd_, POLLIN, 0});
   for (Connection* c : active_) {
     if (c->busy()) c->addPollFds(pollFds_);
   }
+  size_t from = addHangupWatch();
   // Capped so that abort and the deadline are seen promptly even if a wakeup is missed.
   int r = ::poll(pollFds_.data(), pollFds_.size(), deadline_.remainingMs(50));
   if (r < 0 && errno != EINTR) throwSystemError("rank " + std::to_string(rank_) + ": " + callName_, "poll", errno);
+  if (r > 0) reportHangups(from);
 }
 
 template <class Pred>
 void CommIO::driveUntil(Pred finished) {
+  try {
+    driveLoop(finished);
+  } catch (const Error& e) {
+    if (e.code() != chorusRemoteError) throw;
+    std::string lost = otherLostPeers(-1);
+    if (lost.empty()) throw;
+    throw Error(e.code(), std::string(e.what()) + "; closed without a goodbye so far: rank(s) " + lost);
+  }
+}
+
+template <class Pred>
+void CommIO::driveLoop(Pred finished) {
   int idle = 0;
   for (unsigned round = 1;; ++round) {
     bool moved = false;
@@ -83,9 +143,16 @@ void CommIO::driveUntil(Pred finished) {
     if (aborted_.load(std::memory_order_relaxed)) {
       throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": " + callName_ + " aborted by chorusCommAbort");
     }
+    if ((round & 255) == 0) {
+      auto now = Deadline::Clock::now();
+      if (now - lastLivenessCheck_ > std::chrono::milliseconds(100)) {
+        lastLivenessCheck_ = now;
+        checkPeersAlive();
+      }
+      if (deadline_.expired()) timedOut();
+    }
     if (moved) {
       idle = 0;
-      if ((round & 255) == 0 && deadline_.expired()) timedOut();
       continue;
     }
     if (++idle < spinRounds_) continue;

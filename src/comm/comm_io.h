@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,7 +41,16 @@ class CommIO final : public PeerIO {
   Connection* connectionTo(int peer);
   template <class Pred>
   void driveUntil(Pred finished);
+  template <class Pred>
+  void driveLoop(Pred finished);
+  // The ranks, other than `except`, whose connections have hung up without a goodbye ("2, 5").
+  std::string otherLostPeers(int except);
   void sleepUntilSomethingMoves();
+  // Polls every connection for a hang-up without waiting; throws chorusRemoteError naming a lost peer.
+  void checkPeersAlive();
+  // Adds every connection's hang-up descriptors after pollFds_[from]; then reports the ones that fired.
+  size_t addHangupWatch();
+  void reportHangups(size_t from);
   [[noreturn]] void timedOut();
 
   int rank_, size_;
@@ -55,6 +65,8 @@ class CommIO final : public PeerIO {
   std::string callName_;
   std::vector<Connection*> active_;  // connections this call has used
   std::vector<pollfd> pollFds_;
+  std::vector<Connection*> hangupOwner_;  // the connection behind each hang-up descriptor in pollFds_
+  Deadline::Clock::time_point lastLivenessCheck_{};
 };
 
 }  // namespace chorus

@@ -42,6 +42,12 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
 }
 
 Communicator::~Communicator() {
+  // After an abort the peers must hear a loss, not a goodbye: they may be blocked in a call with us.
+  if (!aborted_.load()) {
+    for (auto& c : conns_) {
+      if (c) c->closeGracefully();
+    }
+  }
   conns_.clear();
   if (wakeFd_ >= 0) close(wakeFd_);
 }
@@ -119,7 +125,11 @@ void Communicator::run(const Op& request) {
     CHORUS_TRACE(rank_, name.str() << " via " << algo.name);
     io_->begin(tagFor(op), Deadline::after(timeoutSeconds_), name.str());
     algo.run(*io_, op);
-  } catch (const Error& e) {
+  } catch (const Error& raw) {
+    // Transport errors know the peer but not the call: add it.
+    std::string what = raw.what();
+    if (what.find(name.str()) == std::string::npos) what += " (during " + name.str() + ")";
+    Error e(raw.code(), what);
     std::lock_guard<std::mutex> g(errorMutex_);
     lastError_ = e.what();
     if (brokenBecause_.empty() && e.code() != chorusInvalidArgument) {
@@ -128,7 +138,7 @@ void Communicator::run(const Op& request) {
       chorusResult_t expected = chorusSuccess;
       asyncError_.compare_exchange_strong(expected, e.code());
     }
-    throw;
+    throw e;
   }
 }
 

@@ -63,13 +63,45 @@ uint64_t TcpConnection::irecv(void* buf, size_t bytes, uint32_t tag) {
 }
 
 void TcpConnection::lost(const char* call, int err) const {
-  std::string what = err == 0 ? std::string("the peer closed the connection")
+  std::string what = err == 0 ? std::string("the connection was closed without a goodbye (process exited or killed)")
                               : std::string(call) + " failed: " + std::strerror(err);
   throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": lost connection to rank " +
                                      std::to_string(peer_) + " (" + description_ + "): " + what);
 }
 
+void TcpConnection::closeGracefully() {
+  // Only when idle: a goodbye behind unsent data would be a lie about what the peer will receive.
+  if (busy()) return;
+  FrameHeader bye{kFrameMagic, kGoodbyeTag, 0};
+  for (Stream& s : streams_) {
+    ssize_t ignored = ::send(s.fd, &bye, sizeof(bye), MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void)ignored;
+  }
+}
+
+void TcpConnection::addHangupFds(std::vector<pollfd>& fds) const {
+  if (peerSaidGoodbye_) return;
+  for (const Stream& s : streams_) fds.push_back(pollfd{s.fd, POLLRDHUP, 0});
+}
+
+void TcpConnection::checkAlive() {
+  if (peerSaidGoodbye_) return;
+  for (Stream& s : streams_) {
+    if (!s.recvs.empty()) continue;  // a posted receive reads up to the end and reports the loss itself
+    FrameHeader next{};
+    ssize_t r = ::recv(s.fd, &next, sizeof(next), MSG_PEEK | MSG_DONTWAIT);
+    if (r == 0) lost("recv", 0);  // closed with nothing left to read: no goodbye, so the process is gone
+    if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) lost("recv", errno);
+    if (r == sizeof(next) && next.magic == kFrameMagic && next.tag == kGoodbyeTag) peerSaidGoodbye_ = true;
+  }
+}
+
 void TcpConnection::checkHeader(const Slice& sl) const {
+  if (sl.hdr.magic == kFrameMagic && sl.hdr.tag == kGoodbyeTag) {
+    throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) +
+                                        " destroyed its communicator while this rank still expected data from it " +
+                                        "(the ranks made different numbers of calls)");
+  }
   if (sl.hdr.magic != kFrameMagic) {
     throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": corrupt frame from rank " +
                                        std::to_string(peer_) + " (" + description_ + "): bad magic");

@@ -18,6 +18,8 @@ struct FrameHeader {
 };
 static_assert(sizeof(FrameHeader) == 16);
 inline constexpr uint32_t kFrameMagic = 0x53524843;  // "CHRS"
+// The tag of the empty frame a rank sends on every connection when it destroys its communicator.
+inline constexpr uint32_t kGoodbyeTag = 0xffffffffu;
 
 class TcpConnection final : public Connection {
  public:
@@ -33,6 +35,9 @@ class TcpConnection final : public Connection {
   uint64_t recvsDone() const override { return recvsDone_; }
   bool busy() const override { return sendsDone_ != sendsPosted_ || recvsDone_ != recvsPosted_; }
   void addPollFds(std::vector<pollfd>& fds) const override;
+  void closeGracefully() override;
+  void addHangupFds(std::vector<pollfd>& fds) const override;
+  void checkAlive() override;
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
 
@@ -64,6 +69,7 @@ class TcpConnection final : public Connection {
   std::vector<Stream> streams_;
   // Slices still outstanding for each message not yet complete, oldest first.
   std::deque<uint32_t> sendPending_, recvPending_;
+  bool peerSaidGoodbye_ = false;
   uint64_t sendsPosted_ = 0, sendsDone_ = 0, recvsPosted_ = 0, recvsDone_ = 0;
 };
 

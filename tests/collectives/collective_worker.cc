@@ -44,6 +44,30 @@ bool casesFor(const std::string& name, int nranks, std::vector<CollectiveCase>* 
   return true;
 }
 
+// Right after init (every connection is up then), rank 1 vanishes without a goodbye (as a crash would) while the
+// others call a large allreduce: each of them must get an error soon, and exits kPeerLossNoticed. (Rank 1 does not
+// make a call first: a peer may still be reading that call's last bytes when rank 1's hang-up arrives.)
+constexpr int kPeerLossNoticed = 7;
+int rankOneDiesMidCall(chorusComm_t comm, int rank) {
+  if (rank == 1) {
+    std::printf("rank 1: exiting without a goodbye, on purpose\n");
+    std::fflush(stdout);
+    ::_exit(5);
+  }
+  std::vector<float> data(1 << 20, 1.0f);
+  chorusResult_t r = chorusAllReduce(data.data(), data.data(), data.size(), chorusFloat32, chorusSum, comm, nullptr);
+  if (r == chorusSuccess) {
+    std::printf("rank %d: the allreduce without rank 1 succeeded\n", rank);
+    return 1;
+  }
+  chorusResult_t async = chorusSuccess;
+  chorusCommGetAsyncError(comm, &async);
+  std::printf("rank %d: allreduce returned %s (async error %s): %s\n", rank, chorusGetErrorString(r),
+              chorusGetErrorString(async), chorusGetLastError(comm));
+  chorusCommDestroy(comm);
+  return kPeerLossNoticed;
+}
+
 int fail(const char* what, chorusResult_t r) {
   std::printf("%s failed: %s: %s\n", what, chorusGetErrorString(r), chorusGetLastError(nullptr));
   return 1;
@@ -82,6 +106,7 @@ int main(int argc, char** argv) {
                 chorusGetErrorString(r));
     return 1;
   }
+  if (scenario == "rank1_dies_mid_call") return rankOneDiesMidCall(comm, rank);
   std::vector<CollectiveCase> cases;
   if (!casesFor(scenario, nranks, &cases)) {
     std::printf("rank %d: unknown scenario '%s'\n", rank, scenario.c_str());

@@ -85,6 +85,46 @@ TEST(ProcessWorldHarnessTest, DeadlineKillsAHungWorld) {
   }
 }
 
+// Rank 1 dies without a goodbye (as a crash would) while the others wait in an allreduce with CHORUS_TIMEOUT=60.
+ProcessWorldResult crashRankOne(int nranks) {
+  ProcessWorldOptions o = workerWorld(nranks, "rank1_dies_mid_call", 60s);
+  o.env = {{"CHORUS_TIMEOUT", "60"}};
+  o.killOnFirstFailure = false;
+  const Clock::time_point start = Clock::now();
+  ProcessWorldResult result = runProcessWorld(o);
+  EXPECT_LT(secondsSince(start), 15.0) << nranks << " ranks: " << result.describe();
+  EXPECT_FALSE(result.timedOut) << result.describe();
+  EXPECT_EQ(result.ranks.size(), static_cast<size_t>(nranks));
+  return result;
+}
+
+class PeerLossTest : public ::testing::TestWithParam<int> {};
+
+// Every other rank's pending call fails within seconds, not after CHORUS_TIMEOUT.
+TEST_P(PeerLossTest, EveryRankLearnsOfACrashedPeer) {
+  ProcessWorldResult result = crashRankOne(GetParam());
+  for (size_t r = 0; r < result.ranks.size(); ++r) {
+    EXPECT_EQ(result.ranks[r].exitCode, r == 1 ? 5 : 7) << "rank " << r << ": " << result.describe();
+  }
+}
+
+// DISABLED: with 4 ranks a survivor often blames another survivor that left after its own error, e.g. "invalid
+// usage: rank 2 destroyed its communicator while this rank still expected data from it (the ranks made different
+// numbers of calls)" or "lost connection to rank 0 ... closed without a goodbye so far: rank(s) 0, 1", instead of
+// the crashed rank 1; see the suite's report.
+TEST_P(PeerLossTest, DISABLED_EverySurvivorNamesTheCrashedRank) {
+  ProcessWorldResult result = crashRankOne(GetParam());
+  for (size_t r = 0; r < result.ranks.size(); ++r) {
+    if (r == 1) continue;
+    const std::string& out = result.ranks[r].output;
+    EXPECT_NE(out.find("returned remote error"), std::string::npos) << "rank " << r << ": " << result.describe();
+    EXPECT_NE(out.find("lost connection to rank 1 "), std::string::npos) << "rank " << r << ": " << result.describe();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, PeerLossTest, ::testing::Values(2, 4),
+                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+
 TEST(ProcessWorldHarnessTest, MissingWorkerIsReported) {
   ProcessWorldOptions o = workerWorld(2, "allgather", 30s);
   o.worker = "/nonexistent/chorus_worker";

@@ -106,7 +106,8 @@ std::string statusText(const RankOutcome& r) {
 // The children of one run: forks them into one process group, and kills and reaps whatever is left when it goes.
 class RankGroup {
  public:
-  explicit RankGroup(ProcessWorldResult& result) : result_(result) {}
+  RankGroup(ProcessWorldResult& result, bool killOnFirstFailure)
+      : result_(result), killOnFirstFailure_(killOnFirstFailure) {}
   ~RankGroup() {
     killAll();
     for (size_t r = 0; r < result_.ranks.size(); ++r) {
@@ -235,7 +236,7 @@ class RankGroup {
     if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
     if (!o.succeeded() && !o.killedByHarness && result_.firstFailure.empty()) {
       result_.firstFailure = "rank " + std::to_string(r) + " failed first: " + statusText(o);
-      killAll();
+      if (killOnFirstFailure_) killAll();
     }
   }
 
@@ -259,6 +260,7 @@ class RankGroup {
   }
 
   ProcessWorldResult& result_;
+  const bool killOnFirstFailure_;
   std::vector<int> outFds_;
   std::vector<bool> reaped_;
   pid_t group_ = 0;
@@ -307,7 +309,7 @@ ProcessWorldResult runProcessWorld(const ProcessWorldOptions& options) {
   std::vector<std::string> argv = {options.worker};
   argv.insert(argv.end(), options.args.begin(), options.args.end());
 
-  RankGroup group(result);
+  RankGroup group(result, options.killOnFirstFailure);
   group.prepare(options.nranks);
   for (int rank = 0; rank < options.nranks; ++rank) {
     std::vector<std::pair<std::string, std::string>> vars = {

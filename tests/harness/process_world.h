@@ -22,6 +22,9 @@ struct ProcessWorldOptions {
   std::chrono::seconds deadline{60};
   // true: this process serves the store (CHORUS_STORE_SERVED=1); false: rank 0 serves it on a free port.
   bool parentServesStore = true;
+  // true: the first rank to fail gets the whole group killed at once; false: the others run on (to see how they
+  // react to a lost peer) until they exit or the deadline passes.
+  bool killOnFirstFailure = true;
 };
 
 struct RankOutcome {

@@ -28,6 +28,9 @@ class Connection {
   virtual void addPollFds(std::vector<pollfd>& fds) const = 0;
   // Tells the peer this side is closing on purpose (a communicator destroyed, not a process lost). Best effort.
   virtual void closeGracefully() = 0;
+  // Tells the peer this side gave up (an error or an abort) and stops sending: a peer waiting on us then fails
+  // at once with a message that says so, instead of waiting for its timeout. Best effort; idempotent.
+  virtual void abandon() = 0;
   // Adds descriptors whose hang-up means the peer may be gone (POLLRDHUP), unless it already said goodbye.
   virtual void addHangupFds(std::vector<pollfd>& fds) const = 0;
   // Called when a hang-up was seen: throws chorusRemoteError if the peer closed without a goodbye.

@@ -90,7 +90,8 @@ std::string CommIO::otherLostPeers(int except) {
     if (!(pollFds_[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) || c->peer() == except) continue;
     try {
       c->checkAlive();
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      if (std::string(e.what()).find("gave up") != std::string::npos) continue;  // alive, failed on its own
       std::string r = std::to_string(c->peer());
       if (lost.find(r) == std::string::npos) lost += (lost.empty() ? "" : ", ") + r;
     }
@@ -127,7 +128,7 @@ void CommIO::driveUntil(Pred finished) {
     if (e.code() != chorusRemoteError) throw;
     std::string lost = otherLostPeers(-1);
     if (lost.empty()) throw;
-    throw Error(e.code(), std::string(e.what()) + "; closed without a goodbye so far: rank(s) " + lost);
+    throw Error(e.code(), std::string(e.what()) + "; vanished without a goodbye: rank(s) " + lost);
   }
 }
 

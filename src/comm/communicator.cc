@@ -42,10 +42,13 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
 }
 
 Communicator::~Communicator() {
-  // After an abort the peers must hear a loss, not a goodbye: they may be blocked in a call with us.
-  if (!aborted_.load()) {
-    for (auto& c : conns_) {
-      if (c) c->closeGracefully();
+  // After an abort the peers must hear that we gave up, not a goodbye: they may be blocked in a call with us.
+  for (auto& c : conns_) {
+    if (!c) continue;
+    if (aborted_.load() || !brokenBecause_.empty()) {
+      c->abandon();
+    } else {
+      c->closeGracefully();
     }
   }
   conns_.clear();
@@ -137,6 +140,10 @@ void Communicator::run(const Op& request) {
       brokenBecause_ = e.what();
       chorusResult_t expected = chorusSuccess;
       asyncError_.compare_exchange_strong(expected, e.code());
+      // Peers may be blocked waiting on us: tell them now rather than let them run into their timeout.
+      for (auto& c : conns_) {
+        if (c) c->abandon();
+      }
     }
     throw e;
   }

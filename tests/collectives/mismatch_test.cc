@@ -98,10 +98,8 @@ TEST_P(MismatchTest, EveryRankGetsAnErrorWithinTheTimeout) {
   }
 }
 
-// DISABLED: the rank that detects a mismatch fails at once, but its peers are not told and wait out
-// CHORUS_TIMEOUT (300 s by default) for it; see the suite's report. Enable once a failing rank poisons its
-// connections (as Gloo closes its pairs) so that every peer fails within a second.
-TEST_P(MismatchTest, DISABLED_EveryRankFailsFastWhenOneDetectsAMismatch) {
+// The rank that detects a mismatch abandons its connections, so every peer fails within a second too.
+TEST_P(MismatchTest, EveryRankFailsFastWhenOneDetectsAMismatch) {
   ScopedEnv env(suiteKnobs({{"CHORUS_TIMEOUT", "30"}}));
   const int nranks = GetParam();
   for (const Mismatch& m : mismatches()) {

@@ -79,6 +79,35 @@ void TcpConnection::closeGracefully() {
   }
 }
 
+void TcpConnection::abandon() {
+  if (abandoned_) return;
+  abandoned_ = true;
+  FrameHeader note{kFrameMagic, kAbandonTag, 0};
+  for (Stream& s : streams_) {
+    // A frame already half on the wire cannot be followed by another: then the hang-up alone must tell.
+    bool midFrame = !s.sends.empty() && (s.sends.front().hdrDone > 0);
+    if (!midFrame) {
+      ssize_t ignored = ::send(s.fd, &note, sizeof(note), MSG_DONTWAIT | MSG_NOSIGNAL);
+      (void)ignored;
+    }
+    ::shutdown(s.fd, SHUT_WR);
+    s.sends.clear();
+  }
+}
+
+void TcpConnection::checkControlFrame(const FrameHeader& h, bool expectingData) const {
+  if (h.magic != kFrameMagic) return;
+  if (h.tag == kAbandonTag) {
+    throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) +
+                                       " gave up on the communicator after an error or an abort of its own");
+  }
+  if (h.tag == kGoodbyeTag && expectingData) {
+    throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) +
+                                        " destroyed its communicator while this rank still expected data from it " +
+                                        "(the ranks made different numbers of calls)");
+  }
+}
+
 void TcpConnection::addHangupFds(std::vector<pollfd>& fds) const {
   if (peerSaidGoodbye_) return;
   for (const Stream& s : streams_) fds.push_back(pollfd{s.fd, POLLRDHUP, 0});
@@ -87,21 +116,21 @@ void TcpConnection::addHangupFds(std::vector<pollfd>& fds) const {
 void TcpConnection::checkAlive() {
   if (peerSaidGoodbye_) return;
   for (Stream& s : streams_) {
-    if (!s.recvs.empty()) continue;  // a posted receive reads up to the end and reports the loss itself
+    // Inside a frame the next bytes are payload, not a header; only the end of the stream means anything then.
+    bool midFrame = !s.recvs.empty() && s.recvs.front().hdrDone > 0;
     FrameHeader next{};
     ssize_t r = ::recv(s.fd, &next, sizeof(next), MSG_PEEK | MSG_DONTWAIT);
     if (r == 0) lost("recv", 0);  // closed with nothing left to read: no goodbye, so the process is gone
     if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) lost("recv", errno);
-    if (r == sizeof(next) && next.magic == kFrameMagic && next.tag == kGoodbyeTag) peerSaidGoodbye_ = true;
+    if (r == sizeof(next) && !midFrame) {
+      checkControlFrame(next, false);
+      if (next.magic == kFrameMagic && next.tag == kGoodbyeTag) peerSaidGoodbye_ = true;
+    }
   }
 }
 
 void TcpConnection::checkHeader(const Slice& sl) const {
-  if (sl.hdr.magic == kFrameMagic && sl.hdr.tag == kGoodbyeTag) {
-    throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) +
-                                        " destroyed its communicator while this rank still expected data from it " +
-                                        "(the ranks made different numbers of calls)");
-  }
+  checkControlFrame(sl.hdr, true);
   if (sl.hdr.magic != kFrameMagic) {
     throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": corrupt frame from rank " +
                                        std::to_string(peer_) + " (" + description_ + "): bad magic");

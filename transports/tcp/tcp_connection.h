@@ -20,6 +20,8 @@ static_assert(sizeof(FrameHeader) == 16);
 inline constexpr uint32_t kFrameMagic = 0x53524843;  // "CHRS"
 // The tag of the empty frame a rank sends on every connection when it destroys its communicator.
 inline constexpr uint32_t kGoodbyeTag = 0xffffffffu;
+// The tag of the empty frame a rank sends when it abandons the communicator after an error or an abort.
+inline constexpr uint32_t kAbandonTag = 0xfffffffeu;
 
 class TcpConnection final : public Connection {
  public:
@@ -36,6 +38,7 @@ class TcpConnection final : public Connection {
   bool busy() const override { return sendsDone_ != sendsPosted_ || recvsDone_ != recvsPosted_; }
   void addPollFds(std::vector<pollfd>& fds) const override;
   void closeGracefully() override;
+  void abandon() override;
   void addHangupFds(std::vector<pollfd>& fds) const override;
   void checkAlive() override;
   int peer() const override { return peer_; }
@@ -70,6 +73,9 @@ class TcpConnection final : public Connection {
   // Slices still outstanding for each message not yet complete, oldest first.
   std::deque<uint32_t> sendPending_, recvPending_;
   bool peerSaidGoodbye_ = false;
+  bool abandoned_ = false;
+  // Throws for a goodbye or abandon frame arriving where data was expected (or seen while idle).
+  void checkControlFrame(const FrameHeader& h, bool expectingData) const;
   uint64_t sendsPosted_ = 0, sendsDone_ = 0, recvsPosted_ = 0, recvsDone_ = 0;
 };
 

@@ -18,16 +18,10 @@ void chainBroadcast(PeerIO& io, const Op& op) {
   const size_t k = slicesFor(op.count, 1, io.sliceBytes() / es);
   const char* send = static_cast<const char*>(op.send);
   char* recv = static_cast<char*>(op.recv);
-  PipelineSpec spec;
-  spec.prev = ring.prev();
-  spec.next = ring.next();
-  spec.type = op.type;
+  PipelineSpec spec = ringPipeline(io, op.type, chorusSum);
   if (isRoot) {
     spec.numInitial = k;
-    spec.initial = [&](size_t s) {
-      Range r = splitEven(op.count, k, s);
-      return OutgoingSlice{send + r.begin * es, r.len * es};
-    };
+    spec.initial = [&](size_t s) { return evenSlice(send, op.count, k, s, es); };
     spec.afterInitialPosted = [&] { copyIfOutOfPlace(op.send, op.recv, op.count * es); };
   } else {
     spec.numIncoming = k;

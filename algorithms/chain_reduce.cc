@@ -17,17 +17,10 @@ void chainReduce(PeerIO& io, const Op& op) {
   const size_t k = slicesFor(op.count, 1, io.sliceBytes() / es);
   const char* send = static_cast<const char*>(op.send);
   char* recv = static_cast<char*>(op.recv);
-  PipelineSpec spec;
-  spec.prev = ring.prev();
-  spec.next = ring.next();
-  spec.type = op.type;
-  spec.op = op.op;
+  PipelineSpec spec = ringPipeline(io, op.type, op.op);
   if (pos == 0) {
     spec.numInitial = k;
-    spec.initial = [&](size_t s) {
-      Range r = splitEven(op.count, k, s);
-      return OutgoingSlice{send + r.begin * es, r.len * es};
-    };
+    spec.initial = [&](size_t s) { return evenSlice(send, op.count, k, s, es); };
   } else {
     const bool isRoot = pos == n - 1;
     spec.numIncoming = k;

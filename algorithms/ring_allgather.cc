@@ -18,15 +18,9 @@ void ringAllGather(PeerIO& io, const Op& op) {
   RingPattern ring{io.rank(), n};
   const size_t k = slicesFor(op.count, 1, io.sliceBytes() / es);
   const char* send = static_cast<const char*>(op.send);
-  PipelineSpec spec;
-  spec.prev = ring.prev();
-  spec.next = ring.next();
-  spec.type = op.type;
+  PipelineSpec spec = ringPipeline(io, op.type, chorusSum);
   spec.numInitial = k;
-  spec.initial = [&](size_t s) {
-    Range r = splitEven(op.count, k, s);
-    return OutgoingSlice{send + r.begin * es, r.len * es};
-  };
+  spec.initial = [&](size_t s) { return evenSlice(send, op.count, k, s, es); };
   spec.afterInitialPosted = [&] { copyIfOutOfPlace(op.send, own, blockBytes); };
   spec.numIncoming = static_cast<size_t>(n - 1) * k;
   spec.incoming = [&](size_t i) {

@@ -28,11 +28,7 @@ void ringAllReduce(PeerIO& io, const Op& op) {
     Range part = splitEven(chunk.len, k, s);
     return Range{chunk.begin + part.begin, part.len};
   };
-  PipelineSpec spec;
-  spec.prev = ring.prev();
-  spec.next = ring.next();
-  spec.type = op.type;
-  spec.op = op.op;
+  PipelineSpec spec = ringPipeline(io, op.type, op.op);
   // Step 0 of the reduce-scatter sends the own chunk straight from the send buffer (no out-of-place copy:
   // every other chunk is first written by its reduction, and the own chunk comes back in the allgather).
   spec.numInitial = k;

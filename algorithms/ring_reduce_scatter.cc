@@ -21,11 +21,7 @@ void ringReduceScatter(PeerIO& io, const Op& op) {
     Range part = splitEven(block, k, s);
     return Range{static_cast<size_t>(c) * block + part.begin, part.len};
   };
-  PipelineSpec spec;
-  spec.prev = ring.prev();
-  spec.next = ring.next();
-  spec.type = op.type;
-  spec.op = op.op;
+  PipelineSpec spec = ringPipeline(io, op.type, op.op);
   spec.numInitial = k;
   spec.initial = [&](size_t s) {
     Range r = slice(ring.reduceScatterSendChunk(0), s);

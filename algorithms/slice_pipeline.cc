@@ -2,10 +2,26 @@
 
 #include <vector>
 
+#include "algorithms/patterns/ring_pattern.h"
 #include "src/core/datatype.h"
 #include "src/core/error.h"
 
 namespace chorus {
+
+PipelineSpec ringPipeline(const PeerIO& io, chorusDataType_t type, chorusRedOp_t op) {
+  RingPattern ring{io.rank(), io.size()};
+  PipelineSpec spec;
+  spec.prev = ring.prev();
+  spec.next = ring.next();
+  spec.type = type;
+  spec.op = op;
+  return spec;
+}
+
+OutgoingSlice evenSlice(const void* base, size_t count, size_t k, size_t s, size_t elemSize) {
+  Range r = splitEven(count, k, s);
+  return OutgoingSlice{static_cast<const char*>(base) + r.begin * elemSize, r.len * elemSize};
+}
 
 void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
   const size_t esize = typeSize(spec.type);

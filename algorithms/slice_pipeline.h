@@ -38,6 +38,12 @@ struct PipelineSpec {
   std::function<void()> afterInitialPosted;
 };
 
+// A spec along the ring (prev = rank - 1, next = rank + 1) for this type and op, with nothing to move yet.
+PipelineSpec ringPipeline(const PeerIO& io, chorusDataType_t type, chorusRedOp_t op);
+
+// Slice s of k (balanced, in elements) of the `count` elements at base.
+OutgoingSlice evenSlice(const void* base, size_t count, size_t k, size_t s, size_t elemSize);
+
 // Runs the pipeline to completion: every send done, every slice processed.
 void runSlicePipeline(PeerIO& io, const PipelineSpec& spec);
 

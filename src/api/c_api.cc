@@ -72,6 +72,29 @@ bool bytesFor(size_t count, chorusDataType_t type, size_t factor, size_t* out) {
   return true;
 }
 
+// Broadcast and reduce: root in range, no overflow, the buffers each rank needs present, and on the root send and
+// recv either equal or disjoint. Broadcast needs sendbuff only on the root; reduce needs recvbuff only there.
+std::string checkRooted(const char* call, chorusComm_t comm, int root, size_t count, chorusDataType_t type,
+                        const void* sendbuff, const void* recvbuff, bool sendOnlyOnRoot) {
+  const std::string where = rankOf(comm) + ": " + call + ": ";
+  const int n = comm->impl->size();
+  if (root < 0 || root >= n) return where + "root " + std::to_string(root) + " is outside [0, " + std::to_string(n) + ")";
+  size_t bytes = 0;
+  if (!bytesFor(count, type, 1, &bytes)) return where + "count overflows";
+  const bool isRoot = comm->impl->rank() == root;
+  const void* everywhere = sendOnlyOnRoot ? recvbuff : sendbuff;
+  const void* onRoot = sendOnlyOnRoot ? sendbuff : recvbuff;
+  if (count > 0 && (!everywhere || (isRoot && !onRoot))) {
+    std::string which = !everywhere ? (sendOnlyOnRoot ? "recvbuff" : "sendbuff")
+                                    : (sendOnlyOnRoot ? "sendbuff (on the root)" : "recvbuff (on the root)");
+    return where + which + " is NULL with count " + std::to_string(count);
+  }
+  if (isRoot && sendbuff != recvbuff && overlaps(sendbuff, bytes, recvbuff, bytes)) {
+    return where + "sendbuff and recvbuff overlap without being equal";
+  }
+  return "";
+}
+
 chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::Op& op) {
   return guarded(comm, call, [&] { comm->impl->run(op); });
 }
@@ -220,20 +243,7 @@ chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t coun
                                int root, chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusBroadcast";
   std::string bad = checkCommon(call, comm, datatype, chorusSum, false, stream);
-  size_t bytes = 0;
-  if (bad.empty() && (root < 0 || root >= comm->impl->size())) {
-    bad = rankOf(comm) + ": " + call + ": root " + std::to_string(root) + " is outside [0, " +
-          std::to_string(comm->impl->size()) + ")";
-  }
-  if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = rankOf(comm) + ": " + call + ": count overflows";
-  bool isRoot = bad.empty() && comm->impl->rank() == root;
-  if (bad.empty() && count > 0 && (!recvbuff || (isRoot && !sendbuff))) {
-    bad = rankOf(comm) + ": " + call + ": " + (!recvbuff ? "recvbuff" : "sendbuff (on the root)") +
-          " is NULL with count " + std::to_string(count);
-  }
-  if (bad.empty() && isRoot && sendbuff != recvbuff && overlaps(sendbuff, bytes, recvbuff, bytes)) {
-    bad = rankOf(comm) + ": " + call + ": sendbuff and recvbuff overlap without being equal";
-  }
+  if (bad.empty()) bad = checkRooted(call, comm, root, count, datatype, sendbuff, recvbuff, true);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   return runCollective(call, comm, {Collective::kBroadcast, sendbuff, recvbuff, count, datatype, chorusSum, root, 0});
 }
@@ -242,20 +252,7 @@ chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, 
                             chorusRedOp_t op, int root, chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusReduce";
   std::string bad = checkCommon(call, comm, datatype, op, true, stream);
-  size_t bytes = 0;
-  if (bad.empty() && (root < 0 || root >= comm->impl->size())) {
-    bad = rankOf(comm) + ": " + call + ": root " + std::to_string(root) + " is outside [0, " +
-          std::to_string(comm->impl->size()) + ")";
-  }
-  if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = rankOf(comm) + ": " + call + ": count overflows";
-  bool isRoot = bad.empty() && comm->impl->rank() == root;
-  if (bad.empty() && count > 0 && (!sendbuff || (isRoot && !recvbuff))) {
-    bad = rankOf(comm) + ": " + call + ": " + (!sendbuff ? "sendbuff" : "recvbuff (on the root)") +
-          " is NULL with count " + std::to_string(count);
-  }
-  if (bad.empty() && isRoot && sendbuff != recvbuff && overlaps(sendbuff, bytes, recvbuff, bytes)) {
-    bad = rankOf(comm) + ": " + call + ": sendbuff and recvbuff overlap without being equal";
-  }
+  if (bad.empty()) bad = checkRooted(call, comm, root, count, datatype, sendbuff, recvbuff, false);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   return runCollective(call, comm, {Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root, 0});
 }

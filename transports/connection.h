@@ -24,6 +24,9 @@ class Connection {
   virtual uint64_t recvsDone() const = 0;
   // True when a posted send or receive is not yet complete.
   virtual bool busy() const = 0;
+  // True while a large receive is outstanding: then sleeping until much of it has arrived beats spinning on
+  // small pieces (fewer, larger copies; the kernel delivers without contending for the socket).
+  virtual bool largeReceivePending() const = 0;
   // Adds the descriptors to sleep on while nothing can move (none for transports that cannot sleep on one).
   virtual void addPollFds(std::vector<pollfd>& fds) const = 0;
   // Tells the peer this side is closing on purpose (a communicator destroyed, not a process lost). Best effort.

@@ -14,13 +14,16 @@ namespace chorus {
 namespace {
 // Messages below this go whole on the first socket: striping them would only add headers and syscalls.
 constexpr size_t kStripeMin = 256 * 1024;
+// A receive this large makes the waiter sleep rather than spin; it is woken when up to kWakeBytes have arrived.
+constexpr size_t kLargeReceive = 256 * 1024;
+constexpr size_t kWakeBytes = 1024 * 1024;
 }  // namespace
 
 TcpConnection::TcpConnection(int rank, int peer, std::string address, const std::vector<int>& fds)
     : rank_(rank), peer_(peer), address_(std::move(address)) {
   description_ = "tcp " + address_ + " x" + std::to_string(fds.size());
   streams_.reserve(fds.size());
-  for (int fd : fds) streams_.push_back(Stream{fd, {}, {}});
+  for (int fd : fds) streams_.push_back(Stream{fd, {}, {}, 1});
 }
 
 TcpConnection::~TcpConnection() {
@@ -218,12 +221,32 @@ bool TcpConnection::progress() {
   return moved;
 }
 
-void TcpConnection::addPollFds(std::vector<pollfd>& fds) const {
+bool TcpConnection::largeReceivePending() const {
   for (const Stream& s : streams_) {
+    if (!s.recvs.empty() && s.recvs.front().len - s.recvs.front().done >= kLargeReceive) return true;
+  }
+  return false;
+}
+
+void TcpConnection::addPollFds(std::vector<pollfd>& fds) const {
+  for (const Stream& cs : streams_) {
     short ev = 0;
-    if (!s.sends.empty()) ev |= POLLOUT;
-    if (!s.recvs.empty()) ev |= POLLIN;
-    if (ev) fds.push_back(pollfd{s.fd, ev, 0});
+    if (!cs.sends.empty()) ev |= POLLOUT;
+    if (!cs.recvs.empty()) {
+      ev |= POLLIN;
+      // Wake when the front slice has (mostly) arrived, not at its first byte: one large copy instead of many.
+      // Never above what the slice still needs, or the last bytes of a message would never wake us.
+      const Slice& f = cs.recvs.front();
+      size_t want = (sizeof(FrameHeader) - f.hdrDone) + (f.len - f.done);
+      int lowat = static_cast<int>(std::max<size_t>(1, std::min(want, kWakeBytes)));
+      if (lowat != cs.lowat) {
+        // The low-water mark only tunes wakeups; if the kernel refuses it we still wake, just sooner.
+        if (setsockopt(cs.fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat)) == 0) {
+          const_cast<Stream&>(cs).lowat = lowat;
+        }
+      }
+    }
+    if (ev) fds.push_back(pollfd{cs.fd, ev, 0});
   }
 }
 

@@ -36,6 +36,7 @@ class TcpConnection final : public Connection {
   uint64_t sendsDone() const override { return sendsDone_; }
   uint64_t recvsDone() const override { return recvsDone_; }
   bool busy() const override { return sendsDone_ != sendsPosted_ || recvsDone_ != recvsPosted_; }
+  bool largeReceivePending() const override;
   void addPollFds(std::vector<pollfd>& fds) const override;
   void closeGracefully() override;
   void abandon() override;
@@ -60,6 +61,7 @@ class TcpConnection final : public Connection {
   struct Stream {
     int fd;
     std::deque<Slice> sends, recvs;
+    int lowat;  // the SO_RCVLOWAT last set: poll wakes when this many bytes are queued
   };
   void post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg);
   static void sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uint64_t msg);

@@ -15,7 +15,7 @@ namespace {
 // Messages below this go whole on the first socket: striping them would only add headers and syscalls.
 constexpr size_t kStripeMin = 256 * 1024;
 // A receive this large makes the waiter sleep rather than spin; it is woken when up to kWakeBytes have arrived.
-constexpr size_t kLargeReceive = 256 * 1024;
+constexpr size_t kLargeReceive = 64 * 1024;
 constexpr size_t kWakeBytes = 1024 * 1024;
 }  // namespace
 

@@ -24,7 +24,9 @@ thread_local std::string tlsLastError;
 
 chorusResult_t fail(chorusComm_t comm, chorusResult_t code, const std::string& message) {
   tlsLastError = message;
-  if (comm && comm->impl && code == chorusInvalidArgument) comm->impl->recordError(message);
+  // Only argument errors are recorded here (before the call reached the communicator). Any other error was
+  // recorded by the communicator itself, which chorusCommAbort on another thread may already have freed.
+  if (code == chorusInvalidArgument && comm && comm->impl) comm->impl->recordError(message);
   return code;
 }
 

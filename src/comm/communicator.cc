@@ -158,6 +158,11 @@ void Communicator::requestAbort() {
 
 void Communicator::waitIdle() { std::lock_guard<std::mutex> lock(callMutex_); }
 
+bool Communicator::callInProgress() {
+  std::unique_lock<std::mutex> lock(callMutex_, std::try_to_lock);
+  return !lock.owns_lock();
+}
+
 const char* Communicator::lastError() {
   std::lock_guard<std::mutex> g(errorMutex_);
   return lastError_.c_str();

@@ -35,6 +35,8 @@ class Communicator {
   void requestAbort();
   // Blocks until no call is running (used before freeing after an abort).
   void waitIdle();
+  // True while a call is running on this communicator (for tests that must abort a blocked call).
+  bool callInProgress();
 
   chorusResult_t asyncError() const { return asyncError_.load(); }
   // The last error message on this communicator ("" if none); valid until the next error.

@@ -14,6 +14,7 @@ void chainReduce(PeerIO& io, const Op& op) {
   }
   RingPattern ring{io.rank(), n};
   const int pos = ring.reducePosition(op.root);  // 0 starts the chain, n-1 is the root
+  const bool isRoot = pos == n - 1;  // out here: the incoming lambda below outlives any inner block
   const size_t k = slicesFor(op.count, 1, io.sliceBytes() / es);
   const char* send = static_cast<const char*>(op.send);
   char* recv = static_cast<char*>(op.recv);
@@ -22,7 +23,6 @@ void chainReduce(PeerIO& io, const Op& op) {
     spec.numInitial = k;
     spec.initial = [&](size_t s) { return evenSlice(send, op.count, k, s, es); };
   } else {
-    const bool isRoot = pos == n - 1;
     spec.numIncoming = k;
     spec.incoming = [&](size_t s) {
       Range r = splitEven(op.count, k, s);

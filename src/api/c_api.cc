@@ -97,6 +97,28 @@ std::string checkRooted(const char* call, chorusComm_t comm, int root, size_t co
   return "";
 }
 
+// Allgather and reduce-scatter: one buffer holds nranks blocks of `count` elements (allgather's recvbuff,
+// reduce-scatter's sendbuff), the other one block. In place only at NCCL's layout: the block at rank * count.
+std::string checkBlocks(const char* call, chorusComm_t comm, size_t count, const char* countName,
+                        chorusDataType_t type, const void* sendbuff, const void* recvbuff, bool gather) {
+  const std::string where = rankOf(comm) + ": " + call + ": ";
+  size_t block = 0, total = 0;
+  if (!bytesFor(count, type, 1, &block) || !bytesFor(count, type, static_cast<size_t>(comm->impl->size()), &total)) {
+    return where + countName + " overflows";
+  }
+  if (count > 0 && (!sendbuff || !recvbuff)) {
+    return where + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with " + countName + " " + std::to_string(count);
+  }
+  const void* one = gather ? sendbuff : recvbuff;
+  const void* all = gather ? recvbuff : sendbuff;
+  const char* own = static_cast<const char*>(all) + static_cast<size_t>(comm->impl->rank()) * block;
+  if (one != own && overlaps(one, block, all, total)) {
+    return where + (gather ? "sendbuff overlaps recvbuff but is not recvbuff + rank * sendcount"
+                           : "recvbuff overlaps sendbuff but is not sendbuff + rank * recvcount");
+  }
+  return "";
+}
+
 chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::Op& op) {
   return guarded(comm, call, [&] { comm->impl->run(op); });
 }
@@ -263,21 +285,7 @@ chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t send
                                chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusAllGather";
   std::string bad = checkCommon(call, comm, datatype, chorusSum, false, stream);
-  size_t block = 0, total = 0;
-  if (bad.empty() && (!bytesFor(sendcount, datatype, 1, &block) ||
-                      !bytesFor(sendcount, datatype, static_cast<size_t>(comm->impl->size()), &total))) {
-    bad = rankOf(comm) + ": " + call + ": sendcount overflows";
-  }
-  if (bad.empty() && sendcount > 0 && (!sendbuff || !recvbuff)) {
-    bad = rankOf(comm) + ": " + call + ": " + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with sendcount " +
-          std::to_string(sendcount);
-  }
-  if (bad.empty()) {
-    const char* own = static_cast<const char*>(recvbuff) + static_cast<size_t>(comm->impl->rank()) * block;
-    if (sendbuff != own && overlaps(sendbuff, block, recvbuff, total)) {
-      bad = rankOf(comm) + ": " + call + ": sendbuff overlaps recvbuff but is not recvbuff + rank * sendcount";
-    }
-  }
+  if (bad.empty()) bad = checkBlocks(call, comm, sendcount, "sendcount", datatype, sendbuff, recvbuff, true);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   return runCollective(call, comm, {Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, -1, 0});
 }
@@ -286,21 +294,7 @@ chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t 
                                    chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusReduceScatter";
   std::string bad = checkCommon(call, comm, datatype, op, true, stream);
-  size_t block = 0, total = 0;
-  if (bad.empty() && (!bytesFor(recvcount, datatype, 1, &block) ||
-                      !bytesFor(recvcount, datatype, static_cast<size_t>(comm->impl->size()), &total))) {
-    bad = rankOf(comm) + ": " + call + ": recvcount overflows";
-  }
-  if (bad.empty() && recvcount > 0 && (!sendbuff || !recvbuff)) {
-    bad = rankOf(comm) + ": " + call + ": " + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with recvcount " +
-          std::to_string(recvcount);
-  }
-  if (bad.empty()) {
-    const char* own = static_cast<const char*>(sendbuff) + static_cast<size_t>(comm->impl->rank()) * block;
-    if (recvbuff != own && overlaps(sendbuff, total, recvbuff, block)) {
-      bad = rankOf(comm) + ": " + call + ": recvbuff overlaps sendbuff but is not sendbuff + rank * recvcount";
-    }
-  }
+  if (bad.empty()) bad = checkBlocks(call, comm, recvcount, "recvcount", datatype, sendbuff, recvbuff, false);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   return runCollective(call, comm, {Collective::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1, 0});
 }

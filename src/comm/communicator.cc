@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <sstream>
@@ -35,7 +36,7 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
   }
   // Oversubscribed hosts (more ranks than cores) must not spin: the peer they wait for needs the core.
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int spin = size_ > cores ? 4 : 200;
+  int spin = localRanks_ > cores ? 4 : 200;
   io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spin, aborted_, wakeFd_);
   CHORUS_INFO(rank_, "communicator ready: " << size_ << " ranks, job " << spec.jobId << ", store "
                                             << spec.storeHost << ":" << spec.storePort << " (" << spec.source << ")");
@@ -73,6 +74,8 @@ void Communicator::connect(const LaunchSpec& spec, Deadline deadline) {
   for (int p = 0; p < size_; ++p) {
     if (p != rank_) cards[p] = PeerCard::decode(store_->get(pre + "card/" + std::to_string(p), deadline), p);
   }
+  localRanks_ = static_cast<int>(
+      std::count_if(cards.begin(), cards.end(), [&](const PeerCard& c) { return c.hostId == self.hostId; }));
   // Each pair takes the first transport in probe order that both ends can use.
   std::map<Transport*, std::vector<PeerCard>> groups;
   for (int p = 0; p < size_; ++p) {

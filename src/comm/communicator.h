@@ -49,6 +49,7 @@ class Communicator {
   uint32_t tagFor(const Op& op) const;
 
   int rank_, size_;
+  int localRanks_ = 1;  // ranks on this host (this one included): more than the cores means no spinning
   double timeoutSeconds_;
   std::unique_ptr<StoreServer> storeServer_;
   std::unique_ptr<StoreClient> store_;

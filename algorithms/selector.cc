@@ -1,6 +1,6 @@
 #include "algorithms/selector.h"
 
-#include "algorithms/algorithms.h"
+#include "algorithms/algorithm_table.h"
 #include "src/core/datatype.h"
 #include "src/core/error.h"
 
@@ -18,27 +18,20 @@ const char* collectiveName(Collective c) {
 }
 
 Selector::Selector(const std::string& forced, size_t smallThreshold)
-    : forced_(forced), smallThreshold_(smallThreshold) {
-  if (!forced_.empty() && forced_ != "ring" && forced_ != "recursive_doubling" && forced_ != "chain") {
-    throwInvalidArgument("CHORUS_ALGO=" + forced_ + " is not one of ring, recursive_doubling, chain");
+    : forced_(forced == "chain" ? "ring" : forced), smallThreshold_(smallThreshold) {
+  if (!forced_.empty() && !isAlgorithmName(forced_)) {
+    throwInvalidArgument("CHORUS_ALGO=" + forced + " is not an algorithm name");
   }
 }
 
 AlgorithmChoice Selector::choose(const Op& op, int nranks) const {
-  switch (op.collective) {
-    case Collective::kAllReduce: {
-      bool small = op.count * typeSize(op.type) <= smallThreshold_;
-      if (forced_ == "recursive_doubling" || (forced_.empty() && small)) {
-        return {"recursive_doubling", recursiveDoublingAllReduce};
-      }
-      return {"ring", ringAllReduce};
-    }
-    case Collective::kBroadcast: return {"chain", chainBroadcast};
-    case Collective::kReduce: return {"chain", chainReduce};
-    case Collective::kAllGather: return {"ring", ringAllGather};
-    case Collective::kReduceScatter: return {"ring", ringReduceScatter};
+  if (!forced_.empty()) {
+    if (AlgorithmFn fn = findAlgorithm(op.collective, forced_)) return {forced_.c_str(), fn};
   }
-  throwInternal("unknown collective");
+  if (op.collective == Collective::kAllReduce && op.count * typeSize(op.type) <= smallThreshold_) {
+    return {"recursive_doubling", findAlgorithm(op.collective, "recursive_doubling")};
+  }
+  return {"ring", findAlgorithm(op.collective, "ring")};
 }
 
 }  // namespace chorus

@@ -3,12 +3,11 @@
 
 #include <string>
 
+#include "algorithms/algorithm_table.h"
 #include "algorithms/collective.h"
 #include "algorithms/peer_io.h"
 
 namespace chorus {
-
-using AlgorithmFn = void (*)(PeerIO&, const Op&);
 
 struct AlgorithmChoice {
   const char* name;

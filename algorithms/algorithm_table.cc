@@ -1,0 +1,33 @@
+#include "algorithms/algorithm_table.h"
+
+#include "algorithms/algorithms.h"
+
+namespace chorus {
+
+const std::vector<AlgorithmEntry>& algorithmTable() {
+  static const std::vector<AlgorithmEntry> table = {
+      {Collective::kAllReduce, "ring", ringAllReduce},
+      {Collective::kAllReduce, "recursive_doubling", recursiveDoublingAllReduce},
+      {Collective::kBroadcast, "ring", chainBroadcast},
+      {Collective::kReduce, "ring", chainReduce},
+      {Collective::kAllGather, "ring", ringAllGather},
+      {Collective::kReduceScatter, "ring", ringReduceScatter},
+  };
+  return table;
+}
+
+AlgorithmFn findAlgorithm(Collective c, std::string_view name) {
+  for (const auto& e : algorithmTable()) {
+    if (e.collective == c && name == e.name) return e.run;
+  }
+  return nullptr;
+}
+
+bool isAlgorithmName(std::string_view name) {
+  for (const auto& e : algorithmTable()) {
+    if (name == e.name) return true;
+  }
+  return false;
+}
+
+}  // namespace chorus

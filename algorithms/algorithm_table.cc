@@ -1,6 +1,7 @@
 #include "algorithms/algorithm_table.h"
 
 #include "algorithms/algorithms.h"
+#include "algorithms/hierarchical/hierarchical.h"
 
 namespace chorus {
 
@@ -12,6 +13,9 @@ const std::vector<AlgorithmEntry>& algorithmTable() {
       {Collective::kReduce, "ring", chainReduce},
       {Collective::kAllGather, "ring", ringAllGather},
       {Collective::kReduceScatter, "ring", ringReduceScatter},
+      {Collective::kAllReduce, "hierarchical", hierarchicalAllReduce},
+      {Collective::kBroadcast, "hierarchical", hierarchicalBroadcast},
+      {Collective::kReduce, "hierarchical", hierarchicalReduce},
   };
   return table;
 }

@@ -10,6 +10,7 @@
 namespace chorus {
 
 class Connection;
+struct Hierarchy;
 
 struct Request {
   Connection* conn = nullptr;
@@ -37,6 +38,10 @@ class PeerIO {
   virtual char* flat(size_t bytes) = 0;
   // Bytes per pipelined slice (CHORUS_CHUNK_SIZE).
   virtual size_t sliceBytes() const = 0;
+  // A second region of at least `bytes`, apart from flat(): for algorithms built from other algorithms.
+  virtual char* scratch(size_t bytes) = 0;
+  // Which ranks share a host, for two-level algorithms; nullptr within a subgroup (levels do not nest).
+  virtual const Hierarchy* hierarchy() const { return nullptr; }
 };
 
 }  // namespace chorus

@@ -1,8 +1,6 @@
 #include "algorithms/selector.h"
 
-#include "algorithms/algorithm_table.h"
 #include "src/core/datatype.h"
-#include "src/core/error.h"
 
 namespace chorus {
 
@@ -17,21 +15,17 @@ const char* collectiveName(Collective c) {
   return "unknown";
 }
 
-Selector::Selector(const std::string& forced, size_t smallThreshold)
-    : forced_(forced == "chain" ? "ring" : forced), smallThreshold_(smallThreshold) {
-  if (!forced_.empty() && !isAlgorithmName(forced_)) {
-    throwInvalidArgument("CHORUS_ALGO=" + forced + " is not an algorithm name");
-  }
+size_t selectionBytes(const Op& op, int nranks) {
+  size_t bytes = op.count * typeSize(op.type);
+  if (op.collective == Collective::kAllGather || op.collective == Collective::kReduceScatter) bytes *= nranks;
+  return bytes;
 }
 
+Selector::Selector(const std::string& rules, const CostInputs& inputs) : table_(inputs, AlgoRules::parse(rules)) {}
+
 AlgorithmChoice Selector::choose(const Op& op, int nranks) const {
-  if (!forced_.empty()) {
-    if (AlgorithmFn fn = findAlgorithm(op.collective, forced_)) return {forced_.c_str(), fn};
-  }
-  if (op.collective == Collective::kAllReduce && op.count * typeSize(op.type) <= smallThreshold_) {
-    return {"recursive_doubling", findAlgorithm(op.collective, "recursive_doubling")};
-  }
-  return {"ring", findAlgorithm(op.collective, "ring")};
+  const DecisionRow& row = table_.lookup(op.collective, selectionBytes(op, nranks));
+  return {row.algorithm.c_str(), row.run};
 }
 
 }  // namespace chorus

@@ -1,11 +1,12 @@
-// The only place that decides which algorithm runs for a call.
+// The only place that decides which algorithm runs for a call: CHORUS_ALGO rules where they apply, else the
+// cost model's choice for this world (see selection/decision_table.h).
 #pragma once
 
 #include <string>
 
 #include "algorithms/algorithm_table.h"
 #include "algorithms/collective.h"
-#include "algorithms/peer_io.h"
+#include "algorithms/selection/decision_table.h"
 
 namespace chorus {
 
@@ -16,14 +17,16 @@ struct AlgorithmChoice {
 
 class Selector {
  public:
-  // forced: CHORUS_ALGO ("" = choose by size); smallThreshold: allreduce bytes up to which recursive doubling wins.
-  // Throws chorusInvalidArgument on an unknown algorithm name.
-  Selector(const std::string& forced, size_t smallThreshold);
+  // rules: CHORUS_ALGO text ("" = the model decides everything). Throws chorusInvalidArgument on bad rules.
+  Selector(const std::string& rules, const CostInputs& inputs);
   AlgorithmChoice choose(const Op& op, int nranks) const;
+  const DecisionTable& table() const { return table_; }
 
  private:
-  std::string forced_;
-  size_t smallThreshold_;
+  DecisionTable table_;
 };
+
+// The size the selector and CHORUS_ALGO ranges see for a call: nccl-tests' "size" column.
+size_t selectionBytes(const Op& op, int nranks);
 
 }  // namespace chorus

@@ -34,6 +34,10 @@ class CommIO final : public PeerIO {
   char* slot(int pool, int index) override { return staging_.slot(pool, index); }
   int slots() const override { return staging_.slots(); }
   char* flat(size_t bytes) override { return staging_.flat(bytes); }
+  char* scratch(size_t bytes) override { return staging_.scratch(bytes); }
+  const Hierarchy* hierarchy() const override { return hierarchy_; }
+  // The host grouping two-level algorithms use (owned by the communicator).
+  void setHierarchy(const Hierarchy* h) { hierarchy_ = h; }
   size_t sliceBytes() const override { return staging_.sliceBytes(); }
 
  private:
@@ -67,6 +71,7 @@ class CommIO final : public PeerIO {
   std::vector<pollfd> pollFds_;
   std::vector<Connection*> hangupOwner_;  // the connection behind each hang-up descriptor in pollFds_
   Deadline::Clock::time_point lastLivenessCheck_{};
+  const Hierarchy* hierarchy_ = nullptr;
 };
 
 }  // namespace chorus

@@ -17,6 +17,15 @@
 #include "transports/transport.h"
 
 namespace chorus {
+namespace {
+
+// Until links are probed (CHORUS_TOPO_PROBE), what each transport typically costs on a host like this one.
+LinkCost defaultLinkCost(std::string_view transport) {
+  if (transport == "shm") return LinkCost{0.5, 6.0};
+  return LinkCost{12.0, 1.5};
+}
+
+}  // namespace
 
 Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spec.nranks) {
   params::logSetKnobs(rank_);
@@ -24,11 +33,11 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
   const size_t sliceBytes = static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), 4096, 64 << 20));
   const size_t smallThreshold =
       static_cast<size_t>(params::asBytes("CHORUS_SMALL_THRESHOLD", params::smallThreshold(), 0, 1LL << 30));
-  selector_ = std::make_unique<Selector>(params::algo(), smallThreshold);
+  (void)AlgoRules::parse(params::algo());  // a bad CHORUS_ALGO fails before any network traffic
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": init", "eventfd", errno);
   try {
-    connect(spec, Deadline::after(timeoutSeconds_));
+    planSelection(connect(spec, Deadline::after(timeoutSeconds_)));
     staging_ = std::make_unique<StagingMemory>(4, sliceBytes, std::max<size_t>(smallThreshold, 4096));
   } catch (...) {
     close(wakeFd_);
@@ -38,6 +47,7 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   int spin = localRanks_ > cores ? 4 : 200;
   io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spin, aborted_, wakeFd_);
+  io_->setHierarchy(&hierarchy_);
   CHORUS_INFO(rank_, "communicator ready: " << size_ << " ranks, job " << spec.jobId << ", store "
                                             << spec.storeHost << ":" << spec.storePort << " (" << spec.source << ")");
 }
@@ -56,7 +66,7 @@ Communicator::~Communicator() {
   if (wakeFd_ >= 0) close(wakeFd_);
 }
 
-void Communicator::connect(const LaunchSpec& spec, Deadline deadline) {
+std::vector<PeerCard> Communicator::connect(const LaunchSpec& spec, Deadline deadline) {
   const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
   if (spec.serveStore) storeServer_ = std::make_unique<StoreServer>("0.0.0.0", spec.storePort, spec.jobId);
   store_ = std::make_unique<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, rank_, deadline);
@@ -103,6 +113,60 @@ void Communicator::connect(const LaunchSpec& spec, Deadline deadline) {
   }
   // Everyone has read every card before anyone may tear the store down (rank 0 serves it in env mode).
   store_->barrier(pre + "ready", size_, deadline);
+  return cards;
+}
+
+std::string Communicator::sameHostTransport(const std::vector<PeerCard>& cards) const {
+  for (int p = 0; p < size_; ++p) {
+    if (p != rank_ && conns_[p] && cards[p].hostId == cards[rank_].hostId) {
+      std::string d = conns_[p]->describe();
+      return d.substr(0, d.find(' '));
+    }
+  }
+  return "shm";
+}
+
+void Communicator::planSelection(const std::vector<PeerCard>& cards) {
+  std::vector<std::string> hostIds;
+  hierarchy_.hosts.clear();
+  for (const PeerCard& c : cards) {
+    auto it = std::find(hostIds.begin(), hostIds.end(), c.hostId);
+    if (it == hostIds.end()) {
+      hostIds.push_back(c.hostId);
+      hierarchy_.hosts.push_back({c.rank});
+    } else {
+      hierarchy_.hosts[it - hostIds.begin()].push_back(c.rank);
+    }
+  }
+  CostInputs in;
+  in.nranks = size_;
+  in.nhosts = static_cast<int>(hierarchy_.hosts.size());
+  for (const auto& h : hierarchy_.hosts) in.maxRanksPerHost = std::max(in.maxRanksPerHost, static_cast<int>(h.size()));
+  in.coresPerHost = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  in.sliceBytes = static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), 4096, 64 << 20));
+  in.intraHost = defaultLinkCost(sameHostTransport(cards));
+  in.interHost = defaultLinkCost("tcp");
+  selector_ = std::make_unique<Selector>(params::algo(), in);
+  // Each level of a two-level algorithm is a flat world of its own: one host's ranks, or one rank per host.
+  CostInputs intra = in, inter = in;
+  intra.nranks = in.maxRanksPerHost;
+  intra.nhosts = 1;
+  inter.nranks = in.nhosts;
+  inter.maxRanksPerHost = 1;
+  const AlgoRules none;
+  intraHostTable_ = std::make_unique<DecisionTable>(intra, none);
+  interHostTable_ = std::make_unique<DecisionTable>(inter, none);
+  hierarchy_.chooseFlat = [this](const Op& op, int groupSize, bool acrossHosts) {
+    const DecisionTable& t = acrossHosts ? *interHostTable_ : *intraHostTable_;
+    return t.lookup(op.collective, selectionBytes(op, groupSize)).run;
+  };
+  if (logLevel() >= LogLevel::kInfo && rank_ == 0) {
+    std::ostringstream table;
+    selector_->table().print(table);
+    CHORUS_INFO(rank_, "selection for " << size_ << " ranks on " << in.nhosts << " host(s), up to "
+                                        << in.maxRanksPerHost << " per host:\n" << table.str()
+                                        << "as CHORUS_ALGO: " << selector_->table().asRules());
+  }
 }
 
 uint32_t Communicator::tagFor(const Op& op) const {

@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "algorithms/collective.h"
+#include "algorithms/hierarchical/hierarchy.h"
 #include "algorithms/selector.h"
 #include "src/bootstrap/launch_spec.h"
 #include "src/bootstrap/store.h"
 #include "src/comm/comm_io.h"
 #include "src/comm/staging_memory.h"
 #include "transports/connection.h"
+#include "transports/peer_info.h"
 
 namespace chorus {
 
@@ -45,7 +47,12 @@ class Communicator {
   void recordError(const std::string& message);
 
  private:
-  void connect(const LaunchSpec& spec, Deadline deadline);
+  // Connects to every peer; returns every rank's card (this rank's included).
+  std::vector<PeerCard> connect(const LaunchSpec& spec, Deadline deadline);
+  // The selector's view of this world (ranks per host, cores, link costs) and the host grouping.
+  void planSelection(const std::vector<PeerCard>& cards);
+  // The transport between this rank and the others of its host ("shm", "tcp"; "shm" when it is alone).
+  std::string sameHostTransport(const std::vector<PeerCard>& cards) const;
   uint32_t tagFor(const Op& op) const;
 
   int rank_, size_;
@@ -56,6 +63,8 @@ class Communicator {
   std::vector<std::unique_ptr<Connection>> conns_;
   std::unique_ptr<StagingMemory> staging_;
   std::unique_ptr<Selector> selector_;
+  Hierarchy hierarchy_;
+  std::unique_ptr<DecisionTable> intraHostTable_, interHostTable_;  // flat choices for each level
   std::unique_ptr<CommIO> io_;
   uint64_t seq_ = 0;
   std::mutex callMutex_;

@@ -33,16 +33,17 @@ StagingMemory::StagingMemory(int slots, size_t sliceBytes, size_t flatBytes) : s
 StagingMemory::~StagingMemory() {
   for (char* p : pools_) unmap(p, static_cast<size_t>(slots_) * sliceBytes_);
   unmap(flat_, flatBytes_);
+  unmap(scratch_, scratchBytes_);
 }
 
-char* StagingMemory::flat(size_t bytes) {
-  if (bytes > flatBytes_) {
+char* StagingMemory::grow(char*& region, size_t& size, size_t bytes) {
+  if (bytes > size) {
     char* bigger = mapTouched(bytes);
-    unmap(flat_, flatBytes_);
-    flat_ = bigger;
-    flatBytes_ = bytes;
+    unmap(region, size);
+    region = bigger;
+    size = bytes;
   }
-  return flat_;
+  return region;
 }
 
 }  // namespace chorus

@@ -18,17 +18,23 @@ class StagingMemory {
   int slots() const { return slots_; }
   size_t sliceBytes() const { return sliceBytes_; }
   // The flat region, grown (once, and kept) when a call needs more than it has.
-  char* flat(size_t bytes);
+  char* flat(size_t bytes) { return grow(flat_, flatBytes_, bytes); }
+  // A second region like flat(), for algorithms composed of others that use flat().
+  char* scratch(size_t bytes) { return grow(scratch_, scratchBytes_, bytes); }
 
  private:
   static char* mapTouched(size_t bytes);
   static void unmap(char* p, size_t bytes);
+  // The region, replaced by a larger one (kept from then on) when `bytes` exceeds its size.
+  static char* grow(char*& region, size_t& size, size_t bytes);
 
   int slots_;
   size_t sliceBytes_;
   char* pools_[2] = {nullptr, nullptr};
   char* flat_ = nullptr;
   size_t flatBytes_ = 0;
+  char* scratch_ = nullptr;
+  size_t scratchBytes_ = 0;
 };
 
 }  // namespace chorus

@@ -1,0 +1,34 @@
+#include "algorithms/hierarchical/hierarchical.h"
+
+#include "algorithms/algorithms.h"
+#include "algorithms/hierarchical/host_levels.h"
+#include "src/core/datatype.h"
+
+namespace chorus {
+
+void hierarchicalAllReduce(PeerIO& io, const Op& op) {
+  HostLevels l = HostLevels::of(io, -1);
+  const bool average = op.op == chorusAvg;
+  const chorusRedOp_t inner = average ? chorusSum : op.op;  // divide once, by the whole world, at the end
+  const bool severalLocal = l.local.size() > 1;
+  // 1. Within the host, to the leader (its lowest rank). recv holds the host's partial result on the leader.
+  if (severalLocal) {
+    runLevel(io, l, l.local, false, Op{Collective::kReduce, op.send, op.recv, op.count, op.type, inner, 0, op.seq});
+  }
+  // 2. Among leaders, in place on the host results.
+  if (l.isLeader) {
+    const void* in = severalLocal ? op.recv : op.send;
+    if (l.leaders.size() > 1) {
+      runLevel(io, l, l.leaders, true, Op{Collective::kAllReduce, in, op.recv, op.count, op.type, inner, -1, op.seq});
+    } else if (!severalLocal) {
+      copyIfOutOfPlace(op.send, op.recv, op.count * typeSize(op.type));
+    }
+    if (average) io.reducer().finishAverage(op.recv, op.count, op.type, io.size());
+  }
+  // 3. Within the host, from the leader.
+  if (severalLocal) {
+    runLevel(io, l, l.local, false, Op{Collective::kBroadcast, op.recv, op.recv, op.count, op.type, chorusSum, 0, op.seq});
+  }
+}
+
+}  // namespace chorus

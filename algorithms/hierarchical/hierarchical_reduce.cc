@@ -1,0 +1,35 @@
+#include "algorithms/algorithms.h"
+#include "algorithms/hierarchical/hierarchical.h"
+#include "algorithms/hierarchical/host_levels.h"
+#include "src/core/datatype.h"
+
+namespace chorus {
+
+void hierarchicalReduce(PeerIO& io, const Op& op) {
+  HostLevels l = HostLevels::of(io, op.root);
+  const bool amRoot = io.rank() == op.root;
+  const bool average = op.op == chorusAvg;
+  const chorusRedOp_t inner = average ? chorusSum : op.op;  // divide once, by the whole world, at the root
+  const bool severalLocal = l.local.size() > 1;
+  const bool acrossHosts = l.leaders.size() > 1;
+  // A leader that is not the root keeps its host's result apart: its recv may be NULL (only the root's counts).
+  void* hostResult = amRoot ? op.recv : (l.isLeader && severalLocal ? io.scratch(op.count * typeSize(op.type)) : nullptr);
+  // 1. Within each host, to its leader.
+  if (severalLocal) {
+    runLevel(io, l, l.local, false,
+             Op{Collective::kReduce, op.send, l.isLeader ? hostResult : nullptr, op.count, op.type, inner,
+                HostLevels::indexIn(l.local, l.myLeader), op.seq});
+  }
+  // 2. Among leaders, to the root.
+  if (l.isLeader && acrossHosts) {
+    const void* in = severalLocal ? hostResult : op.send;
+    runLevel(io, l, l.leaders, true,
+             Op{Collective::kReduce, in, amRoot ? op.recv : nullptr, op.count, op.type, inner, l.rootHost, op.seq});
+  }
+  if (amRoot) {
+    if (!severalLocal && !acrossHosts) copyIfOutOfPlace(op.send, op.recv, op.count * typeSize(op.type));
+    if (average) io.reducer().finishAverage(op.recv, op.count, op.type, io.size());
+  }
+}
+
+}  // namespace chorus

@@ -1,0 +1,137 @@
+#include "algorithms/selection/algo_rules.h"
+
+#include <cctype>
+
+#include "algorithms/algorithm_table.h"
+#include "src/core/error.h"
+
+namespace chorus {
+namespace {
+
+constexpr Collective kAll[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
+                               Collective::kAllGather, Collective::kReduceScatter};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      out.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+[[noreturn]] void bad(std::string_view text, std::string_view piece, const std::string& why) {
+  throwInvalidArgument("CHORUS_ALGO=" + std::string(text) + ": '" + std::string(piece) + "': " + why);
+}
+
+size_t parseSize(std::string_view text, std::string_view s) {
+  if (s == "inf" || s == "max") return SIZE_MAX;
+  size_t digits = 0;
+  unsigned long long v = 0;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) {
+    if (v > (1ULL << 50)) bad(text, s, "size too large");
+    v = v * 10 + static_cast<unsigned>(s[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) bad(text, s, "expected a size like 0, 4096, 64K, 4M, 1G or inf");
+  std::string_view unit = s.substr(digits);
+  int shift = 0;
+  if (unit == "K" || unit == "k") shift = 10;
+  else if (unit == "M" || unit == "m") shift = 20;
+  else if (unit == "G" || unit == "g") shift = 30;
+  else if (!unit.empty()) bad(text, s, "unknown size suffix (K, M or G)");
+  return static_cast<size_t>(v << shift);
+}
+
+std::string algorithmsOf(Collective c) {
+  std::string names;
+  for (const auto& e : algorithmTable()) {
+    if (e.collective == c) names += (names.empty() ? "" : ", ") + std::string(e.name);
+  }
+  return names;
+}
+
+std::string canonical(std::string_view name) { return name == "chain" ? "ring" : std::string(name); }
+
+}  // namespace
+
+std::optional<Collective> collectiveNamed(std::string_view name) {
+  for (Collective c : kAll) {
+    if (name == collectiveName(c)) return c;
+  }
+  if (name == "reduce_scatter") return Collective::kReduceScatter;
+  return std::nullopt;
+}
+
+std::string formatSize(size_t bytes) {
+  if (bytes == SIZE_MAX) return "inf";
+  const char* units[] = {"", "K", "M", "G"};
+  int u = 0;
+  while (u < 3 && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return std::to_string(bytes) + units[u];
+}
+
+AlgoRules AlgoRules::parse(std::string_view text) {
+  AlgoRules out;
+  for (std::string_view entry : split(text, ';')) {
+    if (entry.empty()) continue;
+    std::optional<Collective> coll;
+    std::string_view ranges = entry;
+    if (size_t colon = entry.find(':'); colon != std::string_view::npos) {
+      std::string_view name = trim(entry.substr(0, colon));
+      coll = collectiveNamed(name);
+      if (!coll) bad(text, name, "not a collective (allreduce, broadcast, reduce, allgather, reducescatter)");
+      ranges = entry.substr(colon + 1);
+    }
+    for (std::string_view range : split(ranges, ',')) {
+      if (range.empty()) bad(text, entry, "empty range");
+      AlgoRule rule;
+      rule.collective = coll;
+      std::string_view name = range;
+      if (size_t eq = range.find('='); eq != std::string_view::npos) {
+        std::string_view bounds = trim(range.substr(0, eq));
+        name = trim(range.substr(eq + 1));
+        size_t dash = bounds.find('-');
+        if (dash == std::string_view::npos) bad(text, range, "expected lo-hi=algorithm, e.g. 0-64K=tree");
+        rule.lo = parseSize(text, trim(bounds.substr(0, dash)));
+        rule.hi = parseSize(text, trim(bounds.substr(dash + 1)));
+        if (rule.lo >= rule.hi) bad(text, range, "empty size range (lo must be below hi)");
+      }
+      rule.algorithm = canonical(name);
+      if (coll) {
+        if (!findAlgorithm(*coll, rule.algorithm)) {
+          bad(text, range, "no algorithm '" + rule.algorithm + "' for " + collectiveName(*coll) + " (it has " +
+                               algorithmsOf(*coll) + ")");
+        }
+      } else if (!isAlgorithmName(rule.algorithm)) {
+        bad(text, range, "not an algorithm name");
+      }
+      out.rules_.push_back(std::move(rule));
+    }
+  }
+  return out;
+}
+
+std::string_view AlgoRules::lookup(Collective c, size_t bytes) const {
+  for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
+    if (it->collective && *it->collective != c) continue;
+    if (bytes < it->lo || bytes >= it->hi) continue;
+    if (!findAlgorithm(c, it->algorithm)) continue;  // a catch-all name this collective lacks
+    return it->algorithm;
+  }
+  return {};
+}
+
+}  // namespace chorus

@@ -1,0 +1,134 @@
+#include "algorithms/selection/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace chorus {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// One link as the formulas use it: alpha in us, beta and gamma in us per byte.
+struct Link {
+  double alpha, beta, gamma;
+};
+
+int floorLog2(int p) {
+  int l = 0;
+  while ((2 << l) <= p) ++l;
+  return l;
+}
+
+int ceilLog2(int p) {
+  int l = 0;
+  while ((1 << l) < p) ++l;
+  return l;
+}
+
+// The link a flat algorithm over `p` ranks is paced by: the network as soon as it spans hosts. With more ranks
+// than cores on a host, every step also waits for the scheduler, and copies and reductions share the cores.
+Link linkFor(const CostInputs& in, bool acrossHosts, int ranksPerHost) {
+  const LinkCost& c = acrossHosts ? in.interHost : in.intraHost;
+  const double share = std::max(1.0, static_cast<double>(ranksPerHost) / std::max(1, in.coresPerHost));
+  const double oversub = std::max(0, ranksPerHost - in.coresPerHost) * in.contextSwitchUs;
+  return Link{c.latencyUs + oversub, share * 1e-3 / c.bandwidthGBs, share * 1e-3 / in.reduceGBs};
+}
+
+// Pipelined through `p - 1` hops in slices: the first slice pays every hop, the rest stream behind it.
+double pipelined(double n, int hops, double perByte, const Link& l, size_t slice) {
+  if (hops <= 0) return 0;
+  const double s = std::min<double>(n, static_cast<double>(slice));
+  const double k = std::max(1.0, std::ceil(n / std::max(1.0, s)));
+  return (hops + k - 1) * (l.alpha + s * perByte);
+}
+
+double flatAllReduce(std::string_view a, double n, int p, const Link& l, size_t slice) {
+  if (p == 1) return 0;
+  const int lg = floorLog2(p);
+  const double p2 = static_cast<double>(1 << lg);
+  const bool pow2 = (1 << lg) == p;
+  const double fix = pow2 ? 0 : 2 * (l.alpha + n * l.beta) + n * l.gamma;
+  if (a == "ring") return 2 * (p - 1) * l.alpha + 2.0 * (p - 1) / p * n * l.beta + (p - 1.0) / p * n * l.gamma;
+  if (a == "recursive_doubling") return lg * (l.alpha + n * (l.beta + l.gamma)) + fix;
+  if (a == "halving_doubling") {
+    return 2 * lg * l.alpha + 2 * (p2 - 1) / p2 * n * l.beta + (p2 - 1) / p2 * n * l.gamma + fix;
+  }
+  if (a == "tree") {
+    // Two trees, each half the data, up then down; an interior rank handles two children per slice.
+    const int depth = ceilLog2(p + 1);
+    return pipelined(n / 2, depth, 2 * l.beta + l.gamma, l, slice) + pipelined(n / 2, depth, 2 * l.beta, l, slice);
+  }
+  return kInf;
+}
+
+double flatRooted(std::string_view a, bool reduce, double n, int p, const Link& l, size_t slice) {
+  if (p == 1) return 0;
+  const double g = reduce ? l.gamma : 0;
+  const int lg = ceilLog2(p);
+  if (a == "ring") return pipelined(n, p - 1, l.beta + g, l, slice);
+  if (a == "tree") return pipelined(n / 2, lg, 2 * l.beta + g, l, slice);
+  if (a == "halving_doubling") {
+    // Scatter (or reduce-scatter) then allgather (or gather): 2 log p steps, twice the data once.
+    return 2 * lg * l.alpha + 2.0 * (p - 1) / p * n * l.beta + (p - 1.0) / p * n * g;
+  }
+  return kInf;
+}
+
+double flatBlocks(std::string_view a, bool reduce, double n, int p, const Link& l) {
+  if (p == 1) return 0;
+  const double g = reduce ? l.gamma : 0;
+  const double moved = (p - 1.0) / p * n * (l.beta + g);
+  if (a == "ring") return (p - 1) * l.alpha + moved;
+  if (a == "halving_doubling") {
+    const bool pow2 = (p & (p - 1)) == 0;
+    return ceilLog2(p) * l.alpha + moved + (pow2 ? 0 : l.alpha + n / p * l.beta);
+  }
+  return kInf;
+}
+
+double flat(Collective c, std::string_view a, double n, int p, const Link& l, size_t slice) {
+  switch (c) {
+    case Collective::kAllReduce: return flatAllReduce(a, n, p, l, slice);
+    case Collective::kBroadcast: return flatRooted(a, false, n, p, l, slice);
+    case Collective::kReduce: return flatRooted(a, true, n, p, l, slice);
+    case Collective::kAllGather: return flatBlocks(a, false, n, p, l);
+    case Collective::kReduceScatter: return flatBlocks(a, true, n, p, l);
+  }
+  return kInf;
+}
+
+// The best flat algorithm for one level of a two-level collective.
+double bestFlat(Collective c, double n, int p, const Link& l, size_t slice) {
+  double best = kInf;
+  for (std::string_view a : {"ring", "recursive_doubling", "halving_doubling", "tree"}) {
+    best = std::min(best, flat(c, a, n, p, l, slice));
+  }
+  return best;
+}
+
+double hierarchical(Collective c, double n, const CostInputs& in) {
+  if (in.nhosts < 2 || in.maxRanksPerHost < 2) return kInf;
+  if (c != Collective::kAllReduce && c != Collective::kBroadcast && c != Collective::kReduce) return kInf;
+  const Link local = linkFor(in, false, in.maxRanksPerHost);
+  const Link net = linkFor(in, true, 1);
+  const int l = in.maxRanksPerHost;
+  if (c == Collective::kAllReduce) {
+    return bestFlat(Collective::kReduce, n, l, local, in.sliceBytes) +
+           bestFlat(Collective::kAllReduce, n, in.nhosts, net, in.sliceBytes) +
+           bestFlat(Collective::kBroadcast, n, l, local, in.sliceBytes);
+  }
+  return bestFlat(c, n, l, local, in.sliceBytes) + bestFlat(c, n, in.nhosts, net, in.sliceBytes);
+}
+
+}  // namespace
+
+double predictUs(Collective collective, std::string_view algorithm, size_t bytes, const CostInputs& in) {
+  const double n = static_cast<double>(bytes);
+  if (algorithm == "hierarchical") return hierarchical(collective, n, in);
+  const bool across = in.nhosts > 1;
+  const Link l = linkFor(in, across, in.maxRanksPerHost);
+  return flat(collective, algorithm, n, in.nranks, l, in.sliceBytes);
+}
+
+}  // namespace chorus

@@ -1,0 +1,34 @@
+// Predicted time of each algorithm (alpha-beta-gamma, after Thakur, Rabenseifner and Gropp), from the shape
+// of the world and the cost of its links. The selector's defaults are the argmin of these predictions.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "algorithms/collective.h"
+
+namespace chorus {
+
+struct LinkCost {
+  double latencyUs = 1.0;     // alpha: per message
+  double bandwidthGBs = 1.0;  // 1/beta: per byte
+};
+
+struct CostInputs {
+  int nranks = 1;
+  int nhosts = 1;
+  int maxRanksPerHost = 1;
+  int coresPerHost = 1;        // more ranks than cores: every step waits for a context switch
+  LinkCost intraHost;          // between ranks of one host
+  LinkCost interHost;          // between hosts
+  double reduceGBs = 4.0;      // gamma: reduction throughput of one core
+  double contextSwitchUs = 30;  // what one step costs extra per rank beyond the cores (oversubscription)
+  size_t sliceBytes = 512 * 1024;
+};
+
+// Predicted microseconds for `algorithm` running `collective` on `bytes` (the nccl-tests size: the whole
+// buffer for allreduce, broadcast and reduce; all ranks' blocks for allgather and reduce-scatter).
+// +infinity when the algorithm does not implement the collective or cannot help in this world.
+double predictUs(Collective collective, std::string_view algorithm, size_t bytes, const CostInputs& in);
+
+}  // namespace chorus

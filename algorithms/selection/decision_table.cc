@@ -1,0 +1,105 @@
+#include "algorithms/selection/decision_table.h"
+
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+#include "src/core/error.h"
+
+namespace chorus {
+namespace {
+
+constexpr Collective kAll[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
+                               Collective::kAllGather, Collective::kReduceScatter};
+constexpr int kMaxLog2 = 34;
+
+// The cheapest algorithm at `bytes` (the first in table order on ties), and its predicted time.
+std::pair<const AlgorithmEntry*, double> cheapest(Collective c, size_t bytes, const CostInputs& in) {
+  const AlgorithmEntry* best = nullptr;
+  double bestUs = std::numeric_limits<double>::infinity();
+  for (const auto& e : algorithmTable()) {
+    if (e.collective != c) continue;
+    double us = predictUs(c, e.name, bytes, in);
+    if (!best || us < bestUs) {
+      best = &e;
+      bestUs = us;
+    }
+  }
+  if (!best) throwInternal(std::string("no algorithm for ") + collectiveName(c));
+  return {best, bestUs};
+}
+
+std::string formatUs(double us) {
+  std::ostringstream s;
+  if (!std::isfinite(us)) return "-";
+  s << std::fixed << std::setprecision(us < 10 ? 2 : us < 1000 ? 1 : 0) << us;
+  return s.str();
+}
+
+}  // namespace
+
+DecisionTable::DecisionTable(const CostInputs& inputs, const AlgoRules& rules) {
+  for (Collective c : kAll) {
+    for (int k = -1; k <= kMaxLog2; ++k) {
+      const size_t lo = k < 0 ? 0 : size_t{1} << k;
+      const size_t hi = k == kMaxLog2 ? SIZE_MAX : size_t{1} << (k + 1);
+      DecisionRow row;
+      row.collective = c;
+      row.lo = lo;
+      row.hi = hi;
+      std::string_view forced = rules.lookup(c, lo);
+      if (!forced.empty()) {
+        row.algorithm = std::string(forced);
+        row.run = findAlgorithm(c, forced);
+        row.forced = true;
+        row.predictedLoUs = predictUs(c, forced, lo, inputs);
+      } else {
+        auto [entry, us] = cheapest(c, lo, inputs);
+        row.algorithm = entry->name;
+        row.run = entry->run;
+        row.predictedLoUs = us;
+      }
+      row.predictedHiUs = row.predictedLoUs;
+      DecisionRow* last = rows_.empty() ? nullptr : &rows_.back();
+      if (last && last->collective == c && last->algorithm == row.algorithm && last->forced == row.forced) {
+        last->hi = row.hi;
+        last->predictedHiUs = row.predictedLoUs;
+      } else {
+        rows_.push_back(std::move(row));
+      }
+    }
+  }
+}
+
+const DecisionRow& DecisionTable::lookup(Collective c, size_t bytes) const {
+  for (const auto& r : rows_) {
+    if (r.collective == c && bytes >= r.lo && bytes < r.hi) return r;
+  }
+  throwInternal(std::string("decision table has no row for ") + collectiveName(c) + " of " + std::to_string(bytes));
+}
+
+std::string DecisionTable::asRules() const {
+  std::string out;
+  const DecisionRow* prev = nullptr;
+  for (const auto& r : rows_) {
+    bool first = !prev || prev->collective != r.collective;
+    if (first) out += std::string(out.empty() ? "" : ";") + collectiveName(r.collective) + ":";
+    out += std::string(first ? "" : ",") + formatSize(r.lo) + "-" + formatSize(r.hi) + "=" + r.algorithm;
+    prev = &r;
+  }
+  return out;
+}
+
+void DecisionTable::print(std::ostream& out) const {
+  out << std::left << std::setw(14) << "collective" << std::setw(16) << "bytes" << std::setw(20) << "algorithm"
+      << "predicted us (at lo .. near hi)\n";
+  for (const auto& r : rows_) {
+    out << std::left << std::setw(14) << collectiveName(r.collective) << std::setw(16)
+        << (formatSize(r.lo) + "-" + formatSize(r.hi)) << std::setw(20) << r.algorithm
+        << formatUs(r.predictedLoUs) << " .. " << formatUs(r.predictedHiUs) << (r.forced ? "  (CHORUS_ALGO)" : "")
+        << "\n";
+  }
+}
+
+}  // namespace chorus

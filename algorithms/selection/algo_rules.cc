@@ -108,6 +108,8 @@ AlgoRules AlgoRules::parse(std::string_view text) {
         rule.lo = parseSize(text, trim(bounds.substr(0, dash)));
         rule.hi = parseSize(text, trim(bounds.substr(dash + 1)));
         if (rule.lo >= rule.hi) bad(text, range, "empty size range (lo must be below hi)");
+      } else if (std::isdigit(static_cast<unsigned char>(range.front()))) {
+        bad(text, range, "expected lo-hi=algorithm, e.g. 0-64K=tree");
       }
       rule.algorithm = canonical(name);
       if (coll) {

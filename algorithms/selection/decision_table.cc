@@ -12,7 +12,7 @@ namespace {
 
 constexpr Collective kAll[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
                                Collective::kAllGather, Collective::kReduceScatter};
-constexpr int kMaxLog2 = 34;
+constexpr int kMaxLog2 = 30;  // the last row, from 1 GiB, runs to infinity
 
 // The cheapest algorithm at `bytes` (the first in table order on ties), and its predicted time.
 std::pair<const AlgorithmEntry*, double> cheapest(Collective c, size_t bytes, const CostInputs& in) {

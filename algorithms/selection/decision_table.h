@@ -24,7 +24,7 @@ struct DecisionRow {
 
 class DecisionTable {
  public:
-  // Evaluates the model at every power of two (and 0) up to 16 GiB; `rules` override it where they apply.
+  // Evaluates the model at 0 and every power of two up to 1 GiB; `rules` override it where they apply.
   DecisionTable(const CostInputs& inputs, const AlgoRules& rules);
   // The row covering `bytes` of collective `c` (there always is one).
   const DecisionRow& lookup(Collective c, size_t bytes) const;

@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -37,11 +39,39 @@ bool casesFor(const std::string& name, int nranks, std::vector<CollectiveCase>* 
     grid.kind = CollectiveKind::kAllGather;
   } else if (name == "reducescatter") {
     grid.kind = CollectiveKind::kReduceScatter;
+  } else if (name == "rooted_and_allreduce") {
+    // The collectives two-level algorithms implement, on a grid small enough for many world shapes.
+    for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+      grid.kind = kind;
+      grid.types = {chorusInt32, chorusFloat16, chorusFloat64};
+      grid.ops = {chorusSum, chorusMax, chorusAvg};
+      grid.counts = {0, 1, 1031, 20000};
+      std::vector<CollectiveCase> some = chorus::test::casesOf(grid, static_cast<uint32_t>(cases->size() + 1));
+      cases->insert(cases->end(), some.begin(), some.end());
+    }
+    return true;
   } else {
     return false;
   }
   *cases = chorus::test::casesOf(grid);
   return true;
+}
+
+// CHORUS_TEST_HOSTS=H[/rr]: this rank plays a part of one of H emulated hosts (contiguous blocks as chorusrun
+// --hosts makes them, or round-robin with /rr so that hosts are not rank ranges), by setting CHORUS_HOST_ID.
+void emulateHosts(int rank, int nranks) {
+  const char* spec = std::getenv("CHORUS_TEST_HOSTS");
+  if (!spec || rank < 0 || nranks <= 0) return;
+  const int hosts = std::max(1, std::atoi(spec));
+  int host;
+  if (std::strstr(spec, "/rr")) {
+    host = rank % hosts;
+  } else {
+    const int base = nranks / hosts, extra = nranks % hosts;  // the first `extra` hosts get one more rank
+    const int bigBlock = (base + 1) * extra;
+    host = rank < bigBlock ? rank / (base + 1) : extra + (rank - bigBlock) / std::max(1, base);
+  }
+  setenv("CHORUS_HOST_ID", ("emulated-host-" + std::to_string(host)).c_str(), 1);
 }
 
 // Right after init (every connection is up then), rank 1 vanishes without a goodbye (as a crash would) while the
@@ -88,6 +118,8 @@ int main(int argc, char** argv) {
     std::printf("rank 1: exiting with status 3 before joining, on purpose\n");
     return 3;
   }
+  const char* sizeText = std::getenv("CHORUS_WORLD_SIZE");
+  emulateHosts(envRank, sizeText ? std::atoi(sizeText) : 0);
   chorusComm_t comm = nullptr;
   chorusResult_t r = chorusCommInitFromEnv(&comm);
   if (r != chorusSuccess) return fail("chorusCommInitFromEnv", r);

@@ -1,0 +1,52 @@
+// Two-level algorithms across emulated hosts (CHORUS_HOST_ID per rank), even and uneven splits, hosts as rank
+// blocks and interleaved; and the default selection in the same worlds.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "tests/harness/process_world.h"
+
+namespace chorus::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// (ranks, hosts spec for CHORUS_TEST_HOSTS, CHORUS_ALGO)
+class HierarchicalTest : public ::testing::TestWithParam<std::tuple<int, std::string, std::string>> {};
+
+TEST_P(HierarchicalTest, MatchesTheReference) {
+  const auto& [nranks, hosts, algo] = GetParam();
+  ProcessWorldOptions o;
+  o.nranks = nranks;
+  o.worker = CHORUS_COLLECTIVE_WORKER;
+  o.args = {"rooted_and_allreduce"};
+  o.env = {{"CHORUS_CHUNK_SIZE", "4096"}, {"CHORUS_TIMEOUT", "60"}, {"CHORUS_TEST_HOSTS", hosts},
+           {"CHORUS_ALGO", algo}};
+  o.deadline = 180s;
+  ProcessWorldResult result = runProcessWorld(o);
+  EXPECT_TRUE(result.allSucceeded()) << result.describe();
+  for (int r = 0; r < static_cast<int>(result.ranks.size()); ++r) {
+    EXPECT_NE(result.ranks[r].output.find("calls right"), std::string::npos)
+        << "rank " << r << ": " << result.ranks[r].output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Splits, HierarchicalTest,
+    ::testing::Values(std::make_tuple(4, "2", "hierarchical"),     // 2 + 2
+                      std::make_tuple(5, "2", "hierarchical"),     // 3 + 2
+                      std::make_tuple(7, "3", "hierarchical"),     // 3 + 2 + 2
+                      std::make_tuple(3, "2", "hierarchical"),     // 2 + 1: a host with a lone rank
+                      std::make_tuple(6, "3/rr", "hierarchical"),  // hosts {0,3} {1,4} {2,5}
+                      std::make_tuple(5, "2/rr", ""),              // the selector's own choice
+                      std::make_tuple(4, "1", "hierarchical")),    // one host: the inter-host level is empty
+    [](const auto& info) {
+      std::string hosts = std::get<1>(info.param);
+      for (char& c : hosts) c = c == '/' ? '_' : c;
+      std::string algo = std::get<2>(info.param);
+      return std::to_string(std::get<0>(info.param)) + "ranks_" + hosts + "hosts_" + (algo.empty() ? "default" : algo);
+    });
+
+}  // namespace
+}  // namespace chorus::test

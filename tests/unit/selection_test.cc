@@ -1,0 +1,138 @@
+// CHORUS_ALGO rules, the cost model and the decision table on synthetic worlds.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "algorithms/selection/algo_rules.h"
+#include "algorithms/selection/cost_model.h"
+#include "algorithms/selection/decision_table.h"
+#include "src/core/error.h"
+
+namespace chorus {
+namespace {
+
+std::string parseError(const std::string& text) {
+  try {
+    AlgoRules::parse(text);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), chorusInvalidArgument);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(AlgoRulesTest, PlainNameAppliesWhereTheAlgorithmExists) {
+  AlgoRules r = AlgoRules::parse("recursive_doubling");
+  EXPECT_EQ(r.lookup(Collective::kAllReduce, 0), "recursive_doubling");
+  EXPECT_EQ(r.lookup(Collective::kAllReduce, size_t{1} << 40), "recursive_doubling");
+  EXPECT_EQ(r.lookup(Collective::kBroadcast, 8), "");  // broadcast has no recursive doubling: the model decides
+}
+
+TEST(AlgoRulesTest, RangesPerCollectiveAndLaterRulesWin) {
+  AlgoRules r = AlgoRules::parse(" allreduce:0-64K=recursive_doubling, 64K-inf=ring ; broadcast:hierarchical;ring");
+  EXPECT_EQ(r.lookup(Collective::kBroadcast, 100), "ring");  // the trailing catch-all overrides
+  AlgoRules s = AlgoRules::parse("ring;allreduce:0-64K=recursive_doubling;broadcast:hierarchical");
+  EXPECT_EQ(s.lookup(Collective::kAllReduce, 65535), "recursive_doubling");
+  EXPECT_EQ(s.lookup(Collective::kAllReduce, 65536), "ring");
+  EXPECT_EQ(s.lookup(Collective::kBroadcast, 1), "hierarchical");
+  EXPECT_EQ(s.lookup(Collective::kAllGather, 1), "ring");
+  EXPECT_EQ(AlgoRules::parse("chain").lookup(Collective::kReduce, 5), "ring");  // the old name still works
+  EXPECT_TRUE(AlgoRules::parse("").empty());
+  EXPECT_TRUE(AlgoRules::parse(" ; ").empty());
+}
+
+TEST(AlgoRulesTest, BadStringsSayWhatIsWrong) {
+  EXPECT_NE(parseError("no_such_algorithm").find("'no_such_algorithm': not an algorithm name"), std::string::npos);
+  EXPECT_NE(parseError("allreduce:0-64K").find("expected lo-hi=algorithm"), std::string::npos)
+      << parseError("allreduce:0-64K");
+  EXPECT_NE(parseError("alltoall:ring").find("not a collective"), std::string::npos);
+  EXPECT_NE(parseError("allgather:0-inf=hierarchical").find("no algorithm 'hierarchical' for allgather (it has ring"),
+            std::string::npos)
+      << parseError("allgather:0-inf=hierarchical");
+  EXPECT_NE(parseError("allreduce:64K-0=ring").find("empty size range"), std::string::npos);
+  EXPECT_NE(parseError("allreduce:1X-2=ring").find("unknown size suffix"), std::string::npos);
+  EXPECT_NE(parseError("allreduce:a-2=ring").find("expected a size"), std::string::npos);
+  EXPECT_NE(parseError("allreduce:99999999999999999999-inf=ring").find("too large"), std::string::npos);
+  EXPECT_NE(parseError("allreduce:ring,").find("empty range"), std::string::npos);
+  EXPECT_EQ(parseError("allreduce:0-64K=ring"), "");
+}
+
+TEST(AlgoRulesTest, SizesFormatShortestExact) {
+  EXPECT_EQ(formatSize(0), "0");
+  EXPECT_EQ(formatSize(1000), "1000");
+  EXPECT_EQ(formatSize(65536), "64K");
+  EXPECT_EQ(formatSize(3 << 20), "3M");
+  EXPECT_EQ(formatSize(size_t{1} << 30), "1G");
+  EXPECT_EQ(formatSize(SIZE_MAX), "inf");
+}
+
+CostInputs oneHost(int ranks) {
+  CostInputs in;
+  in.nranks = ranks;
+  in.maxRanksPerHost = ranks;
+  in.coresPerHost = 16;
+  in.intraHost = {0.5, 6.0};
+  in.interHost = {12.0, 1.5};
+  return in;
+}
+
+TEST(CostModelTest, LatencyAlgorithmsWinSmallBandwidthAlgorithmsWinLarge) {
+  CostInputs in = oneHost(8);
+  EXPECT_LT(predictUs(Collective::kAllReduce, "recursive_doubling", 8, in), predictUs(Collective::kAllReduce, "ring", 8, in));
+  EXPECT_LT(predictUs(Collective::kAllReduce, "ring", 64 << 20, in),
+            predictUs(Collective::kAllReduce, "recursive_doubling", 64 << 20, in));
+  EXPECT_TRUE(std::isinf(predictUs(Collective::kAllGather, "recursive_doubling", 8, in)));
+  EXPECT_TRUE(std::isinf(predictUs(Collective::kAllReduce, "hierarchical", 8, in)));  // one host: nothing to gain
+  EXPECT_EQ(predictUs(Collective::kAllReduce, "ring", 1 << 20, oneHost(1)), 0.0);
+}
+
+TEST(CostModelTest, HierarchicalPaysOffAcrossSlowLinksWithManyRanksPerHost) {
+  CostInputs in = oneHost(32);
+  in.nhosts = 4;
+  in.maxRanksPerHost = 8;
+  EXPECT_LT(predictUs(Collective::kAllReduce, "hierarchical", 4096, in),
+            predictUs(Collective::kAllReduce, "ring", 4096, in));
+  EXPECT_LT(predictUs(Collective::kBroadcast, "hierarchical", 4096, in),
+            predictUs(Collective::kBroadcast, "ring", 4096, in));
+}
+
+TEST(DecisionTableTest, CoversEverySizeOnceAndRoundTripsThroughRules) {
+  CostInputs in = oneHost(8);
+  DecisionTable t(in, AlgoRules{});
+  for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce, Collective::kAllGather,
+                       Collective::kReduceScatter}) {
+    size_t expectLo = 0;
+    for (const auto& row : t.rows()) {
+      if (row.collective != c) continue;
+      EXPECT_EQ(row.lo, expectLo) << collectiveName(c);
+      EXPECT_NE(row.run, nullptr);
+      EXPECT_FALSE(row.forced);
+      expectLo = row.hi;
+    }
+    EXPECT_EQ(expectLo, SIZE_MAX) << collectiveName(c);
+  }
+  EXPECT_EQ(t.lookup(Collective::kAllReduce, 8).algorithm, "recursive_doubling");
+  EXPECT_EQ(t.lookup(Collective::kAllReduce, 256 << 20).algorithm, "ring");
+  // The defaults printed as CHORUS_ALGO reproduce themselves when fed back.
+  DecisionTable again(in, AlgoRules::parse(t.asRules()));
+  for (size_t bytes : {size_t{0}, size_t{7}, size_t{4096}, size_t{1} << 20, size_t{3} << 30}) {
+    EXPECT_EQ(again.lookup(Collective::kAllReduce, bytes).algorithm, t.lookup(Collective::kAllReduce, bytes).algorithm);
+    EXPECT_TRUE(again.lookup(Collective::kAllReduce, bytes).forced);
+  }
+  std::ostringstream printed;
+  t.print(printed);
+  EXPECT_NE(printed.str().find("allreduce"), std::string::npos);
+  EXPECT_NE(printed.str().find("recursive_doubling"), std::string::npos);
+}
+
+TEST(DecisionTableTest, RulesOverrideOnlyWhereTheyApply) {
+  DecisionTable t(oneHost(4), AlgoRules::parse("allreduce:1M-inf=recursive_doubling"));
+  EXPECT_EQ(t.lookup(Collective::kAllReduce, 2 << 20).algorithm, "recursive_doubling");
+  EXPECT_TRUE(t.lookup(Collective::kAllReduce, 2 << 20).forced);
+  EXPECT_FALSE(t.lookup(Collective::kAllReduce, 1000).forced);
+  EXPECT_EQ(t.lookup(Collective::kBroadcast, 2 << 20).algorithm, "ring");
+}
+
+}  // namespace
+}  // namespace chorus

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "algorithms/reduce/reducer.h"
+#include "src/comm/mismatch_report.h"
 #include "src/core/datatype.h"
 #include "src/core/error.h"
 #include "src/core/logging.h"
@@ -113,6 +114,9 @@ std::vector<PeerCard> Communicator::connect(const LaunchSpec& spec, Deadline dea
   }
   // Everyone has read every card before anyone may tear the store down (rank 0 serves it in env mode).
   store_->barrier(pre + "ready", size_, deadline);
+  if (params::asInt("CHORUS_CHECK_MISMATCH", params::checkMismatch(), 0, 1) == 1) {
+    mismatchReport_ = std::make_unique<MismatchReport>(*store_, pre, rank_, size_);
+  }
   return cards;
 }
 
@@ -170,6 +174,7 @@ void Communicator::planSelection(const std::vector<PeerCard>& cards) {
 }
 
 uint32_t Communicator::tagFor(const Op& op) const {
+  if (!mismatchReport_) return 0;  // CHORUS_CHECK_MISMATCH=0: frames carry no call identity, sizes are still checked
   // Frames carry this tag; ranks that disagree on the call see different tags (or sizes) and fail fast.
   return static_cast<uint32_t>((op.seq & 0xffff) << 16) | (static_cast<uint32_t>(op.collective) << 13) |
          (static_cast<uint32_t>(op.type) << 9) | (static_cast<uint32_t>(op.op) << 6) |
@@ -200,17 +205,21 @@ void Communicator::run(const Op& request) {
     std::string what = raw.what();
     if (what.find(name.str()) == std::string::npos) what += " (during " + name.str() + ")";
     Error e(raw.code(), what);
-    std::lock_guard<std::mutex> g(errorMutex_);
-    lastError_ = e.what();
-    if (brokenBecause_.empty() && e.code() != chorusInvalidArgument) {
-      // The streams to the peers are now out of step: refuse further calls rather than deliver garbage.
-      brokenBecause_ = e.what();
-      chorusResult_t expected = chorusSuccess;
-      asyncError_.compare_exchange_strong(expected, e.code());
+    const bool firstFailure = brokenBecause_.empty() && e.code() != chorusInvalidArgument;
+    if (firstFailure) {
       // Peers may be blocked waiting on us: tell them now rather than let them run into their timeout.
       for (auto& c : conns_) {
         if (c) c->abandon();
       }
+      if (mismatchReport_ && !aborted_.load()) e = mismatchReport_->explain(e, op.seq, name.str(), 1.0);
+    }
+    std::lock_guard<std::mutex> g(errorMutex_);
+    lastError_ = e.what();
+    if (firstFailure) {
+      // The streams to the peers are now out of step: refuse further calls rather than deliver garbage.
+      brokenBecause_ = e.what();
+      chorusResult_t expected = chorusSuccess;
+      asyncError_.compare_exchange_strong(expected, e.code());
     }
     throw e;
   }

@@ -13,6 +13,7 @@
 #include "src/bootstrap/launch_spec.h"
 #include "src/bootstrap/store.h"
 #include "src/comm/comm_io.h"
+#include "src/comm/mismatch_report.h"
 #include "src/comm/staging_memory.h"
 #include "transports/connection.h"
 #include "transports/peer_info.h"
@@ -60,6 +61,7 @@ class Communicator {
   double timeoutSeconds_;
   std::unique_ptr<StoreServer> storeServer_;
   std::unique_ptr<StoreClient> store_;
+  std::unique_ptr<MismatchReport> mismatchReport_;  // null when CHORUS_CHECK_MISMATCH=0
   std::vector<std::unique_ptr<Connection>> conns_;
   std::unique_ptr<StagingMemory> staging_;
   std::unique_ptr<Selector> selector_;

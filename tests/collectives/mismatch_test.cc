@@ -112,6 +112,51 @@ TEST_P(MismatchTest, EveryRankFailsFastWhenOneDetectsAMismatch) {
   }
 }
 
+// Every rank learns which ranks called what, and gets chorusInvalidUsage.
+TEST(MismatchListingTest, EveryRankListsWhoCalledWhat) {
+  ScopedEnv env(suiteKnobs({{"CHORUS_TIMEOUT", "30"}}));
+  constexpr int kRanks = 3;
+  std::vector<std::string> messages(kRanks);
+  std::vector<int> codes(kRanks, -1);
+  runThreadWorld(
+      kRanks,
+      [&](chorusComm_t comm, int rank) {
+        std::vector<float> buffer(2000, 1.0f);
+        codes[rank] = chorusAllReduce(buffer.data(), buffer.data(), rank == 1 ? 1001 : 1000, chorusFloat32, chorusSum,
+                                      comm, nullptr);
+        messages[rank] = chorusGetLastError(comm);
+      },
+      60s);
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(codes[r], chorusInvalidUsage) << "rank " << r << ": " << messages[r];
+    EXPECT_NE(messages[r].find("does not match across ranks"), std::string::npos) << messages[r];
+    EXPECT_NE(messages[r].find("ranks 0, 2 called allreduce #0 (count 1000, float32, sum)"), std::string::npos)
+        << messages[r];
+    EXPECT_NE(messages[r].find("rank 1 called allreduce #0 (count 1001, float32, sum)"), std::string::npos)
+        << messages[r];
+  }
+}
+
+// CHORUS_CHECK_MISMATCH=0: no listing, but a size mismatch is still an error (never a buffer overrun).
+TEST(MismatchListingTest, OffStillRefusesWrongSizes) {
+  ScopedEnv env(suiteKnobs({{"CHORUS_TIMEOUT", "30"}, {"CHORUS_CHECK_MISMATCH", "0"}}));
+  std::vector<int> codes(2, -1);
+  std::vector<std::string> messages(2);
+  runThreadWorld(
+      2,
+      [&](chorusComm_t comm, int rank) {
+        std::vector<float> buffer(2000, 1.0f);
+        codes[rank] = chorusAllReduce(buffer.data(), buffer.data(), rank == 1 ? 1001 : 1000, chorusFloat32, chorusSum,
+                                      comm, nullptr);
+        messages[rank] = chorusGetLastError(comm);
+      },
+      60s);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(codes[r], chorusSuccess) << "rank " << r;
+    EXPECT_EQ(messages[r].find("does not match across ranks"), std::string::npos) << messages[r];
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Worlds, MismatchTest, ::testing::Values(2, 3),
                          [](const auto& info) { return std::to_string(info.param) + "ranks"; });
 

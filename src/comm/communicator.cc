@@ -32,14 +32,12 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
   params::logSetKnobs(rank_);
   timeoutSeconds_ = params::asSeconds("CHORUS_TIMEOUT", params::timeout());
   const size_t sliceBytes = static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), 4096, 64 << 20));
-  const size_t smallThreshold =
-      static_cast<size_t>(params::asBytes("CHORUS_SMALL_THRESHOLD", params::smallThreshold(), 0, 1LL << 30));
   (void)AlgoRules::parse(params::algo());  // a bad CHORUS_ALGO fails before any network traffic
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": init", "eventfd", errno);
   try {
     planSelection(connect(spec, Deadline::after(timeoutSeconds_)));
-    staging_ = std::make_unique<StagingMemory>(4, sliceBytes, std::max<size_t>(smallThreshold, 4096));
+    staging_ = std::make_unique<StagingMemory>(4, sliceBytes, 64 << 10);
   } catch (...) {
     close(wakeFd_);
     throw;

@@ -32,13 +32,14 @@ INSTANTIATE_TEST_SUITE_P(Worlds, AllReduceTest,
                                   (algo.empty() ? std::string("bysize") : algo);
                          });
 
-// Chosen by size: counts either side of CHORUS_SMALL_THRESHOLD, where the selector switches from recursive
-// doubling to ring, at the default threshold and at a lowered one.
+// Chosen by size: counts either side of a switch from recursive doubling to ring written in CHORUS_ALGO's range
+// syntax, at two switch points.
 class AllReduceThresholdTest : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 
 TEST_P(AllReduceThresholdTest, CountsAroundTheSwitch) {
   const auto& [nranks, threshold] = GetParam();
-  ScopedEnv env(suiteKnobs({{"CHORUS_SMALL_THRESHOLD", threshold}}));
+  ScopedEnv env(suiteKnobs(
+      {{"CHORUS_ALGO", "allreduce:0-" + threshold + "=recursive_doubling," + threshold + "-inf=ring"}}));
   const size_t bytes = std::stoul(threshold);
   std::vector<CollectiveCase> cases;
   for (chorusDataType_t type : {chorusInt8, chorusFloat16, chorusFloat32, chorusFloat64}) {

@@ -22,7 +22,6 @@ inline EnvSettings suiteKnobs(const EnvSettings& overrides = {}) {
       {"CHORUS_TIMEOUT", "30"},
       {"CHORUS_ALGO", std::nullopt},
       {"CHORUS_NSOCKS", std::nullopt},
-      {"CHORUS_SMALL_THRESHOLD", std::nullopt},
       {"CHORUS_TRANSPORT", std::nullopt},
   };
   for (const auto& o : overrides) {

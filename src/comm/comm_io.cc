@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "src/comm/call_description.h"
 #include "src/core/error.h"
 
 namespace chorus {
@@ -20,16 +21,16 @@ CommIO::CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& con
       aborted_(aborted),
       wakeFd_(wakeFd) {}
 
-void CommIO::begin(uint32_t tag, Deadline deadline, std::string callName) {
+void CommIO::begin(uint32_t tag, Deadline deadline, const Op* op) {
   tag_ = tag;
   deadline_ = deadline;
-  callName_ = std::move(callName);
+  op_ = op;
   active_.clear();
 }
 
 Connection* CommIO::connectionTo(int peer) {
   if (peer < 0 || peer >= size_ || !conns_[peer]) {
-    throwInternal("rank " + std::to_string(rank_) + ": " + callName_ + " addressed rank " + std::to_string(peer));
+    throwInternal("rank " + std::to_string(rank_) + ": " + callName() + " addressed rank " + std::to_string(peer));
   }
   Connection* c = conns_[peer].get();
   if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
@@ -46,6 +47,8 @@ Request CommIO::irecv(int peer, void* buf, size_t bytes) {
   return Request{c, false, c->irecv(buf, bytes, tag_)};
 }
 
+std::string CommIO::callName() const { return op_ ? describeCall(*op_) : std::string("a call"); }
+
 bool CommIO::done(const Request& r) {
   return r.isSend ? r.conn->sendsDone() > r.id : r.conn->recvsDone() > r.id;
 }
@@ -56,7 +59,7 @@ void CommIO::timedOut() {
   for (Connection* c : active_) {
     if (c->busy()) waiting += (waiting.empty() ? "" : ", ") + std::to_string(c->peer());
   }
-  throw Error(chorusTimeout, "rank " + std::to_string(rank_) + ": " + callName_ + " timed out (CHORUS_TIMEOUT) " +
+  throw Error(chorusTimeout, "rank " + std::to_string(rank_) + ": " + callName() + " timed out (CHORUS_TIMEOUT) " +
                                  "waiting on rank(s) " + (waiting.empty() ? "none" : waiting));
 }
 
@@ -116,7 +119,7 @@ void CommIO::sleepUntilSomethingMoves() {
   size_t from = addHangupWatch();
   // Capped so that abort and the deadline are seen promptly even if a wakeup is missed.
   int r = ::poll(pollFds_.data(), pollFds_.size(), deadline_.remainingMs(50));
-  if (r < 0 && errno != EINTR) throwSystemError("rank " + std::to_string(rank_) + ": " + callName_, "poll", errno);
+  if (r < 0 && errno != EINTR) throwSystemError("rank " + std::to_string(rank_) + ": " + callName(), "poll", errno);
   if (r > 0) reportHangups(from);
 }
 
@@ -142,7 +145,7 @@ void CommIO::driveLoop(Pred finished) {
     }
     if (finished()) return;
     if (aborted_.load(std::memory_order_relaxed)) {
-      throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": " + callName_ + " aborted by chorusCommAbort");
+      throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": " + callName() + " aborted by chorusCommAbort");
     }
     if ((round & 255) == 0) {
       auto now = Deadline::Clock::now();

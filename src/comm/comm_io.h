@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/collective.h"
 #include "algorithms/peer_io.h"
 #include "src/comm/staging_memory.h"
 #include "src/core/deadline.h"
@@ -21,8 +22,8 @@ class CommIO final : public PeerIO {
   CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& conns, StagingMemory& staging,
          Reducer& reducer, int spinRounds, const std::atomic<bool>& aborted, int wakeFd);
 
-  // Starts a call: its tag (carried by every frame), deadline and name for messages ("allreduce #12").
-  void begin(uint32_t tag, Deadline deadline, std::string callName);
+  // Starts a call: its tag (carried by every frame), deadline, and the op (named in messages; must outlive the call).
+  void begin(uint32_t tag, Deadline deadline, const Op* op);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -56,6 +57,8 @@ class CommIO final : public PeerIO {
   size_t addHangupWatch();
   void reportHangups(size_t from);
   [[noreturn]] void timedOut();
+  // "allreduce #12 (count 1000, float32, sum)": built only for messages.
+  std::string callName() const;
 
   int rank_, size_;
   std::vector<std::unique_ptr<Connection>>& conns_;
@@ -66,7 +69,7 @@ class CommIO final : public PeerIO {
   int wakeFd_;
   uint32_t tag_ = 0;
   Deadline deadline_ = Deadline::never();
-  std::string callName_;
+  const Op* op_ = nullptr;
   std::vector<Connection*> active_;  // connections this call has used
   std::vector<pollfd> pollFds_;
   std::vector<Connection*> hangupOwner_;  // the connection behind each hang-up descriptor in pollFds_

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "algorithms/reduce/reducer.h"
+#include "src/comm/call_description.h"
 #include "src/comm/mismatch_report.h"
 #include "src/core/datatype.h"
 #include "src/core/error.h"
@@ -183,25 +184,21 @@ void Communicator::run(const Op& request) {
   std::lock_guard<std::mutex> lock(callMutex_);
   Op op = request;
   op.seq = seq_++;
-  std::ostringstream name;
-  name << collectiveName(op.collective) << " #" << op.seq << " (count " << op.count << ", " << typeName(op.type);
-  if (op.collective != Collective::kBroadcast && op.collective != Collective::kAllGather) name << ", " << opName(op.op);
-  if (op.root >= 0) name << ", root " << op.root;
-  name << ")";
   try {
     if (aborted_.load()) throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": communicator was aborted");
     if (!brokenBecause_.empty()) {
-      throw Error(asyncError_.load(), "rank " + std::to_string(rank_) + ": " + name.str() +
+      throw Error(asyncError_.load(), "rank " + std::to_string(rank_) + ": " + describeCall(op) +
                                           ": communicator unusable after an earlier failure: " + brokenBecause_);
     }
     AlgorithmChoice algo = selector_->choose(op, size_);
-    CHORUS_TRACE(rank_, name.str() << " via " << algo.name);
-    io_->begin(tagFor(op), Deadline::after(timeoutSeconds_), name.str());
+    CHORUS_TRACE(rank_, describeCall(op) << " via " << algo.name);
+    io_->begin(tagFor(op), Deadline::after(timeoutSeconds_), &op);
     algo.run(*io_, op);
   } catch (const Error& raw) {
     // Transport errors know the peer but not the call: add it.
+    const std::string name = describeCall(op);
     std::string what = raw.what();
-    if (what.find(name.str()) == std::string::npos) what += " (during " + name.str() + ")";
+    if (what.find(name) == std::string::npos) what += " (during " + name + ")";
     Error e(raw.code(), what);
     const bool firstFailure = brokenBecause_.empty() && e.code() != chorusInvalidArgument;
     if (firstFailure) {
@@ -209,7 +206,7 @@ void Communicator::run(const Op& request) {
       for (auto& c : conns_) {
         if (c) c->abandon();
       }
-      if (mismatchReport_ && !aborted_.load()) e = mismatchReport_->explain(e, op.seq, name.str(), 1.0);
+      if (mismatchReport_ && !aborted_.load()) e = mismatchReport_->explain(e, op.seq, name, 1.0);
     }
     std::lock_guard<std::mutex> g(errorMutex_);
     lastError_ = e.what();

@@ -1,0 +1,13 @@
+// How a call is named in messages: "allreduce #12 (count 1000, float32, sum)". Built only when a message needs it,
+// never on the fast path.
+#pragma once
+
+#include <string>
+
+#include "algorithms/collective.h"
+
+namespace chorus {
+
+std::string describeCall(const Op& op);
+
+}  // namespace chorus

@@ -16,7 +16,10 @@
 #include "launcher/rank_environment.h"
 #include "launcher/rank_supervisor.h"
 #include "src/bootstrap/store.h"
+#include "src/core/error.h"
 #include "src/core/logging.h"
+#include "src/core/params.h"
+#include "topology/host_identity.h"
 
 int main(int argc, char** argv) {
   using namespace chorus::launcher;
@@ -56,11 +59,22 @@ int main(int argc, char** argv) {
 
   int exitCode = 1;
   try {
-    const std::string jobId = makeJobId();
-    chorus::StoreServer store("127.0.0.1", 0, jobId);
-    const std::string storeAddress = "127.0.0.1:" + std::to_string(store.port());
-    CHORUS_INFO(-1, "chorusrun: " << options.ranks << " ranks of " << programPath << ", store " << storeAddress);
-    RankSupervisor supervisor(options, programPath, storeAddress, jobId, signalFd, original);
+    JobEnvironment job;
+    job.worldSize = options.ranks;
+    job.jobId = makeJobId();
+    // The user's secret is kept (a job spanning several launchers needs one secret); otherwise a fresh one.
+    // Exported here as well, before the store's thread exists, so that the store chorusrun serves uses it too.
+    job.secret = chorus::params::isSet("CHORUS_SECRET") ? chorus::params::secret() : makeSecret();
+    if (::setenv("CHORUS_SECRET", job.secret.c_str(), 1) != 0) {
+      chorus::throwSystemError("chorusrun: exporting CHORUS_SECRET", "setenv", errno);
+    }
+    job.hosts = options.hosts;
+    if (job.hosts > 0) job.hostIdBase = chorus::hostIdentity();
+    chorus::StoreServer store("127.0.0.1", 0, job.jobId);
+    job.store = "127.0.0.1:" + std::to_string(store.port());
+    CHORUS_INFO(-1, "chorusrun: " << options.ranks << " ranks of " << programPath << ", store " << job.store
+                                  << (job.hosts > 0 ? ", " + std::to_string(job.hosts) + " emulated hosts" : ""));
+    RankSupervisor supervisor(options, programPath, job, signalFd, original);
     exitCode = supervisor.run();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chorusrun: %s\n", e.what());

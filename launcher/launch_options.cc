@@ -34,14 +34,18 @@ bool parseSeconds(const std::string& text, double* seconds) {
 }  // namespace
 
 std::string usageText() {
-  return "usage: chorusrun -n N [--tag-output] [--timeout SECONDS] [--] program [args...]\n"
+  return "usage: chorusrun -n N [--hosts H] [--tag-output] [--timeout SECONDS] [--] program [args...]\n"
          "\n"
          "Starts N copies of program on this host, rank r with CHORUS_RANK=r, CHORUS_WORLD_SIZE=N,\n"
          "CHORUS_LOCAL_RANK=r, CHORUS_JOB_ID and CHORUS_STORE naming a rendezvous store served by chorusrun.\n"
+         "Every rank gets the same CHORUS_SECRET (kept when already set, else 32 random bytes in hex).\n"
          "\n"
          "  -n N               number of ranks (1.." +
          std::to_string(kMaxRanks) +
          ")\n"
+         "  --hosts H          emulate H hosts (1..N): the ranks are split into H contiguous blocks, the first\n"
+         "                     N % H one rank larger (5 ranks, 2 hosts: 0-2 and 3-4); a rank of block h gets\n"
+         "                     CHORUS_HOST_ID=<host id>#h<h> and CHORUS_LOCAL_RANK = its index in the block\n"
          "  --tag-output       prefix every line of output with \"[rank] \"\n"
          "  --timeout SECONDS  kill every rank after SECONDS and exit 124\n"
          "  -h, --help         print this help\n"
@@ -85,6 +89,11 @@ ParsedCommandLine parseCommandLine(int argc, const char* const* argv) {
         return parsed;
       }
       ranksGiven = true;
+    } else if (arg == "--hosts" || arg.rfind("--hosts=", 0) == 0) {
+      if (!valueOf(arg, "--hosts", &value) || !parseRanks(value, &options.hosts)) {
+        parsed.error = "--hosts needs a number of hosts in 1.." + std::to_string(kMaxRanks) + ", got '" + value + "'";
+        return parsed;
+      }
     } else if (arg == "--tag-output") {
       options.tagOutput = true;
     } else if (arg == "--timeout" || arg.rfind("--timeout=", 0) == 0) {
@@ -102,6 +111,9 @@ ParsedCommandLine parseCommandLine(int argc, const char* const* argv) {
   for (; i < argc; ++i) options.command.emplace_back(argv[i]);
   if (!ranksGiven) {
     parsed.error = "-n N is required";
+  } else if (options.hosts > options.ranks) {
+    parsed.error = "--hosts " + std::to_string(options.hosts) + " needs at least as many ranks, got -n " +
+                   std::to_string(options.ranks);
   } else if (options.command.empty()) {
     parsed.error = "no program to run";
   }

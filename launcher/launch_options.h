@@ -1,4 +1,4 @@
-// chorusrun's command line: `chorusrun -n N [--tag-output] [--timeout SECONDS] [--] prog args...`.
+// chorusrun's command line: `chorusrun -n N [--hosts H] [--tag-output] [--timeout SECONDS] [--] prog args...`.
 #pragma once
 
 #include <string>
@@ -8,6 +8,7 @@ namespace chorus::launcher {
 
 struct LaunchOptions {
   int ranks = 0;
+  int hosts = 0;                     // --hosts: emulate this many hosts (1..ranks); 0 = not given
   bool tagOutput = false;            // prefix every output line with "[rank] "
   double timeoutSeconds = 0;         // > 0: kill every rank after this long; 0: no limit
   std::vector<std::string> command;  // program and its arguments

@@ -7,10 +7,10 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <string_view>
 
 #include "src/core/error.h"
+#include "topology/host_blocks.h"
 
 namespace chorus::launcher {
 
@@ -20,11 +20,35 @@ namespace {
 constexpr std::array<std::string_view, 6> kRankVariables = {"CHORUS_RANK",  "CHORUS_WORLD_SIZE",   "CHORUS_LOCAL_RANK",
                                                             "CHORUS_STORE", "CHORUS_STORE_SERVED", "CHORUS_JOB_ID"};
 
-bool isRankVariable(std::string_view entry) {
+bool isVariable(std::string_view entry, std::string_view name) {
+  return entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=';
+}
+
+bool isRankVariable(std::string_view entry, const JobEnvironment& job) {
   for (std::string_view name : kRankVariables) {
-    if (entry.size() > name.size() && entry.substr(0, name.size()) == name && entry[name.size()] == '=') return true;
+    if (isVariable(entry, name)) return true;
   }
-  return false;
+  return (!job.secret.empty() && isVariable(entry, "CHORUS_SECRET")) ||
+         (job.hosts > 0 && isVariable(entry, "CHORUS_HOST_ID"));
+}
+
+std::string randomHex(size_t bytes, const char* what) {
+  std::vector<uint8_t> random(bytes);
+  size_t filled = 0;
+  while (filled < bytes) {
+    ssize_t n = ::getrandom(random.data() + filled, bytes - filled, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throwSystemError(std::string("chorusrun: making ") + what, "getrandom", errno);
+    filled += static_cast<size_t>(n);
+  }
+  static const char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * bytes);
+  for (uint8_t b : random) {
+    hex.push_back(kDigits[b >> 4]);
+    hex.push_back(kDigits[b & 15]);
+  }
+  return hex;
 }
 
 bool isExecutableFile(const std::string& path) {
@@ -34,32 +58,28 @@ bool isExecutableFile(const std::string& path) {
 
 }  // namespace
 
-std::string makeJobId() {
-  uint8_t random[8];
-  size_t filled = 0;
-  while (filled < sizeof(random)) {
-    ssize_t n = ::getrandom(random + filled, sizeof(random) - filled, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throwSystemError("chorusrun: making a job id", "getrandom", errno);
-    filled += static_cast<size_t>(n);
-  }
-  char hex[2 * sizeof(random) + 1];
-  for (size_t i = 0; i < sizeof(random); ++i) std::snprintf(hex + 2 * i, 3, "%02x", random[i]);
-  return std::string(hex, 2 * sizeof(random));
-}
+std::string makeJobId() { return randomHex(8, "a job id"); }
 
-std::vector<std::string> rankEnvironment(const char* const* base, int rank, int worldSize, const std::string& store,
-                                         const std::string& jobId) {
+std::string makeSecret() { return randomHex(32, "a secret"); }
+
+std::vector<std::string> rankEnvironment(const char* const* base, int rank, const JobEnvironment& job) {
   std::vector<std::string> env;
   for (const char* const* entry = base; entry && *entry; ++entry) {
-    if (!isRankVariable(*entry)) env.emplace_back(*entry);
+    if (!isRankVariable(*entry, job)) env.emplace_back(*entry);
+  }
+  int localRank = rank;
+  if (job.hosts > 0) {
+    int host = emulatedHostOf(rank, job.worldSize, job.hosts);
+    localRank = rank - emulatedHostBlock(host, job.worldSize, job.hosts).firstRank;
+    env.push_back("CHORUS_HOST_ID=" + job.hostIdBase + "#h" + std::to_string(host));
   }
   env.push_back("CHORUS_RANK=" + std::to_string(rank));
-  env.push_back("CHORUS_WORLD_SIZE=" + std::to_string(worldSize));
-  env.push_back("CHORUS_LOCAL_RANK=" + std::to_string(rank));
-  env.push_back("CHORUS_STORE=" + store);
+  env.push_back("CHORUS_WORLD_SIZE=" + std::to_string(job.worldSize));
+  env.push_back("CHORUS_LOCAL_RANK=" + std::to_string(localRank));
+  env.push_back("CHORUS_STORE=" + job.store);
   env.push_back("CHORUS_STORE_SERVED=1");
-  env.push_back("CHORUS_JOB_ID=" + jobId);
+  env.push_back("CHORUS_JOB_ID=" + job.jobId);
+  if (!job.secret.empty()) env.push_back("CHORUS_SECRET=" + job.secret);
   return env;
 }
 

@@ -38,12 +38,11 @@ void setNonBlocking(int fd) {
 
 }  // namespace
 
-RankSupervisor::RankSupervisor(const LaunchOptions& options, std::string programPath, std::string storeAddress,
-                               std::string jobId, int signalFd, const sigset_t& originalMask)
+RankSupervisor::RankSupervisor(const LaunchOptions& options, std::string programPath, JobEnvironment job, int signalFd,
+                               const sigset_t& originalMask)
     : options_(options),
       programPath_(std::move(programPath)),
-      storeAddress_(std::move(storeAddress)),
-      jobId_(std::move(jobId)),
+      job_(std::move(job)),
       signalFd_(signalFd),
       originalMask_(originalMask) {}
 
@@ -99,7 +98,7 @@ void RankSupervisor::startRanks() {
   std::vector<char*> argv = pointerArray(argvStrings);
   ranks_.reserve(worldSize);
   for (int r = 0; r < worldSize && !stopping_; ++r) {
-    std::vector<std::string> envStrings = rankEnvironment(environ, r, worldSize, storeAddress_, jobId_);
+    std::vector<std::string> envStrings = rankEnvironment(environ, r, job_);
     std::vector<char*> envp = pointerArray(envStrings);
     int outPipe[2] = {-1, -1};
     int errPipe[2] = {-1, -1};

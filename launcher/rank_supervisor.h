@@ -12,15 +12,17 @@
 
 #include "launcher/launch_options.h"
 #include "launcher/line_tagger.h"
+#include "launcher/rank_environment.h"
 
 namespace chorus::launcher {
 
 class RankSupervisor {
  public:
-  // signalFd: a signalfd for SIGCHLD, SIGINT, SIGTERM and SIGHUP, which the caller has blocked;
-  // originalMask: the mask to give the ranks. Nothing starts until run().
-  RankSupervisor(const LaunchOptions& options, std::string programPath, std::string storeAddress, std::string jobId,
-                 int signalFd, const sigset_t& originalMask);
+  // job: what every rank's environment shares (rankEnvironment()); signalFd: a signalfd for SIGCHLD, SIGINT,
+  // SIGTERM and SIGHUP, which the caller has blocked; originalMask: the mask to give the ranks. Nothing starts
+  // until run().
+  RankSupervisor(const LaunchOptions& options, std::string programPath, JobEnvironment job, int signalFd,
+                 const sigset_t& originalMask);
   // Kills and reaps any rank still running (only when run() did not finish).
   ~RankSupervisor();
   RankSupervisor(const RankSupervisor&) = delete;
@@ -56,8 +58,7 @@ class RankSupervisor {
 
   const LaunchOptions options_;
   const std::string programPath_;
-  const std::string storeAddress_;
-  const std::string jobId_;
+  const JobEnvironment job_;
   const int signalFd_;
   const sigset_t originalMask_;
 

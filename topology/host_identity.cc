@@ -4,9 +4,23 @@
 
 #include <fstream>
 
+#include "src/core/error.h"
+#include "src/core/params.h"
+
 namespace chorus {
 
 std::string hostIdentity() {
+  if (params::isSet("CHORUS_HOST_ID")) {
+    std::string id = params::hostId();
+    if (id.size() > kMaxHostIdBytes) {
+      throwInvalidArgument("CHORUS_HOST_ID is " + std::to_string(id.size()) + " bytes long; at most " +
+                           std::to_string(kMaxHostIdBytes) + " are allowed");
+    }
+    for (unsigned char c : id) {
+      if (c < 0x20 || c == 0x7f) throwInvalidArgument("CHORUS_HOST_ID contains a control character");
+    }
+    return id;
+  }
   char name[256] = {0};
   if (gethostname(name, sizeof(name) - 1) != 0) name[0] = '\0';
   std::string boot;

@@ -5,7 +5,12 @@
 
 namespace chorus {
 
-// "hostname/boot-id"; the same for every process of this boot of this machine.
+// Longest CHORUS_HOST_ID accepted.
+inline constexpr size_t kMaxHostIdBytes = 1024;
+
+// CHORUS_HOST_ID when set (chorusrun --hosts sets it to emulate several hosts on one); otherwise
+// "hostname/boot-id", the same for every process of this boot of this machine. Throws chorusInvalidArgument when
+// CHORUS_HOST_ID is longer than kMaxHostIdBytes or holds control characters.
 std::string hostIdentity();
 
 }  // namespace chorus

@@ -21,6 +21,7 @@
 
 #include "src/bootstrap/store.h"
 #include "src/core/params.h"
+#include "topology/host_identity.h"
 
 extern char** environ;
 
@@ -407,6 +408,108 @@ TEST(ChorusrunTest, ChildrenLeftBehindBySuccessfulRanksAreKilled) {
   pid_t child = static_cast<pid_t>(std::atoi(r.out.c_str()));
   ASSERT_GT(child, 0) << r.out;
   EXPECT_TRUE(becomesTrue([child] { return !alive(child); }, 5.0));
+}
+
+// "rank local-rank host-id" per rank, sorted by rank (ranks < 10).
+std::vector<std::string> hostLines(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  std::vector<std::string> all = args;
+  all.insert(all.end(), {"sh", "-c", "echo \"$CHORUS_RANK $CHORUS_LOCAL_RANK ${CHORUS_HOST_ID-unset}\""});
+  ChorusrunProcess process(all, env);
+  RunResult r = process.finish(30);
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  return sortedLines(r.out);
+}
+
+TEST(ChorusrunTest, HostsSplitsTheRanksIntoContiguousEmulatedHosts) {
+  // 5 ranks on 2 hosts: 3 + 2; the user's CHORUS_HOST_ID is the base of the emulated ids.
+  EXPECT_EQ(hostLines({"-n", "5", "--hosts", "2"}, {"CHORUS_HOST_ID=rack1"}),
+            (std::vector<std::string>{"0 0 rack1#h0", "1 1 rack1#h0", "2 2 rack1#h0", "3 0 rack1#h1",
+                                      "4 1 rack1#h1"}));
+  EXPECT_EQ(hostLines({"-n", "4", "--hosts=4"}, {"CHORUS_HOST_ID=x"}),
+            (std::vector<std::string>{"0 0 x#h0", "1 0 x#h1", "2 0 x#h2", "3 0 x#h3"}));
+  // Without an id of the user's, the base is this host's identity (hostname/boot-id).
+  std::vector<std::string> lines = hostLines({"-n", "3", "--hosts", "2"});
+  ASSERT_EQ(lines.size(), 3u);
+  std::regex pattern("([0-9]) ([0-9]) ([^ ]+/[^ ]+)#h([01])");
+  std::set<std::string> bases;
+  for (int rank = 0; rank < 3; ++rank) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(lines[rank], m, pattern)) << lines[rank];
+    EXPECT_EQ(m[1], std::to_string(rank));
+    EXPECT_EQ(m[2], std::to_string(rank == 2 ? 0 : rank));
+    EXPECT_EQ(m[4], rank < 2 ? "0" : "1");
+    bases.insert(m[3]);
+  }
+  EXPECT_EQ(bases.size(), 1u);
+}
+
+TEST(ChorusrunTest, WithoutHostsTheHostIdIsLeftAlone) {
+  EXPECT_EQ(hostLines({"-n", "2"}, {"CHORUS_HOST_ID=mine"}), (std::vector<std::string>{"0 0 mine", "1 1 mine"}));
+  std::vector<std::string> lines = hostLines({"-n", "2"});
+  ASSERT_EQ(lines.size(), 2u);
+  if (!std::getenv("CHORUS_HOST_ID")) {
+    EXPECT_EQ(lines[0], "0 0 unset");
+  }
+}
+
+// The rank side of RanksOfEmulatedHostsSeeTheirHostIdentity: skipped unless chorusrun started this process.
+TEST(ChorusrunRankSide, HostIdentityIsTheEmulatedHost) {
+  if (params::storeServed() != "1" || !params::isSet("CHORUS_HOST_ID")) GTEST_SKIP() << "runs only under chorusrun";
+  int rank = static_cast<int>(params::asInt("CHORUS_RANK", params::rank(), 0, 1 << 20));
+  EXPECT_EQ(hostIdentity(), "base#h" + std::to_string(rank < 2 ? 0 : 1));
+}
+
+TEST(ChorusrunTest, RanksOfEmulatedHostsSeeTheirHostIdentity) {
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  ASSERT_GT(n, 0);
+  self[n] = '\0';
+  ChorusrunProcess process({"-n", "3", "--hosts", "2", "--tag-output", self,
+                            "--gtest_filter=ChorusrunRankSide.HostIdentityIsTheEmulatedHost"},
+                           {"CHORUS_HOST_ID=base"});
+  RunResult r = process.finish(60);
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_NE(r.out.find("[" + std::to_string(rank) + "] [  PASSED  ] 1 test"), std::string::npos) << r.out;
+  }
+}
+
+// CHORUS_SECRET of every rank, sorted.
+std::vector<std::string> secrets(const std::vector<std::string>& env = {}) {
+  ChorusrunProcess process({"-n", "3", "sh", "-c", "echo \"${CHORUS_SECRET-unset}\""}, env);
+  RunResult r = process.finish(30);
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  return sortedLines(r.out);
+}
+
+TEST(ChorusrunTest, EveryRankGetsTheSameFreshSecret) {
+  std::vector<std::string> first = secrets();
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_TRUE(std::regex_match(first[0], std::regex("[0-9a-f]{64}"))) << first[0];
+  EXPECT_EQ(first[0], first[1]);
+  EXPECT_EQ(first[0], first[2]);
+  std::vector<std::string> second = secrets();
+  ASSERT_EQ(second.size(), 3u);
+  EXPECT_NE(second[0], first[0]) << "each job gets its own secret";
+}
+
+TEST(ChorusrunTest, TheUsersSecretIsKept) {
+  EXPECT_EQ(secrets({"CHORUS_SECRET=correct horse battery staple"}),
+            (std::vector<std::string>(3, "correct horse battery staple")));
+}
+
+TEST(ChorusrunTest, HostsCommandLineErrors) {
+  RunResult tooMany = runChorusrun({"-n", "2", "--hosts", "3", "true"});
+  EXPECT_EQ(tooMany.exitCode, 2);
+  EXPECT_NE(tooMany.err.find("--hosts 3 needs at least as many ranks, got -n 2"), std::string::npos) << tooMany.err;
+  RunResult zero = runChorusrun({"-n", "2", "--hosts", "0", "true"});
+  EXPECT_EQ(zero.exitCode, 2);
+  EXPECT_NE(zero.err.find("--hosts needs a number of hosts"), std::string::npos) << zero.err;
+  RunResult missing = runChorusrun({"-n", "2", "--hosts"});
+  EXPECT_EQ(missing.exitCode, 2);
+  RunResult help = runChorusrun({"--help"});
+  EXPECT_NE(help.out.find("--hosts H"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("CHORUS_SECRET"), std::string::npos) << help.out;
 }
 
 TEST(ChorusrunTest, CommandLineErrors) {

@@ -1,0 +1,109 @@
+// chorus-topo: what Chorus detects on this host and what it would do with a world of such hosts.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <ostream>
+
+#include "perf/chorus_topo/topo_options.h"
+#include "src/core/error.h"
+#include "topology/global_topology.h"
+#include "topology/link_model.h"
+#include "topology/local_host.h"
+#include "topology/topology_description.h"
+#include "topology/topology_json.h"
+
+namespace chorus::topo {
+
+namespace {
+
+HostTopology loadHost(const TopoOptions& options) {
+  return options.file.empty() ? loadLocalHostTopology() : loadTopologyFile(options.file);
+}
+
+void writeDump(const std::string& path, const HostTopology& host) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throwSystemError("chorus-topo: writing " + path, "open", errno);
+  out << topologyToJson(host);
+  out.flush();
+  if (!out) throwSystemError("chorus-topo: writing " + path, "write", errno);
+}
+
+// One row per link class: its figures, where they came from, whether this world uses it, and the predicted
+// one-way time of a few message sizes.
+void printLinkTable(std::ostream& out, const GlobalTopology& world, const LinkModel& model) {
+  out << "\nLink classes (alpha-beta: time = latency + bytes / bandwidth)\n";
+  out << "  " << std::left << std::setw(12) << "class" << std::right << std::setw(12) << "latency_us" << std::setw(10)
+      << "GB/s"
+      << "  " << std::left << std::setw(8) << "source" << std::setw(26) << "used by this world" << std::right
+      << std::setw(10) << "8 B us" << std::setw(11) << "64 KiB us" << std::setw(11) << "16 MiB us"
+      << "\n";
+  for (LinkClass c : kAllLinkClasses) {
+    auto hostPair = world.representativePair(c, MemoryKind::kHost);
+    auto devicePair = world.representativePair(c, MemoryKind::kDevice);
+    auto pair = hostPair ? hostPair : devicePair;
+    std::string used = !pair ? "no"
+                             : "ranks " + std::to_string(pair->first) + "-" + std::to_string(pair->second) +
+                                   (hostPair ? "" : " (GPU buffers)");
+    const LinkParams& p = model.params(c);
+    out << "  " << std::left << std::setw(12) << linkClassName(c) << std::right << std::fixed << std::setprecision(2)
+        << std::setw(12) << p.latencyUs << std::setw(10) << p.bandwidthGBs << "  " << std::left << std::setw(8)
+        << linkSourceName(model.source(c)) << std::setw(26) << used << std::right << std::setprecision(1)
+        << std::setw(10) << model.transferUs(c, 8) << std::setw(11) << model.transferUs(c, 64 << 10) << std::setw(11)
+        << model.transferUs(c, 16 << 20) << "\n";
+    out.unsetf(std::ios::fixed);
+  }
+}
+
+int run(const TopoOptions& options) {
+  HostTopology host = loadHost(options);
+  if (!options.dumpPath.empty()) {
+    writeDump(options.dumpPath, host);
+    if (!options.json) std::cout << "wrote " << options.dumpPath << "\n";
+  }
+  if (options.json) {
+    std::cout << topologyToJson(host);
+    return 0;
+  }
+  const int ranks = options.ranks > 0 ? options.ranks : std::max(1, host.cores()) * options.hosts;
+  const GlobalTopology world = GlobalTopology::emulated(ranks, options.hosts, EmulatedHostShape::of(host));
+  const LinkModel model = linkModelOf(host);
+
+  std::cout << "Host\n" << describeHost(host);
+  std::cout << "\nWorld: " << ranks << " ranks on " << options.hosts << (options.hosts == 1 ? " host" : " hosts")
+            << " like this one, ranks spread over each host's NUMA nodes in blocks\n"
+            << describeTopology(world, model);
+  printLinkTable(std::cout, world, model);
+
+  std::cout << "\nDecision table\n";
+  // DECISION TABLE: lead adds the call here
+  //   printDecisionTable(std::cout, world, model);
+  std::cout << "  (not available yet)\n";
+  return 0;
+}
+
+}  // namespace
+
+}  // namespace chorus::topo
+
+int main(int argc, char** argv) {
+  using namespace chorus::topo;
+  TopoOptions options = parseTopoOptions(argc, argv);
+  if (options.showHelp) {
+    std::cout << topoUsage();
+    return 0;
+  }
+  if (!options.error.empty()) {
+    std::cerr << "chorus-topo: " << options.error << "\n\n" << topoUsage();
+    return 2;
+  }
+  try {
+    return run(options);
+  } catch (const std::exception& e) {
+    std::cerr << "chorus-topo: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,200 @@
+// The link probe over an in-memory world of threads whose links can be given a latency and a bandwidth.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "algorithms/peer_io.h"
+#include "algorithms/reduce/reducer.h"
+#include "src/core/error.h"
+#include "topology/global_topology.h"
+#include "topology/link_probe.h"
+
+namespace chorus {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Ordered in-memory channels between ranks. A message from a to b becomes receivable after the delay the link
+// function gives it (simulating a wire); receivers block on a condition variable, at most 20 s.
+class Mailboxes {
+ public:
+  using LinkDelay = std::function<std::chrono::microseconds(int from, int to, size_t bytes)>;
+  explicit Mailboxes(LinkDelay delay) : delay_(std::move(delay)) {}
+
+  void post(int from, int to, const void* buf, size_t bytes) {
+    Message m{Clock::now() + delay_(from, to, bytes),
+              std::vector<char>(static_cast<const char*>(buf), static_cast<const char*>(buf) + bytes)};
+    std::lock_guard<std::mutex> lock(mutex_);
+    queues_[{from, to}].push_back(std::move(m));
+    changed_.notify_all();
+  }
+
+  void take(int from, int to, void* buf, size_t bytes) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto& queue = queues_[{from, to}];
+    if (!changed_.wait_for(lock, std::chrono::seconds(20), [&] { return !queue.empty(); })) {
+      throw Error(chorusTimeout, "rank " + std::to_string(to) + ": nothing from " + std::to_string(from));
+    }
+    Clock::time_point ready = queue.front().ready;
+    lock.unlock();
+    std::this_thread::sleep_until(ready);  // the simulated wire, not synchronisation: the message is there
+    lock.lock();
+    Message m = std::move(queue.front());
+    queue.pop_front();
+    if (m.data.size() != bytes) {
+      throw Error(chorusInternalError, "rank " + std::to_string(to) + " expected " + std::to_string(bytes) +
+                                           " bytes from " + std::to_string(from) + ", got " +
+                                           std::to_string(m.data.size()));
+    }
+    std::memcpy(buf, m.data.data(), bytes);
+  }
+
+ private:
+  struct Message {
+    Clock::time_point ready;
+    std::vector<char> data;
+  };
+  LinkDelay delay_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::pair<int, int>, std::deque<Message>> queues_;
+};
+
+class MailboxPeerIO : public PeerIO {
+ public:
+  MailboxPeerIO(Mailboxes& boxes, int rank, int size) : boxes_(boxes), rank_(rank), size_(size) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Request isend(int peer, const void* buf, size_t bytes) override {
+    boxes_.post(rank_, peer, buf, bytes);
+    return Request{nullptr, true, next_++};
+  }
+  Request irecv(int peer, void* buf, size_t bytes) override {
+    pending_[next_] = {peer, buf, bytes};
+    return Request{nullptr, false, next_++};
+  }
+  void wait(const Request& r) override {
+    if (r.isSend) return;
+    auto it = pending_.find(r.id);
+    ASSERT_NE(it, pending_.end());
+    boxes_.take(it->second.peer, rank_, it->second.buf, it->second.bytes);
+    pending_.erase(it);
+  }
+  void waitAll() override {
+    while (!pending_.empty()) wait(Request{nullptr, false, pending_.begin()->first});
+  }
+  Reducer& reducer() override { return hostReducer(); }
+  char* slot(int, int) override { return nullptr; }
+  int slots() const override { return 0; }
+  char* flat(size_t) override { return nullptr; }
+  size_t sliceBytes() const override { return 1 << 19; }
+  char* scratch(size_t) override { return nullptr; }
+
+ private:
+  struct Pending {
+    int peer;
+    void* buf;
+    size_t bytes;
+  };
+  Mailboxes& boxes_;
+  int rank_, size_;
+  uint64_t next_ = 1;
+  std::map<uint64_t, Pending> pending_;
+};
+
+RankPlacement at(int rank, const std::string& host, int numa) {
+  RankPlacement p;
+  p.rank = rank;
+  p.hostId = host;
+  p.numaNode = numa;
+  return p;
+}
+
+// Runs the probe on every rank of `world` at once; returns each rank's model.
+std::vector<LinkModel> probeAll(const GlobalTopology& world, Mailboxes& boxes, const std::vector<LinkModel>& starts) {
+  const int n = world.nranks();
+  std::vector<LinkModel> results(static_cast<size_t>(n));
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        MailboxPeerIO io(boxes, r, n);
+        results[static_cast<size_t>(r)] = probeLinkModel(io, world, starts[static_cast<size_t>(r)]);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < n; ++r) EXPECT_EQ(errors[static_cast<size_t>(r)], "") << "rank " << r;
+  return results;
+}
+
+TEST(LinkProbeTest, EveryRankGetsRankZerosModelWithTheMeasuredClassesReplaced) {
+  // Host a: ranks 0 (node 0) and 1 (node 1); host b: ranks 2 and 3 on node 0. Pairs: same_numa 2-3 (rank 0 takes
+  // no part: its figures reach rank 0 over the wire), cross_numa 0-1, network 0-2.
+  GlobalTopology world({at(0, "a", 0), at(1, "a", 1), at(2, "b", 0), at(3, "b", 0)});
+  Mailboxes boxes([](int, int, size_t) { return std::chrono::microseconds(0); });
+  std::vector<LinkModel> starts(4);
+  starts[1].set(LinkClass::kCudaIpc, {9, 9}, LinkSource::kFile);  // only rank 0's start counts
+  starts[0].set(LinkClass::kRdma, {7, 7}, LinkSource::kFile);
+  auto start = Clock::now();
+  std::vector<LinkModel> models = probeAll(world, boxes, starts);
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  for (int r = 1; r < 4; ++r) EXPECT_EQ(models[static_cast<size_t>(r)], models[0]) << "rank " << r;
+  const LinkModel& m = models[0];
+  for (LinkClass c : {LinkClass::kSameNuma, LinkClass::kCrossNuma, LinkClass::kNetwork}) {
+    EXPECT_EQ(m.source(c), LinkSource::kProbe) << linkClassName(c);
+    EXPECT_GT(m.params(c).latencyUs, 0);
+    EXPECT_GT(m.params(c).bandwidthGBs, 0);
+  }
+  EXPECT_EQ(m.source(LinkClass::kCudaIpc), LinkSource::kDefault);
+  EXPECT_EQ(m.params(LinkClass::kRdma), (LinkParams{7, 7}));
+  EXPECT_EQ(m.source(LinkClass::kRdma), LinkSource::kFile);
+  EXPECT_LT(ms, 2000);
+}
+
+TEST(LinkProbeTest, MeasuresWhatTheLinkDoes) {
+  // Between hosts: 200 us and 0.5 GB/s; within a host: free.
+  GlobalTopology world = GlobalTopology::emulated(3, 2);
+  Mailboxes boxes([&](int from, int to, size_t bytes) {
+    if (world.sameHost(from, to)) return std::chrono::microseconds(0);
+    return std::chrono::microseconds(200 + static_cast<long>(bytes / 500));  // 500 bytes/us = 0.5 GB/s
+  });
+  auto start = Clock::now();
+  std::vector<LinkModel> models = probeAll(world, boxes, std::vector<LinkModel>(3));
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  const LinkParams& net = models[0].params(LinkClass::kNetwork);
+  EXPECT_GT(net.latencyUs, 180);
+  EXPECT_LT(net.latencyUs, 800) << "a loaded machine wakes late, but not this late";
+  EXPECT_GT(net.bandwidthGBs, 0.3);
+  EXPECT_LT(net.bandwidthGBs, 0.6);
+  EXPECT_EQ(models[1], models[0]);
+  EXPECT_EQ(models[2], models[0]);
+  EXPECT_LT(ms, 1000) << "the probe is meant to be short at init";
+}
+
+TEST(LinkProbeTest, OneRankHasNothingToMeasure) {
+  GlobalTopology world = GlobalTopology::emulated(1, 1);
+  Mailboxes boxes([](int, int, size_t) { return std::chrono::microseconds(0); });
+  std::vector<LinkModel> models = probeAll(world, boxes, std::vector<LinkModel>(1));
+  EXPECT_EQ(models[0], LinkModel());
+}
+
+TEST(LinkProbeTest, RefusesAWorldOfAnotherSize) {
+  GlobalTopology world = GlobalTopology::emulated(2, 1);
+  Mailboxes boxes([](int, int, size_t) { return std::chrono::microseconds(0); });
+  MailboxPeerIO io(boxes, 0, 3);
+  EXPECT_THROW(probeLinkModel(io, world, LinkModel()), Error);
+}
+
+}  // namespace
+}  // namespace chorus

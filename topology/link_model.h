@@ -1,0 +1,61 @@
+// How ranks are connected, by class of link, and what each class costs (alpha-beta: latency + bytes/bandwidth).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace chorus {
+
+// The kinds of link between two ranks that the cost model tells apart.
+enum class LinkClass { kSameNuma, kCrossNuma, kNetwork, kCudaIpc, kRdma };
+
+inline constexpr int kLinkClassCount = 5;
+inline constexpr std::array<LinkClass, kLinkClassCount> kAllLinkClasses = {
+    LinkClass::kSameNuma, LinkClass::kCrossNuma, LinkClass::kNetwork, LinkClass::kCudaIpc, LinkClass::kRdma};
+
+// "same_numa", "cross_numa", "network", "cuda_ipc", "rdma" (the names the topology file and chorus-topo use).
+const char* linkClassName(LinkClass c);
+// The class called `name`; nullopt for any other string.
+std::optional<LinkClass> linkClassFromName(std::string_view name);
+
+struct LinkParams {
+  double latencyUs = 0;     // one-way time of a tiny message
+  double bandwidthGBs = 0;  // sustained one-way bandwidth of a large message, 1e9 bytes/s
+  bool operator==(const LinkParams&) const = default;
+};
+
+// Where a class's figures came from.
+enum class LinkSource { kDefault, kFile, kProbe };
+// "default", "file", "probe".
+const char* linkSourceName(LinkSource s);
+
+// Latency and bandwidth per link class. The defaults are the figures documented in link_model.cc; the topology
+// file and the probe replace them class by class. Copies are cheap and equal models compare equal.
+class LinkModel {
+ public:
+  // Every class at its default.
+  LinkModel();
+
+  const LinkParams& params(LinkClass c) const { return params_[index(c)]; }
+  LinkSource source(LinkClass c) const { return sources_[index(c)]; }
+  // Replaces the figures of one class. Throws chorusInvalidArgument unless both are finite, latency >= 0 and
+  // bandwidth > 0.
+  void set(LinkClass c, LinkParams p, LinkSource from);
+  // Predicted one-way time of `bytes` over one link of class c: latency + bytes / bandwidth, in microseconds.
+  double transferUs(LinkClass c, size_t bytes) const;
+
+  bool operator==(const LinkModel&) const = default;
+
+ private:
+  static size_t index(LinkClass c) { return static_cast<size_t>(c); }
+  std::array<LinkParams, kLinkClassCount> params_;
+  std::array<LinkSource, kLinkClassCount> sources_;
+};
+
+// The default figures of class c (see link_model.cc for where they come from).
+LinkParams defaultLinkParams(LinkClass c);
+
+}  // namespace chorus

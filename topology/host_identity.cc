@@ -21,6 +21,10 @@ std::string hostIdentity() {
     }
     return id;
   }
+  return machineIdentity();
+}
+
+std::string machineIdentity() {
   char name[256] = {0};
   if (gethostname(name, sizeof(name) - 1) != 0) name[0] = '\0';
   std::string boot;

@@ -12,5 +12,7 @@ inline constexpr size_t kMaxHostIdBytes = 1024;
 // "hostname/boot-id", the same for every process of this boot of this machine. Throws chorusInvalidArgument when
 // CHORUS_HOST_ID is longer than kMaxHostIdBytes or holds control characters.
 std::string hostIdentity();
+// "hostname/boot-id" whatever CHORUS_HOST_ID says: which ranks really share cores (emulated hosts do).
+std::string machineIdentity();
 
 }  // namespace chorus

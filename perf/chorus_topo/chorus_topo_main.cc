@@ -8,7 +8,10 @@
 #include <iostream>
 #include <ostream>
 
+#include "algorithms/selection/decision_table.h"
+#include "algorithms/selection/world_costs.h"
 #include "perf/chorus_topo/topo_options.h"
+#include "src/core/params.h"
 #include "src/core/error.h"
 #include "topology/global_topology.h"
 #include "topology/link_model.h"
@@ -19,6 +22,19 @@
 namespace chorus::topo {
 
 namespace {
+
+// What the selector would choose in this world (CHORUS_ALGO and CHORUS_CHUNK_SIZE apply as they would at init;
+// ranks of one host are assumed to talk through shared memory).
+void printDecisionTable(std::ostream& out, const GlobalTopology& world, const LinkModel& model) {
+  const size_t slice =
+      static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), 4096, 64 << 20));
+  const CostInputs in = costInputsFor(world, model, "shm", slice);
+  DecisionTable table(in, AlgoRules::parse(params::algo()));
+  out << "\nDecision table (" << in.nranks << " ranks, " << in.nhosts << " host(s), up to " << in.maxRanksPerHost
+      << " per host, " << in.coresPerHost << " cores per host)\n";
+  table.print(out);
+  out << "as CHORUS_ALGO: " << table.asRules() << "\n";
+}
 
 HostTopology loadHost(const TopoOptions& options) {
   return options.file.empty() ? loadLocalHostTopology() : loadTopologyFile(options.file);
@@ -78,10 +94,7 @@ int run(const TopoOptions& options) {
             << describeTopology(world, model);
   printLinkTable(std::cout, world, model);
 
-  std::cout << "\nDecision table\n";
-  // DECISION TABLE: lead adds the call here
-  //   printDecisionTable(std::cout, world, model);
-  std::cout << "  (not available yet)\n";
+  printDecisionTable(std::cout, world, model);
   return 0;
 }
 

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <map>
 #include <sstream>
 
 #include "algorithms/reduce/reducer.h"
@@ -15,20 +14,15 @@
 #include "src/core/error.h"
 #include "src/core/logging.h"
 #include "src/core/params.h"
+#include "algorithms/selection/world_costs.h"
 #include "topology/host_identity.h"
+#include "topology/link_probe.h"
+#include "topology/local_host.h"
+#include "topology/rank_placement.h"
+#include "topology/topology_description.h"
 #include "transports/transport.h"
 
 namespace chorus {
-namespace {
-
-// Until links are probed (CHORUS_TOPO_PROBE), what each transport typically costs on a host like this one.
-LinkCost defaultLinkCost(std::string_view transport) {
-  if (transport == "shm") return LinkCost{0.5, 6.0};
-  return LinkCost{12.0, 1.5};
-}
-
-}  // namespace
-
 Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spec.nranks) {
   params::logSetKnobs(rank_);
   timeoutSeconds_ = params::asSeconds("CHORUS_TIMEOUT", params::timeout());
@@ -37,17 +31,20 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": init", "eventfd", errno);
   try {
-    planSelection(connect(spec, Deadline::after(timeoutSeconds_)));
+    const Deadline deadline = Deadline::after(timeoutSeconds_);
+    std::vector<PeerCard> cards = connect(spec, deadline);
     staging_ = std::make_unique<StagingMemory>(4, sliceBytes, 64 << 10);
+    // Oversubscribed hosts (more ranks than cores) must not spin: the peer they wait for needs the core.
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int spin = localRanks_ > cores ? 4 : 200;
+    io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spin, aborted_, wakeFd_);
+    io_->setHierarchy(&hierarchy_);
+    learnTopology(cards, deadline);
+    planSelection(sameHostTransport(cards), sliceBytes);
   } catch (...) {
     close(wakeFd_);
     throw;
   }
-  // Oversubscribed hosts (more ranks than cores) must not spin: the peer they wait for needs the core.
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int spin = localRanks_ > cores ? 4 : 200;
-  io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spin, aborted_, wakeFd_);
-  io_->setHierarchy(&hierarchy_);
   CHORUS_INFO(rank_, "communicator ready: " << size_ << " ranks, job " << spec.jobId << ", store "
                                             << spec.storeHost << ":" << spec.storePort << " (" << spec.source << ")");
 }
@@ -77,6 +74,8 @@ std::vector<PeerCard> Communicator::connect(const LaunchSpec& spec, Deadline dea
   self.rank = rank_;
   self.pid = static_cast<int>(getpid());
   self.hostId = hostIdentity();
+  self.entries["machine"] = machineIdentity();
+  addPlacement(self, localHostTopology());
   for (auto& t : transports) t->describeSelf(self);
   store_->set(pre + "card/" + std::to_string(rank_), self.encode(), deadline);
   std::vector<PeerCard> cards(size_);
@@ -84,28 +83,32 @@ std::vector<PeerCard> Communicator::connect(const LaunchSpec& spec, Deadline dea
   for (int p = 0; p < size_; ++p) {
     if (p != rank_) cards[p] = PeerCard::decode(store_->get(pre + "card/" + std::to_string(p), deadline), p);
   }
+  // Ranks sharing this machine's cores: emulated hosts (CHORUS_HOST_ID) on one machine share them too.
+  auto machineOf = [](const PeerCard& c) {
+    auto it = c.entries.find("machine");
+    return it == c.entries.end() ? c.hostId : it->second;
+  };
   localRanks_ = static_cast<int>(
-      std::count_if(cards.begin(), cards.end(), [&](const PeerCard& c) { return c.hostId == self.hostId; }));
+      std::count_if(cards.begin(), cards.end(), [&](const PeerCard& c) { return machineOf(c) == machineOf(self); }));
   // Each pair takes the first transport in probe order that both ends can use.
-  std::map<Transport*, std::vector<PeerCard>> groups;
+  std::vector<std::vector<PeerCard>> groups(transports.size());
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
-    Transport* chosen = nullptr;
-    for (auto& t : transports) {
-      if (t->canConnect(self, cards[p])) {
-        chosen = t.get();
-        break;
-      }
+    size_t chosen = transports.size();
+    for (size_t t = 0; t < transports.size() && chosen == transports.size(); ++t) {
+      if (transports[t]->canConnect(self, cards[p])) chosen = t;
     }
-    if (!chosen) {
+    if (chosen == transports.size()) {
       throw Error(chorusInvalidUsage, who + ": no transport can reach rank " + std::to_string(p) +
                                           " (CHORUS_TRANSPORT=" + params::transport() + ")");
     }
     groups[chosen].push_back(cards[p]);
   }
   conns_.resize(size_);
-  for (auto& [t, peers] : groups) {
-    for (auto& c : t->connectAll(self, peers, deadline)) {
+  // In probe order on every rank: each transport's connectAll waits for its peers to be inside the same one.
+  for (size_t t = 0; t < transports.size(); ++t) {
+    if (groups[t].empty()) continue;
+    for (auto& c : transports[t]->connectAll(self, groups[t], deadline)) {
       CHORUS_INFO(rank_, "peer " << c->peer() << " via " << c->describe());
       int p = c->peer();
       conns_[p] = std::move(c);
@@ -129,26 +132,24 @@ std::string Communicator::sameHostTransport(const std::vector<PeerCard>& cards) 
   return "shm";
 }
 
-void Communicator::planSelection(const std::vector<PeerCard>& cards) {
-  std::vector<std::string> hostIds;
-  hierarchy_.hosts.clear();
-  for (const PeerCard& c : cards) {
-    auto it = std::find(hostIds.begin(), hostIds.end(), c.hostId);
-    if (it == hostIds.end()) {
-      hostIds.push_back(c.hostId);
-      hierarchy_.hosts.push_back({c.rank});
-    } else {
-      hierarchy_.hosts[it - hostIds.begin()].push_back(c.rank);
-    }
+void Communicator::learnTopology(const std::vector<PeerCard>& cards, Deadline deadline) {
+  std::vector<RankPlacement> placements;
+  for (const PeerCard& c : cards) placements.push_back(placementFromCard(c));
+  world_ = std::make_unique<GlobalTopology>(std::move(placements));
+  links_ = linkModelOf(localHostTopology());
+  if (params::asInt("CHORUS_TOPO_PROBE", params::topoProbe(), 0, 1) == 1) {
+    io_->begin(kProbeTag, deadline, nullptr);
+    links_ = probeLinkModel(*io_, *world_, links_);
   }
-  CostInputs in;
-  in.nranks = size_;
-  in.nhosts = static_cast<int>(hierarchy_.hosts.size());
-  for (const auto& h : hierarchy_.hosts) in.maxRanksPerHost = std::max(in.maxRanksPerHost, static_cast<int>(h.size()));
-  in.coresPerHost = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  in.sliceBytes = static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), 4096, 64 << 20));
-  in.intraHost = defaultLinkCost(sameHostTransport(cards));
-  in.interHost = defaultLinkCost("tcp");
+  logTopology(rank_, localHostTopology(), *world_, links_);
+  hierarchy_.hosts.clear();
+  for (int h = 0; h < world_->nhosts(); ++h) hierarchy_.hosts.push_back(world_->ranksOnHost(h));
+}
+
+void Communicator::planSelection(const std::string& sameHostTransport, size_t sliceBytes) {
+  CostInputs in = costInputsFor(*world_, links_, sameHostTransport, sliceBytes);
+  // Emulated hosts on one machine share its cores: each host gets its share of them.
+  in.coresPerHost = std::max(1, in.coresPerHost * in.maxRanksPerHost / std::max(1, localRanks_));
   selector_ = std::make_unique<Selector>(params::algo(), in);
   // Each level of a two-level algorithm is a flat world of its own: one host's ranks, or one rank per host.
   CostInputs intra = in, inter = in;
@@ -206,7 +207,7 @@ void Communicator::run(const Op& request) {
       for (auto& c : conns_) {
         if (c) c->abandon();
       }
-      if (mismatchReport_ && !aborted_.load()) e = mismatchReport_->explain(e, op.seq, name, 1.0);
+      if (mismatchReport_ && !aborted_.load()) e = mismatchReport_->explain(e, op.seq, name, kMismatchListingWaitSeconds);
     }
     std::lock_guard<std::mutex> g(errorMutex_);
     lastError_ = e.what();

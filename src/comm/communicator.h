@@ -16,6 +16,8 @@
 #include "src/comm/mismatch_report.h"
 #include "src/comm/staging_memory.h"
 #include "transports/connection.h"
+#include "topology/global_topology.h"
+#include "topology/link_model.h"
 #include "transports/peer_info.h"
 
 namespace chorus {
@@ -50,8 +52,10 @@ class Communicator {
  private:
   // Connects to every peer; returns every rank's card (this rank's included).
   std::vector<PeerCard> connect(const LaunchSpec& spec, Deadline deadline);
-  // The selector's view of this world (ranks per host, cores, link costs) and the host grouping.
-  void planSelection(const std::vector<PeerCard>& cards);
+  // Every rank's placement into the global view, the link model (probed when CHORUS_TOPO_PROBE=1), the hosts.
+  void learnTopology(const std::vector<PeerCard>& cards, Deadline deadline);
+  // The selector and each level's decision table for this world.
+  void planSelection(const std::string& sameHostTransport, size_t sliceBytes);
   // The transport between this rank and the others of its host ("shm", "tcp"; "shm" when it is alone).
   std::string sameHostTransport(const std::vector<PeerCard>& cards) const;
   uint32_t tagFor(const Op& op) const;
@@ -66,6 +70,12 @@ class Communicator {
   std::unique_ptr<StagingMemory> staging_;
   std::unique_ptr<Selector> selector_;
   Hierarchy hierarchy_;
+  std::unique_ptr<GlobalTopology> world_;
+  LinkModel links_;
+  // How long a failed call waits for the other ranks' descriptions of it (they fail within ms of each other; a rank
+  // that completed its side never sends one).
+  static constexpr double kMismatchListingWaitSeconds = 0.5;
+  static constexpr uint32_t kProbeTag = 0xfffffff0;  // the link probe's frames (at init, before any call)
   std::unique_ptr<DecisionTable> intraHostTable_, interHostTable_;  // flat choices for each level
   std::unique_ptr<CommIO> io_;
   uint64_t seq_ = 0;

@@ -81,7 +81,10 @@ void logSetKnobs(int rank) {
   static std::once_flag once;
   std::call_once(once, [rank] {
     for (const Knob& k : all()) {
-      if (isSet(k.name)) CHORUS_INFO(rank, k.name << "=" << std::getenv(k.name) << " (set in the environment)");
+      if (!isSet(k.name)) continue;
+      // Secrets are never written to logs: only that one is set.
+      const bool secret = std::string_view(k.name).find("SECRET") != std::string_view::npos;
+      CHORUS_INFO(rank, k.name << "=" << (secret ? "(hidden)" : std::getenv(k.name)) << " (set in the environment)");
     }
   });
 }

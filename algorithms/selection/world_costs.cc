@@ -1,0 +1,33 @@
+#include "algorithms/selection/world_costs.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace chorus {
+namespace {
+
+LinkCost costOf(const LinkParams& p) { return LinkCost{p.latencyUs, p.bandwidthGBs}; }
+
+}  // namespace
+
+CostInputs costInputsFor(const GlobalTopology& world, const LinkModel& links, std::string_view sameHostTransport,
+                         size_t sliceBytes) {
+  CostInputs in;
+  in.nranks = world.nranks();
+  in.nhosts = world.nhosts();
+  in.maxRanksPerHost = world.maxRanksPerHost();
+  int cores = 0;
+  for (int r = 0; r < world.nranks(); ++r) {
+    int c = world.placement(r).hostCores;
+    if (c > 0) cores = cores == 0 ? c : std::min(cores, c);
+  }
+  in.coresPerHost = cores > 0 ? cores : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const LinkClass network = world.interHostLink();
+  in.intraHost = costOf(links.params(sameHostTransport == "tcp" ? LinkClass::kNetwork : world.intraHostLink()));
+  in.interHost = costOf(links.params(network));
+  in.sliceBytes = sliceBytes;
+  return in;
+}
+
+}  // namespace chorus

@@ -3,6 +3,7 @@
 
 #include "src/core/error.h"
 #include "src/core/params.h"
+#include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
 #include "transports/transport.h"
 
@@ -10,8 +11,8 @@ namespace chorus {
 
 std::vector<std::unique_ptr<Transport>> makeTransports(int rank, const std::string& restriction,
                                                        const std::string& jobKey) {
-  // Probe order: the fastest link first. Later transports (shm, cuda_ipc, ibverbs) slot in before tcp.
-  const std::vector<std::string> known = {"tcp"};
+  // Probe order: the fastest link first. Later transports (cuda_ipc, ibverbs) slot in before tcp.
+  const std::vector<std::string> known = {"shm", "tcp"};
   std::vector<std::string> chosen;
   if (restriction.empty()) {
     chosen = known;
@@ -31,7 +32,13 @@ std::vector<std::unique_ptr<Transport>> makeTransports(int rank, const std::stri
   }
   std::vector<std::unique_ptr<Transport>> out;
   for (const auto& name : chosen) {
-    if (name == "tcp") {
+    if (name == "shm") {
+      size_t ring = static_cast<size_t>(params::asBytes("CHORUS_SHM_BUFFER", params::shmBuffer(), 64 << 10, 64 << 20));
+      // 0: never; 1: where it beats the ring on this machine (measured once per process); 2: wherever permitted.
+      const ShmCma cma[] = {ShmCma::kOff, ShmCma::kWhenFaster, ShmCma::kAlways};
+      out.push_back(std::make_unique<ShmTransport>(rank, jobKey, ring,
+                                                   cma[params::asInt("CHORUS_SHM_CMA", params::shmCma(), 0, 2)]));
+    } else if (name == "tcp") {
       int nsocks = static_cast<int>(params::asInt("CHORUS_NSOCKS", params::nsocks(), 1, 16));
       out.push_back(std::make_unique<TcpTransport>(rank, jobKey, nsocks, params::socketIfname()));
     }

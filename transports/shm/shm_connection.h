@@ -1,0 +1,138 @@
+// A Connection over shared memory to a peer on this host: one single-producer single-consumer ring per direction
+// (transports/shm/shm_layout.h), a unix socket beside it for doorbells and hang-ups.
+//
+// Small messages ride inside a one-cache-line record (no syscall, one line transfer); larger ones are pipelined
+// through the byte ring in pieces, or, where the peer can read this process's memory and that is faster here,
+// published as an address that the receiver copies once with process_vm_readv and then acknowledges.
+// Waiting: a side about to sleep raises a flag in shared memory and re-checks; the other side writes a byte to
+// the socket only when it sees the flag, so the fast path makes no syscall.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "transports/connection.h"
+#include "transports/shm/shm_layout.h"
+#include "transports/shm/shm_segment.h"
+
+namespace chorus {
+
+// Where the message paths switch. Measured on the 2-core dev VM (two processes, 64 KiB..64 MiB): pieces of
+// 16..64 KiB are within noise of each other from 256 KiB up and beat 8 KiB (too many records) and 128 KiB+ (too
+// little overlap) on 64 KiB messages; process_vm_readv only catches up with the ring's two copies from a few
+// hundred KiB on, where it is faster at all (it is not on that VM: see cma_calibration.h).
+struct ShmTuning {
+  size_t cmaMinBytes = 256 * 1024;  // messages this large go by process_vm_readv when the pair uses it
+  size_t ringPieceMax = 64 * 1024;  // largest piece copied through the byte ring at once (at most a quarter ring)
+  size_t ringPieceMin = 8 * 1024;   // a piece smaller than this waits for more free ring (unless it ends a message)
+};
+
+// Everything a connection is made of; the transport's handshake fills it.
+struct ShmPairSetup {
+  int rank = -1, peer = -1;
+  int socketFd = -1;     // connected unix stream socket (owned): doorbells, hang-up detection
+  ShmSegment inbound;    // peer -> this rank (this rank consumes)
+  ShmSegment outbound;   // this rank -> peer (this rank produces)
+  pid_t peerPid = 0;     // for process_vm_readv when the peer publishes addresses
+  bool cmaSend = false;  // the peer can read this process's memory: large sends may publish addresses
+  ShmTuning tuning;
+};
+
+class ShmConnection final : public Connection {
+ public:
+  explicit ShmConnection(ShmPairSetup setup);
+  ~ShmConnection() override;
+
+  uint64_t isend(const void* buf, size_t bytes, uint32_t tag) override;
+  uint64_t irecv(void* buf, size_t bytes, uint32_t tag) override;
+  bool progress() override;
+  uint64_t sendsDone() const override { return sendsDone_; }
+  uint64_t recvsDone() const override { return recvsDone_; }
+  bool busy() const override { return sendsDone_ != sendsPosted_ || recvsDone_ != recvsPosted_; }
+  // Never: the receiver copies out of shared memory itself, so spinning on it is as cheap as sleeping.
+  bool largeReceivePending() const override { return false; }
+  void addPollFds(std::vector<pollfd>& fds) const override;
+  void closeGracefully() override;
+  void abandon() override;
+  void addHangupFds(std::vector<pollfd>& fds) const override;
+  void checkAlive() override;
+  int peer() const override { return peer_; }
+  const char* describe() const override { return description_.c_str(); }
+
+ private:
+  struct SendOp {
+    const char* buf;
+    size_t len;
+    size_t published;  // bytes handed to the ring (or published by address)
+    uint32_t tag;
+    uint64_t ackRecord;  // nonzero: complete only once the consumer has handled this many records (kCma)
+  };
+  struct RecvOp {
+    char* buf;
+    size_t len;
+    size_t done;
+    uint32_t tag;
+  };
+
+  enum class Publish { kDone, kNoSlot, kNoRing };
+  bool pushSends();
+  Publish publishPiece(SendOp& s);
+  size_t ringRoom(size_t remaining);
+  bool pullRecords();
+  void readFromPeer(char* dst, uint64_t address, size_t len);
+  void checkRecord(const shm::Record& r, const RecvOp& op) const;
+  bool recordReady() const;
+  bool consumerMovedSinceSeen() const;
+  shm::SideState peerState() const;
+  void throwIfPeerClosed();
+  void disarm();
+  void wakePeerIfSleeping(std::atomic<uint32_t>& flag);
+  void ringDoorbell();
+  [[noreturn]] void lost(const std::string& what) const;
+  [[noreturn]] void peerGaveUp() const;
+  [[noreturn]] void corrupt(const std::string& what) const;
+
+  int rank_, peer_;
+  int fd_;
+  ShmSegment in_, out_;
+  pid_t peerPid_;
+  bool cmaSend_;
+  ShmTuning tuning_;
+  std::string description_;
+
+  // Producer side (outbound).
+  shm::RingControl* outCtl_;
+  shm::Record* outRecords_;
+  char* outRing_;
+  size_t outRingBytes_;
+  uint64_t produced_ = 0;       // records published
+  uint64_t producedBytes_ = 0;  // byte-ring bytes written
+  size_t producedOffset_ = 0;   // producedBytes_ modulo the ring size
+  uint64_t seenConsumed_ = 0;   // the consumer's counters as last read
+  uint64_t seenConsumedBytes_ = 0;
+  std::deque<SendOp> sends_;
+  size_t firstUnpublished_ = 0;    // index in sends_ of the first send not wholly published
+  bool waitForRecords_ = false;    // blocked on a free record slot or on an acknowledgement
+  bool waitForRingBytes_ = false;  // blocked on free byte-ring space
+
+  // Consumer side (inbound).
+  shm::RingControl* inCtl_;
+  shm::Record* inRecords_;
+  char* inRing_;
+  size_t inRingBytes_;
+  uint64_t consumed_ = 0;
+  uint64_t consumedBytes_ = 0;
+  size_t consumedOffset_ = 0;
+  std::deque<RecvOp> recvs_;
+
+  uint64_t sendsPosted_ = 0, sendsDone_ = 0, recvsPosted_ = 0, recvsDone_ = 0;
+  mutable bool armed_ = false;  // addPollFds raised our sleeping flags; progress() lowers them and drains the socket
+  bool peerSaidGoodbye_ = false;
+  bool abandoned_ = false;
+};
+
+}  // namespace chorus

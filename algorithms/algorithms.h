@@ -19,6 +19,26 @@ void chainBroadcast(PeerIO& io, const Op& op);
 // Pipelined chain along the ring ending at the root.
 void chainReduce(PeerIO& io, const Op& op);
 
+// Double binary tree (tree_pipeline.h): each tree reduces half of the data to its root and broadcasts it back,
+// pipelined in slices; log-depth latency with both directions of every link busy.
+void treeAllReduce(PeerIO& io, const Op& op);
+// Both trees rooted at the root, which feeds each one half of the data, pipelined in slices.
+void treeBroadcast(PeerIO& io, const Op& op);
+// Both trees rooted at the root, which collects each one's half, pipelined in slices.
+void treeReduce(PeerIO& io, const Op& op);
+
+// Halving-doubling (Rabenseifner), with the fold fix-up for non-powers of two: recursive-halving reduce-scatter,
+// then recursive-doubling allgather.
+void halvingDoublingAllReduce(PeerIO& io, const Op& op);
+// Recursive halving: rank r ends with block r of the reduction.
+void halvingDoublingReduceScatter(PeerIO& io, const Op& op);
+// Recursive doubling: log2(n) exchanges of doubling size.
+void halvingDoublingAllGather(PeerIO& io, const Op& op);
+// Recursive halving, then a binomial gather to the root.
+void halvingDoublingReduce(PeerIO& io, const Op& op);
+// Binomial scatter from the root, then recursive-doubling allgather (van de Geijn).
+void halvingDoublingBroadcast(PeerIO& io, const Op& op);
+
 // The out-of-place copy every algorithm needs when a rank has nothing to exchange (a world of one).
 void copyIfOutOfPlace(const void* send, void* recv, size_t bytes);
 

@@ -32,6 +32,13 @@ INSTANTIATE_TEST_SUITE_P(Worlds, AllReduceTest,
                                   (algo.empty() ? std::string("bysize") : algo);
                          });
 
+// The tree and halving-doubling algorithms on the whole grid, at a power of two and at a world that needs the fold.
+INSTANTIATE_TEST_SUITE_P(TreeAndHalvingDoubling, AllReduceTest,
+                         ::testing::Combine(::testing::Values(3, 4), ::testing::Values("tree", "halving_doubling")),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
+                         });
+
 // Chosen by size: counts either side of a switch from recursive doubling to ring written in CHORUS_ALGO's range
 // syntax, at two switch points.
 class AllReduceThresholdTest : public ::testing::TestWithParam<std::tuple<int, std::string>> {};

@@ -43,5 +43,13 @@ INSTANTIATE_TEST_SUITE_P(Worlds, StripedLargeMessageTest,
                            return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
                          });
 
+// The tree and halving-doubling algorithms at a world that needs halving-doubling's fold (and trees of unequal
+// depth).
+INSTANTIATE_TEST_SUITE_P(TreeAndHalvingDoubling, StripedLargeMessageTest,
+                         ::testing::Combine(::testing::Values(3), ::testing::Values("tree", "halving_doubling")),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
+                         });
+
 }  // namespace
 }  // namespace chorus::test

@@ -34,7 +34,8 @@ TEST_P(WorldSizeTest, EveryCollectiveOnASmallerGrid) {
 
 INSTANTIATE_TEST_SUITE_P(Worlds, WorldSizeTest,
                          ::testing::Combine(::testing::Values(6, 7, 9, 13, 16),
-                                            ::testing::Values("ring", "recursive_doubling")),
+                                            ::testing::Values("ring", "recursive_doubling", "tree",
+                                                              "halving_doubling")),
                          [](const auto& info) {
                            return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
                          });

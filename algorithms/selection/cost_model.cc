@@ -31,7 +31,7 @@ int ceilLog2(int p) {
 Link linkFor(const CostInputs& in, bool acrossHosts, int ranksPerHost) {
   const LinkCost& c = acrossHosts ? in.interHost : in.intraHost;
   const double share = std::max(1.0, static_cast<double>(ranksPerHost) / std::max(1, in.coresPerHost));
-  const double oversub = std::max(0, ranksPerHost - in.coresPerHost) * in.contextSwitchUs;
+  const double oversub = std::max(0.0, share - 1) * in.contextSwitchUs;
   return Link{c.latencyUs + oversub, share * 1e-3 / c.bandwidthGBs, share * 1e-3 / in.reduceGBs};
 }
 

@@ -12,8 +12,8 @@ import statistics
 import subprocess
 import sys
 
-SMALL = (8, 65536, 500)        # -b, -e, iterations: latency-bound sizes need many iterations
-LARGE = (262144, 67108864, 20)
+SMALL = (8, 65536, 5000)       # -b, -e, iterations: latency-bound sizes need many iterations
+LARGE = (262144, 67108864, 30)
 
 
 def run(prefix, ranks, coll, algo, hosts, lo, hi, iters):

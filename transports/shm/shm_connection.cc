@@ -211,7 +211,7 @@ bool ShmConnection::pushSends() {
   // What a sleeping sender must be woken for; the counter it names was loaded just now.
   waitForRecords_ = blockedOn == Publish::kNoSlot || awaitingAck;
   waitForRingBytes_ = blockedOn == Publish::kNoRing;
-  if (published) wakePeerIfSleeping(outCtl_->consumer.sleeping);
+  if (published) wakePeerIfSleeping(outCtl_->consumerSleep.sleeping);
   return moved || published;
 }
 
@@ -315,7 +315,7 @@ void ShmConnection::addPollFds(std::vector<pollfd>& fds) const {
   // Raise the flags first, then look once more: what arrived in between must end the sleep at once.
   bool ready = false;
   if (!recvs_.empty()) {
-    inCtl_->consumer.sleeping.store(1, std::memory_order_seq_cst);
+    inCtl_->consumerSleep.sleeping.store(1, std::memory_order_seq_cst);
     ready |= recordReady();
   }
   if (!sends_.empty()) {
@@ -330,7 +330,7 @@ void ShmConnection::addPollFds(std::vector<pollfd>& fds) const {
 
 void ShmConnection::disarm() {
   armed_ = false;
-  inCtl_->consumer.sleeping.store(0, std::memory_order_relaxed);
+  inCtl_->consumerSleep.sleeping.store(0, std::memory_order_relaxed);
   outCtl_->producer.sleeping.store(0, std::memory_order_relaxed);
   char drain[64];
   for (;;) {

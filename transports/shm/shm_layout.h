@@ -53,11 +53,17 @@ struct alignas(128) ProducerLine {
   std::atomic<uint32_t> sleeping;  // 1: blocked for space or an acknowledgement; ring the doorbell after freeing
 };
 
-// Written only by the consumer.
+// Written only by the consumer, at every record.
 struct alignas(128) ConsumerLine {
   std::atomic<uint64_t> recordsConsumed;  // records fully handled (a kCma record: its bytes are read = acknowledged)
   std::atomic<uint64_t> bytesConsumed;    // byte-ring bytes copied out (free for the producer again)
-  std::atomic<uint32_t> sleeping;         // 1: waiting for a record; ring the doorbell after publishing one
+};
+
+// Written only by the consumer, and only when it goes to sleep. Apart from ConsumerLine because the producer reads
+// it after every record it publishes: on the counters' line that read missed every time (2-rank 8-byte allreduce:
+// 0.74 us with it there, 0.45 us apart).
+struct alignas(128) ConsumerSleepLine {
+  std::atomic<uint32_t> sleeping;  // 1: waiting for a record; ring the doorbell after publishing one
 };
 
 // Immutable after creation; the mapper validates it before trusting any offset.
@@ -74,6 +80,7 @@ struct alignas(kControlBytes) RingControl {
   SegmentHeader header;
   ProducerLine producer;
   ConsumerLine consumer;
+  ConsumerSleepLine consumerSleep;
 };
 static_assert(sizeof(RingControl) == kControlBytes);
 

@@ -47,8 +47,8 @@ def main():
     a = p.parse_args()
     algos = ["default"] + a.algos.split(",")
     samples = {}
-    for _ in range(a.rounds):
-        for algo in algos:
+    for k in range(a.rounds):
+        for algo in algos[k % len(algos):] + algos[:k % len(algos)]:  # rotated: no algorithm always runs first
             for lo, hi, iters in (SMALL, LARGE):
                 for size, t in run(a.prefix, a.ranks, a.coll, algo, a.hosts, lo, hi, iters).items():
                     samples.setdefault((algo, size), []).append(t)

@@ -11,13 +11,14 @@
 namespace chorus {
 
 CommIO::CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& conns, StagingMemory& staging,
-               Reducer& reducer, int spinRounds, const std::atomic<bool>& aborted, int wakeFd)
+               Reducer& reducer, int spinRounds, int yieldRounds, const std::atomic<bool>& aborted, int wakeFd)
     : rank_(rank),
       size_(size),
       conns_(conns),
       staging_(staging),
       reducer_(reducer),
       spinRounds_(spinRounds),
+      yieldRounds_(yieldRounds),
       aborted_(aborted),
       wakeFd_(wakeFd) {}
 
@@ -166,7 +167,7 @@ void CommIO::driveLoop(Pred finished) {
       if (c->largeReceivePending()) spin = 0;
     }
     if (++idle < spin) continue;
-    if (idle < 2 * spin) {
+    if (idle < spin + yieldRounds_) {
       sched_yield();
       continue;
     }

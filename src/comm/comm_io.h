@@ -18,9 +18,10 @@ namespace chorus {
 
 class CommIO final : public PeerIO {
  public:
-  // conns[p] is the connection to rank p (null for self). spinRounds: idle progress rounds before sleeping.
+  // conns[p] is the connection to rank p (null for self). Idle, it spins spinRounds progress rounds, then yields
+  // the CPU for yieldRounds more, then sleeps in poll.
   CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& conns, StagingMemory& staging,
-         Reducer& reducer, int spinRounds, const std::atomic<bool>& aborted, int wakeFd);
+         Reducer& reducer, int spinRounds, int yieldRounds, const std::atomic<bool>& aborted, int wakeFd);
 
   // Starts a call: its tag (carried by every frame), deadline, and the op (named in messages; must outlive the call).
   void begin(uint32_t tag, Deadline deadline, const Op* op);
@@ -65,6 +66,7 @@ class CommIO final : public PeerIO {
   StagingMemory& staging_;
   Reducer& reducer_;
   int spinRounds_;
+  int yieldRounds_;
   const std::atomic<bool>& aborted_;
   int wakeFd_;
   uint32_t tag_ = 0;

@@ -36,8 +36,11 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
     staging_ = std::make_unique<StagingMemory>(4, sliceBytes, 64 << 10);
     // Oversubscribed hosts (more ranks than cores) must not spin: the peer they wait for needs the core.
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int spin = localRanks_ > cores ? 4 : 200;
-    io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spin, aborted_, wakeFd_);
+    // Oversubscribed, yielding (as Open MPI's yield_when_idle does) lets the peer run at once; sleeping in poll
+    // would add a doorbell and a wakeup to every step.
+    const bool oversubscribed = localRanks_ > cores;
+    io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), oversubscribed ? 2 : 200,
+                                   oversubscribed ? kOversubscribedYields : 200, aborted_, wakeFd_);
     io_->setHierarchy(&hierarchy_);
     learnTopology(cards, deadline);
     planSelection(sameHostTransport(cards), sliceBytes);

@@ -75,6 +75,7 @@ class Communicator {
   // How long a failed call waits for the other ranks' descriptions of it (they fail within ms of each other; a rank
   // that completed its side never sends one).
   static constexpr double kMismatchListingWaitSeconds = 0.5;
+  static constexpr int kOversubscribedYields = 64;  // before sleeping; see the constructor
   static constexpr uint32_t kProbeTag = 0xfffffff0;  // the link probe's frames (at init, before any call)
   std::unique_ptr<DecisionTable> intraHostTable_, interHostTable_;  // flat choices for each level
   std::unique_ptr<CommIO> io_;

@@ -1,5 +1,6 @@
 #include "transports/peer_info.h"
 
+#include <charconv>
 #include <cstring>
 
 #include "src/core/error.h"
@@ -31,6 +32,14 @@ class Reader {
     std::string s(reinterpret_cast<const char*>(b_.data() + pos_), n);
     pos_ += n;
     return s;
+  }
+  // A decimal integer field in [lo, hi], nothing else (no sign, spaces or trailing bytes).
+  long long number(const char* what, long long lo, long long hi) {
+    std::string s = str();
+    long long v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || v < lo || v > hi) fail(what);
+    return v;
   }
   bool done() const { return pos_ == b_.size(); }
   [[noreturn]] void fail(const char* what) {
@@ -65,18 +74,13 @@ PeerCard PeerCard::decode(const Bytes& bytes, int from) {
   Reader r(bytes, from);
   if (r.str() != "chorus-card-1") r.fail("bad magic");
   PeerCard c;
-  try {
-    c.rank = std::stoi(r.str());
-    c.pid = std::stoi(r.str());
-    c.hostId = r.str();
-    size_t n = std::stoul(r.str());
-    if (n > 64) r.fail("too many entries");
-    for (size_t i = 0; i < n; ++i) {
-      std::string k = r.str();
-      c.entries[k] = r.str();
-    }
-  } catch (const std::logic_error&) {
-    r.fail("bad number");
+  c.rank = static_cast<int>(r.number("bad rank", 0, 1 << 24));
+  c.pid = static_cast<int>(r.number("bad pid", 0, (1LL << 31) - 1));
+  c.hostId = r.str();
+  const long long n = r.number("bad entry count (at most 64)", 0, 64);
+  for (long long i = 0; i < n; ++i) {
+    std::string k = r.str();
+    if (!c.entries.emplace(std::move(k), r.str()).second) r.fail("duplicate entry");
   }
   if (!r.done()) r.fail("trailing bytes");
   if (c.rank != from) r.fail("rank field disagrees with its key");

@@ -15,14 +15,34 @@ namespace chorus {
 
 namespace {
 
-constexpr char kIdMagic[8] = {'C', 'H', 'O', 'R', 'U', 'S', 'I', 'D'};
+constexpr char kIdMagic[8] = {'C', 'H', 'O', 'R', 'U', 'S', 'I', '2'};
+constexpr uint8_t kIdHasSecret = 1;
+constexpr size_t kIdSecretBytes = kUniqueIdSecretHexChars / 2;
 
-// The id layout: magic, then NUL-separated "host", "port", "job", "comm" strings.
+// The id layout (see launch_spec.h).
 struct IdLayout {
   char magic[8];
-  char text[120];
+  uint8_t flags;
+  uint8_t secret[kIdSecretBytes];
+  char text[103];
 };
 static_assert(sizeof(IdLayout) == sizeof(chorusUniqueId));
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+std::string hexOf(const uint8_t* bytes, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    out += digits[bytes[i] >> 4];
+    out += digits[bytes[i] & 15];
+  }
+  return out;
+}
 
 std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -44,25 +64,42 @@ std::string randomHex(size_t nbytes) {
     if (r < 0) throwSystemError("making a random job id", "getrandom", errno);
     got += static_cast<size_t>(r);
   }
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : raw) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
+  return hexOf(reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
 }
+
+std::string newUniqueIdSecret() { return params::secret().empty() ? randomHex(kIdSecretBytes) : std::string(); }
 
 chorusUniqueId encodeUniqueId(const std::string& host, uint16_t port, const std::string& jobId,
                               const std::string& commId) {
+  return encodeUniqueId(host, port, jobId, commId, "");
+}
+
+chorusUniqueId encodeUniqueId(const std::string& host, uint16_t port, const std::string& jobId,
+                              const std::string& commId, const std::string& carriedSecret) {
   IdLayout l{};
   std::memcpy(l.magic, kIdMagic, sizeof(kIdMagic));
+  if (!carriedSecret.empty()) {
+    if (carriedSecret.size() != kUniqueIdSecretHexChars) {
+      throwInvalidArgument("a unique id carries a secret of exactly " + std::to_string(kUniqueIdSecretHexChars) +
+                           " hex characters, not " + std::to_string(carriedSecret.size()));
+    }
+    for (size_t i = 0; i < kIdSecretBytes; ++i) {
+      int hi = hexValue(carriedSecret[2 * i]), lo = hexValue(carriedSecret[2 * i + 1]);
+      if (hi < 0 || lo < 0) throwInvalidArgument("a unique id's secret must be lowercase hex");
+      l.secret[i] = static_cast<uint8_t>(hi * 16 + lo);
+    }
+    l.flags = kIdHasSecret;
+  }
   std::string text;
   for (const std::string& part : {host, std::to_string(port), jobId, commId}) {
+    if (part.find('\0') != std::string::npos) throwInvalidArgument("a unique id field contains a NUL byte");
     text.append(part);
     text.push_back('\0');
   }
-  if (text.size() >= sizeof(l.text)) throwInvalidArgument("store host name too long for a unique id: " + host);
+  if (text.size() >= sizeof(l.text)) {
+    throwInvalidArgument("store host, job and comm ids too long for a unique id (" + std::to_string(text.size()) +
+                         " bytes, at most " + std::to_string(sizeof(l.text) - 1) + "): host " + host);
+  }
   std::memcpy(l.text, text.data(), text.size());
   chorusUniqueId id;
   std::memcpy(&id, &l, sizeof(id));
@@ -73,8 +110,9 @@ LaunchSpec decodeUniqueId(const chorusUniqueId& id, int rank, int nranks) {
   IdLayout l;
   std::memcpy(&l, &id, sizeof(l));
   if (std::memcmp(l.magic, kIdMagic, sizeof(kIdMagic)) != 0 || l.text[sizeof(l.text) - 1] != '\0') {
-    throwInvalidArgument("the unique id was not made by chorusGetUniqueId (bad magic)");
+    throwInvalidArgument("the unique id was not made by chorusGetUniqueId of this Chorus version (bad magic)");
   }
+  if ((l.flags & ~kIdHasSecret) != 0) throwInvalidArgument("the unique id has unknown flags");
   std::string parts[4];
   size_t pos = 0;
   for (auto& p : parts) {
@@ -90,6 +128,8 @@ LaunchSpec decodeUniqueId(const chorusUniqueId& id, int rank, int nranks) {
   s.jobId = parts[2];
   s.keyPrefix = "u" + parts[3] + "/";
   s.source = "unique id";
+  s.secret = (l.flags & kIdHasSecret) ? hexOf(l.secret, kIdSecretBytes) : params::secret();
+  if (s.storeHost.empty() || s.jobId.empty()) throwInvalidArgument("the unique id has an empty store host or job id");
   return s;
 }
 
@@ -136,6 +176,7 @@ LaunchSpec launchSpecFromEnv() {
   }
   splitHostPort(store, "CHORUS_STORE", &s.storeHost, &s.storePort);
   s.serveStore = s.rank == 0 && params::storeServed() != "1";
+  s.secret = params::secret();
   s.jobId = params::jobId();
   if (s.jobId.empty()) s.jobId = env("TORCHELASTIC_RUN_ID");
   if (s.jobId.empty()) s.jobId = "chorus-env";

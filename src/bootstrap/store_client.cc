@@ -20,6 +20,8 @@
 #include "src/bootstrap/store_protocol.h"
 #include "src/core/error.h"
 #include "src/core/logging.h"
+#include "src/core/params.h"
+#include "src/security/channel_auth.h"
 
 namespace chorus {
 
@@ -52,8 +54,9 @@ std::string quoted(const std::string& key) { return "'" + key + "'"; }
 }  // namespace
 
 struct StoreClient::Impl {
-  Impl(const std::string& hostArg, uint16_t portArg, const std::string& jobIdArg, int rankArg)
-      : host(hostArg), port(portArg), jobId(jobIdArg), rank(rankArg) {
+  Impl(const std::string& hostArg, uint16_t portArg, const std::string& jobIdArg, const std::string& secretArg,
+       int rankArg)
+      : host(hostArg), port(portArg), jobId(jobIdArg), secret(secretArg), rank(rankArg) {
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     address = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
   }
@@ -240,7 +243,7 @@ struct StoreClient::Impl {
     Response response = request(wire::Op::kHello, jobId, wire::encodeUint32(wire::kVersion), deadline, call);
     switch (response.status) {
       case wire::Status::kOk:
-        return;
+        return afterHello(response, deadline);
       case wire::Status::kJobMismatch:
         fail(chorusInvalidUsage, "rank " + std::to_string(rank) + ": store at " + address +
                                      " belongs to another job (this rank's job id is '" + jobId +
@@ -250,6 +253,35 @@ struct StoreClient::Impl {
         fail(chorusInvalidUsage, where() + "HELLO refused: " + responseText(response));
       default:
         unexpected(response, call);
+    }
+  }
+
+  // The server said whether it authenticates; both ends must agree on having a secret.
+  void afterHello(const Response& response, const Deadline& deadline) {
+    if (response.value.size() != 1 ||
+        (response.value[0] != wire::kHelloServed && response.value[0] != wire::kHelloAuthenticate)) {
+      fail(chorusRemoteError, where() + "HELLO: malformed answer (" + std::to_string(response.value.size()) +
+                                  " bytes where one byte 0 or 1 was expected)");
+    }
+    const bool serverAuthenticates = response.value[0] == wire::kHelloAuthenticate;
+    if (!serverAuthenticates && !secret.empty()) {
+      fail(chorusInvalidUsage, where() + "the store does not authenticate its clients, but this rank has a secret "
+                                         "(CHORUS_SECRET or the unique id's): refusing a store that cannot prove it "
+                                         "belongs to this job (was it started without the secret?)");
+    }
+    if (!serverAuthenticates) return;
+    if (secret.empty()) {
+      fail(chorusInvalidUsage, where() + "the store requires a secret and this rank has none (set CHORUS_SECRET "
+                                         "as the job's launcher did, or use a unique id made by chorusGetUniqueId)");
+    }
+    try {
+      authenticateChannel(fd, secret, wire::helloAuthContext(jobId), ChannelRole::kInitiator, deadline,
+                          where() + "HELLO");
+    } catch (const AuthenticationError& e) {
+      const chorusResult_t code = e.reason() == AuthFailure::kWrongSecret ? chorusInvalidUsage
+                                  : e.reason() == AuthFailure::kTimedOut  ? chorusTimeout
+                                                                          : chorusRemoteError;
+      fail(code, e.what());
     }
   }
 
@@ -283,6 +315,7 @@ struct StoreClient::Impl {
   std::string host;
   uint16_t port;
   std::string jobId;
+  std::string secret;
   int rank;
   std::string address;
   int fd = -1;
@@ -290,7 +323,11 @@ struct StoreClient::Impl {
 };
 
 StoreClient::StoreClient(const std::string& host, uint16_t port, const std::string& jobId, int rank, Deadline deadline)
-    : impl_(std::make_unique<Impl>(host, port, jobId, rank)) {
+    : StoreClient(host, port, jobId, params::secret(), rank, deadline) {}
+
+StoreClient::StoreClient(const std::string& host, uint16_t port, const std::string& jobId, const std::string& secret,
+                         int rank, Deadline deadline)
+    : impl_(std::make_unique<Impl>(host, port, jobId, secret, rank)) {
   if (jobId.size() > wire::kMaxKeyBytes) throwInvalidArgument(impl_->where() + "job id longer than 4096 bytes");
   impl_->connect(deadline);
   impl_->hello(deadline);

@@ -114,6 +114,8 @@ bool decodeUint32(std::span<const uint8_t> bytes, uint32_t* value) {
   return true;
 }
 
+std::string helloAuthContext(std::string_view jobId) { return "chorus store v2 job " + std::string(jobId); }
+
 Bytes encodeKeyList(const std::vector<std::string>& keys) {
   Bytes out(4);
   putLe(out.data(), keys.size(), 4);

@@ -1,12 +1,17 @@
 // StoreServer: one Asio thread, one Session per connection, a key/value map and the GETs parked on missing keys.
 //
-// Every frame is length-checked (store_protocol.h) before anything is allocated. A malformed frame closes only
-// its own connection, with a WARN; a refused HELLO gets an error response first so that the client can say why.
+// Every frame is length-checked (store_protocol.h) before anything is allocated; before its HELLO is accepted a
+// connection may send only small frames. A malformed frame closes only its own connection, with a WARN; a refused
+// HELLO gets an error response first so that the client can say why. With a secret, HELLO is followed by the
+// channel handshake (src/security/channel_handshake.h) driven here with Asio reads of its fixed-size messages.
+// A stranger cannot hold the server: a connection gets StoreServer::kHelloSeconds to complete HELLO and the
+// handshake, and accepting pauses while kMaxPendingConnections connections are still that far.
 #include <fcntl.h>
 
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -22,6 +27,8 @@
 #include "src/bootstrap/store_protocol.h"
 #include "src/core/error.h"
 #include "src/core/logging.h"
+#include "src/core/params.h"
+#include "src/security/channel_handshake.h"
 
 namespace chorus {
 
@@ -66,10 +73,10 @@ class StoreService;
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(StoreService& service, tcp::socket socket, std::string peer)
-      : service_(service), socket_(std::move(socket)), peer_(std::move(peer)) {}
+      : service_(service), socket_(std::move(socket)), peer_(std::move(peer)), helloTimer_(socket_.get_executor()) {}
 
-  // Starts reading requests; the first must be HELLO.
-  void start() { readHeader(); }
+  // Starts reading requests; the first must be HELLO, completed (with authentication) within kHelloSeconds.
+  void start();
   // Closes the socket and drops this session from the service; idempotent.
   void close();
   // Answers the GET this session parked.
@@ -82,12 +89,16 @@ class Session : public std::enable_shared_from_this<Session> {
   void dispatch();
   void onHello();
   void beginAuthentication();
-  void completeHello();
+  void readHandshakeMessage();
+  void onHandshakeMessage(const error_code& ec);
+  void completeHello(uint8_t answer);
+  void leavePending();
   void onSet();
   void onGet();
   void onAdd();
   void onCheck();
   void respond(wire::Status status, std::span<const uint8_t> value);
+  void sendRaw(Bytes bytes);
   void refuse(wire::Status status, const std::string& reason);
   void dropConnection(const std::string& why);
   void writeNext();
@@ -100,6 +111,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string key_;
   Bytes value_;
   bool helloDone_ = false;
+  bool pending_ = true;  // counted by the service among the connections that have not completed HELLO
+  boost::asio::steady_timer helloTimer_;
+  std::unique_ptr<ChannelHandshake> handshake_;  // while authenticating
+  Bytes handshakeIn_;
   bool parked_ = false;  // a GET waits for parkedKey_; any further request is a protocol violation
   std::string parkedKey_;
   bool closeAfterWrites_ = false;  // a refusal is being sent; no more requests are read
@@ -110,11 +125,14 @@ class Session : public std::enable_shared_from_this<Session> {
 // The store's state and network endpoint. After construction, everything runs on the server thread.
 class StoreService {
  public:
-  StoreService(const std::string& bindHost, uint16_t port, std::string jobId) : jobId_(std::move(jobId)) {
+  StoreService(const std::string& bindHost, uint16_t port, std::string jobId, std::string secret, double helloSeconds)
+      : jobId_(std::move(jobId)), secret_(std::move(secret)), helloSeconds_(helloSeconds) {
     bind(bindHost, port);
     acceptNext();
     thread_ = std::thread([this] { serve(); });
-    CHORUS_INFO(-1, "store server listening on " << address_);
+    CHORUS_INFO(-1, "store server listening on " << address_
+                                                << (secret_.empty() ? " (no secret: clients are not authenticated)"
+                                                                    : " (clients are authenticated)"));
   }
 
   // Closes the acceptor and every connection (parked GETs included) on the server thread, then joins it.
@@ -126,6 +144,8 @@ class StoreService {
   uint16_t port() const { return port_; }
   const std::string& address() const { return address_; }
   const std::string& jobId() const { return jobId_; }
+  const std::string& secret() const { return secret_; }
+  double helloSeconds() const { return helloSeconds_; }
 
   const Bytes* find(const std::string& key) const {
     auto it = values_.find(key);
@@ -158,6 +178,16 @@ class StoreService {
   }
 
   void forget(const Session* session) { sessions_.erase(session); }
+
+  // A connection finished (or abandoned) its HELLO: one more may be accepted if accepting was paused.
+  void pendingDone() {
+    --pending_;
+    if (acceptPaused_ && !stopping_ && pending_ < StoreServer::kMaxPendingConnections) {
+      acceptPaused_ = false;
+      CHORUS_INFO(-1, "store server at " << address_ << ": accepting connections again");
+      acceptNext();
+    }
+  }
 
  private:
   void bind(const std::string& bindHost, uint16_t port) {
@@ -217,9 +247,15 @@ class StoreService {
       std::string peer = endpointText(socket.remote_endpoint(ignored));
       auto session = std::make_shared<Session>(*this, std::move(socket), peer);
       sessions_.emplace(session.get(), session);
+      ++pending_;
       CHORUS_TRACE(-1, "store server at " << address_ << ": connection from " << peer);
       session->start();
-      acceptNext();
+      if (pending_ < StoreServer::kMaxPendingConnections) return acceptNext();
+      // Strangers that connect and say nothing must not exhaust descriptors: the rest wait in the backlog until
+      // these complete HELLO or time out.
+      acceptPaused_ = true;
+      CHORUS_WARN(-1, "store server at " << address_ << ": " << pending_
+                                         << " connections have not completed HELLO; accepting paused");
     });
   }
 
@@ -250,6 +286,10 @@ class StoreService {
   tcp::acceptor acceptor_{ioc_};
   boost::asio::steady_timer acceptRetry_{ioc_};
   const std::string jobId_;
+  const std::string secret_;
+  const double helloSeconds_;
+  int pending_ = 0;  // sessions that have not completed HELLO
+  bool acceptPaused_ = false;
   std::string address_;
   uint16_t port_ = 0;
   bool stopping_ = false;
@@ -259,9 +299,30 @@ class StoreService {
   std::thread thread_;
 };
 
+void Session::start() {
+  auto self = shared_from_this();
+  helloTimer_.expires_after(std::chrono::milliseconds(static_cast<int64_t>(service_.helloSeconds() * 1000)));
+  helloTimer_.async_wait([self](const error_code& ec) {
+    if (ec || self->closed_ || self->helloDone_) return;
+    char limit[32];
+    std::snprintf(limit, sizeof(limit), "%.1fs", self->service_.helloSeconds());
+    self->dropConnection(std::string("no HELLO") + (self->handshake_ ? " authentication" : "") + " completed within " +
+                         limit);
+  });
+  readHeader();
+}
+
+void Session::leavePending() {
+  if (!pending_) return;
+  pending_ = false;
+  service_.pendingDone();
+}
+
 void Session::close() {
   if (closed_) return;
   closed_ = true;
+  helloTimer_.cancel();
+  leavePending();
   error_code ignored;
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
@@ -296,6 +357,10 @@ void Session::onHeader(const error_code& ec) {
   if (problem.empty() && header_.status != wire::Status::kOk) problem = "a request carries a non-zero status";
   if (!problem.empty()) return dropConnection("malformed header: " + problem);
   if (parked_) return dropConnection("sent " + wire::opName(header_.op) + " while its GET is still waiting");
+  if (!helloDone_ && header_.valueBytes > wire::kMaxHelloValueBytes) {
+    return dropConnection("sent a " + std::to_string(header_.valueBytes) + "-byte " + wire::opName(header_.op) +
+                          " before its HELLO was accepted");
+  }
   try {
     key_.assign(header_.keyBytes, '\0');
     value_.assign(header_.valueBytes, 0);
@@ -318,7 +383,7 @@ void Session::onBody(const error_code& ec) {
   }
   dispatch();
   // While a GET is parked the next read only watches for the client going away (or misbehaving).
-  if (!closed_ && !closeAfterWrites_) readHeader();
+  if (!closed_ && !closeAfterWrites_ && !handshake_) readHeader();
 }
 
 void Session::dispatch() {
@@ -361,14 +426,59 @@ void Session::onHello() {
   beginAuthentication();
 }
 
-// The place for the HMAC challenge-response: send a nonce here, read the client's HMAC(secret, nonce || job id)
-// in a new state, compare in constant time, and call completeHello() on success or
-// refuse(kAuthFailed, ...) otherwise. Until then every peer that knows the job id is admitted.
-void Session::beginAuthentication() { completeHello(); }
+// Without a secret every peer that knows the job id is admitted. With one, the HELLO answer announces the
+// handshake, whose messages then follow on the raw stream; requests are read again only once it succeeded.
+void Session::beginAuthentication() {
+  if (service_.secret().empty()) return completeHello(wire::kHelloServed);
+  const uint8_t announce = wire::kHelloAuthenticate;
+  respond(wire::Status::kOk, std::span<const uint8_t>(&announce, 1));
+  handshake_ = std::make_unique<ChannelHandshake>(service_.secret(), wire::helloAuthContext(service_.jobId()),
+                                                  ChannelRole::kAcceptor);
+  sendRaw(handshake_->start());
+  readHandshakeMessage();
+}
 
-void Session::completeHello() {
+void Session::readHandshakeMessage() {
+  handshakeIn_.assign(handshake_->bytesWanted(), 0);
+  auto self = shared_from_this();
+  boost::asio::async_read(socket_, boost::asio::buffer(handshakeIn_),
+                          [self](const error_code& ec, size_t) { self->onHandshakeMessage(ec); });
+}
+
+void Session::onHandshakeMessage(const error_code& ec) {
+  if (closed_) return;
+  if (ec) {
+    if (ec == boost::asio::error::operation_aborted) return close();
+    handshake_->fail(AuthFailure::kClosed, "the connection ended while the server waited for " +
+                                               std::string(handshake_->waitingFor()) + " (" + ec.message() +
+                                               "; a client without the secret?)");
+  }
+  Bytes reply;
+  if (!ec) handshake_->feed(handshakeIn_, &reply);
+  if (handshake_->failed()) {
+    // Logged before the refusal goes out, so that whoever sees the refusal can also find the log line.
+    CHORUS_WARN(-1, "store server at " << service_.address() << ": refused " << peer_ << ": authentication failed ("
+                                       << authFailureName(handshake_->failure()) << "): " << handshake_->problem());
+    closeAfterWrites_ = true;  // the refusal verdict, if any, goes out first
+    if (!reply.empty()) return sendRaw(std::move(reply));
+    if (writeQueue_.empty()) close();
+    return;
+  }
+  if (!reply.empty()) sendRaw(std::move(reply));
+  if (!handshake_->succeeded()) return readHandshakeMessage();
+  handshake_.reset();
+  CHORUS_TRACE(-1, "store server at " << service_.address() << ": " << peer_ << " authenticated");
   helloDone_ = true;
-  respond(wire::Status::kOk, {});
+  helloTimer_.cancel();
+  leavePending();
+  readHeader();
+}
+
+void Session::completeHello(uint8_t answer) {
+  helloDone_ = true;
+  helloTimer_.cancel();
+  leavePending();
+  respond(wire::Status::kOk, std::span<const uint8_t>(&answer, 1));
 }
 
 void Session::onSet() {
@@ -413,6 +523,11 @@ void Session::respond(wire::Status status, std::span<const uint8_t> value) {
   if (writeQueue_.size() == 1) writeNext();
 }
 
+void Session::sendRaw(Bytes bytes) {
+  writeQueue_.push_back(std::move(bytes));
+  if (writeQueue_.size() == 1) writeNext();
+}
+
 void Session::refuse(wire::Status status, const std::string& reason) {
   closeAfterWrites_ = true;
   respond(status, textBytes(reason));
@@ -444,12 +559,22 @@ void Session::writeNext() {
 }  // namespace
 
 struct StoreServer::Impl {
-  Impl(const std::string& bindHost, uint16_t port, const std::string& jobId) : service(bindHost, port, jobId) {}
+  Impl(const std::string& bindHost, uint16_t port, const std::string& jobId, const std::string& secret,
+       double helloSeconds)
+      : service(bindHost, port, jobId, secret, helloSeconds) {}
   StoreService service;
 };
 
 StoreServer::StoreServer(const std::string& bindHost, uint16_t port, const std::string& jobId)
-    : impl_(std::make_unique<Impl>(bindHost, port, jobId)) {}
+    : StoreServer(bindHost, port, jobId, params::secret()) {}
+
+StoreServer::StoreServer(const std::string& bindHost, uint16_t port, const std::string& jobId,
+                         const std::string& secret)
+    : StoreServer(bindHost, port, jobId, secret, kHelloSeconds) {}
+
+StoreServer::StoreServer(const std::string& bindHost, uint16_t port, const std::string& jobId,
+                         const std::string& secret, double helloSeconds)
+    : impl_(std::make_unique<Impl>(bindHost, port, jobId, secret, helloSeconds)) {}
 
 StoreServer::~StoreServer() = default;
 

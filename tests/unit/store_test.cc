@@ -381,5 +381,95 @@ TEST(StoreTest, ServesIpv6WhenTheHostHasIt) {
   EXPECT_EQ(textOf(client.get("v6", soon())), "yes");
 }
 
+// --- Authentication (HMAC challenge-response after HELLO when the server has a secret) ---
+
+TEST(StoreAuthTest, ClientsWithTheSecretAreServed) {
+  StoreServer server("127.0.0.1", 0, kJob, "open sesame");
+  StoreClient a("127.0.0.1", server.port(), kJob, "open sesame", 0, soon());
+  StoreClient b("127.0.0.1", server.port(), kJob, "open sesame", 1, soon());
+  a.set("k", bytesOf("v"), soon());
+  EXPECT_EQ(textOf(b.get("k", soon())), "v");
+  EXPECT_EQ(b.add("n", 5, soon()), 5);
+}
+
+TEST(StoreAuthTest, AWrongSecretIsRefusedAndLoggedAndTheServerServesOn) {
+  StoreServer server("127.0.0.1", 0, kJob, "open sesame");
+  StoreClient good("127.0.0.1", server.port(), kJob, "open sesame", 0, soon());
+  testing::internal::CaptureStderr();
+  Error e = errorFrom([&] { StoreClient bad("127.0.0.1", server.port(), kJob, "open barley", 7, soon()); });
+  // Round trips on another connection after the refusal: the server has handled the bad client's proof by then.
+  StoreClient later("127.0.0.1", server.port(), kJob, "open sesame", 1, soon());
+  later.set("after", bytesOf("yes"), soon());
+  EXPECT_EQ(textOf(good.get("after", soon())), "yes");
+  std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(e.code(), chorusInvalidUsage) << e.what();
+  EXPECT_NE(std::string(e.what()).find("rank 7"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("wrong secret"), std::string::npos) << e.what();
+  EXPECT_NE(log.find("refused 127.0.0.1:"), std::string::npos) << log;
+  EXPECT_NE(log.find("wrong secret"), std::string::npos) << log;
+}
+
+TEST(StoreAuthTest, AClientWithoutTheSecretIsRefusedAndLogged) {
+  StoreServer server("127.0.0.1", 0, kJob, "open sesame");
+  testing::internal::CaptureStderr();
+  Error e = errorFrom([&] { StoreClient none("127.0.0.1", server.port(), kJob, "", 2, soon()); });
+  StoreClient good("127.0.0.1", server.port(), kJob, "open sesame", 0, soon());
+  good.set("x", {}, soon());
+  std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(e.code(), chorusInvalidUsage) << e.what();
+  EXPECT_NE(std::string(e.what()).find("requires a secret"), std::string::npos) << e.what();
+  EXPECT_NE(log.find("authentication failed (closed)"), std::string::npos) << log;
+}
+
+TEST(StoreAuthTest, AClientWithASecretRefusesAServerWithout) {
+  StoreServer server("127.0.0.1", 0, kJob, "");
+  Error e = errorFrom([&] { StoreClient client("127.0.0.1", server.port(), kJob, "open sesame", 3, soon()); });
+  EXPECT_EQ(e.code(), chorusInvalidUsage) << e.what();
+  EXPECT_NE(std::string(e.what()).find("does not authenticate"), std::string::npos) << e.what();
+}
+
+TEST(StoreAuthTest, GarbageAndOversizedFramesBeforeHelloAreDropped) {
+  StoreServer server("127.0.0.1", 0, kJob, "open sesame");
+  {
+    RawConnection raw(server.port());
+    raw.send(Bytes(200, 0xee));
+    EXPECT_TRUE(raw.closedByPeer());
+  }
+  {
+    // A stranger may not make the server allocate a large value before HELLO.
+    RawConnection raw(server.port());
+    uint8_t header[wire::kHeaderBytes];
+    wire::FrameHeader h;
+    h.op = wire::Op::kHello;
+    h.keyBytes = static_cast<uint32_t>(kJob.size());
+    h.valueBytes = wire::kMaxHelloValueBytes + 1;
+    wire::encodeHeader(h, header);
+    raw.send(Bytes(header, header + sizeof(header)));
+    EXPECT_TRUE(raw.closedByPeer());
+  }
+  StoreClient good("127.0.0.1", server.port(), kJob, "open sesame", 0, soon());
+  EXPECT_EQ(good.add("n", 1, soon()), 1);
+}
+
+TEST(StoreAuthTest, SilentStrangersAreDroppedAndCannotExhaustTheServer) {
+  StoreServer server("127.0.0.1", 0, kJob, "open sesame", 0.5);
+  testing::internal::CaptureStderr();
+  // As many silent connections as may be pending, and then some: accepting pauses until they time out.
+  std::vector<std::unique_ptr<RawConnection>> strangers;
+  for (int i = 0; i < StoreServer::kMaxPendingConnections + 4; ++i) {
+    strangers.push_back(std::make_unique<RawConnection>(server.port()));
+  }
+  auto start = Clock::now();
+  StoreClient good("127.0.0.1", server.port(), kJob, "open sesame", 0, soon());
+  const double waited = secondsSince(start);
+  EXPECT_EQ(good.add("n", 1, soon()), 1);
+  EXPECT_TRUE(strangers.front()->closedByPeer());
+  std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_GE(waited, 0.3) << "the client should have waited for the silent connections to time out";
+  EXPECT_LT(waited, 10.0);
+  EXPECT_NE(log.find("accepting paused"), std::string::npos) << log.substr(0, 2000);
+  EXPECT_NE(log.find("no HELLO completed within 0.5s"), std::string::npos) << log.substr(0, 2000);
+}
+
 }  // namespace
 }  // namespace chorus

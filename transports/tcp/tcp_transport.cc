@@ -5,13 +5,18 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <charconv>
+#include <chrono>
 #include <cstring>
 #include <map>
 
 #include "src/core/error.h"
 #include "src/core/logging.h"
+#include "src/core/params.h"
+#include "src/security/channel_auth.h"
 #include "topology/network_interfaces.h"
 #include "transports/tcp/tcp_connection.h"
+#include "transports/tcp/tcp_hello.h"
 
 namespace chorus {
 
@@ -20,22 +25,7 @@ using asio::ip::tcp;
 
 namespace {
 
-// The first bytes on every data socket: who is calling, for which job, which stripe.
-struct TcpHello {
-  uint32_t magic;
-  uint32_t version;
-  int32_t from;
-  int32_t to;
-  uint32_t index;
-  uint32_t nsocks;
-  char job[48];
-};
-constexpr uint32_t kHelloMagic = 0x4c484843;  // "CHHL"
-
-void fillJob(char (&dst)[48], const std::string& key) {
-  std::memset(dst, 0, sizeof(dst));
-  std::memcpy(dst, key.data(), std::min(key.size(), sizeof(dst)));
-}
+using Clock = std::chrono::steady_clock;
 
 // Blocks (polling) until all of buf is written or the deadline passes.
 void writeAll(int fd, const void* buf, size_t n, Deadline deadline, const std::string& context) {
@@ -53,6 +43,23 @@ void writeAll(int fd, const void* buf, size_t n, Deadline deadline, const std::s
     pollfd pfd{fd, POLLOUT, 0};
     ::poll(&pfd, 1, deadline.remainingMs(100));
   }
+}
+
+// The stripe count a peer's card asks for; a card without a sane one is malformed.
+int cardSockets(const PeerCard& card, int selfRank) {
+  auto it = card.entries.find("tcp.nsocks");
+  int n = 0;
+  if (it != card.entries.end()) {
+    const std::string& text = it->second;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size()) n = 0;
+  }
+  if (n < 1 || n > static_cast<int>(TcpHello::kMaxSockets)) {
+    throw Error(chorusRemoteError, "rank " + std::to_string(selfRank) + ": the peer card of rank " +
+                                       std::to_string(card.rank) + " has no valid tcp.nsocks (1.." +
+                                       std::to_string(TcpHello::kMaxSockets) + ")");
+  }
+  return n;
 }
 
 void tuneSocket(tcp::socket& s, const std::string& context) {
@@ -78,8 +85,24 @@ void splitHostPort(const std::string& s, const std::string& what, std::string* h
   *port = static_cast<uint16_t>(p);
 }
 
+// A dialled data socket; while `auth` is set its handshake is still running.
+struct TcpTransport::Dialled {
+  tcp::socket sock;
+  int peer;
+  int index;
+  std::unique_ptr<ChannelAuthenticator> auth;
+};
+
 TcpTransport::TcpTransport(int rank, std::string jobKey, int nsocks, std::string ifnameSpec)
-    : rank_(rank), jobKey_(std::move(jobKey)), nsocks_(nsocks), ifnameSpec_(std::move(ifnameSpec)), acceptor_(io_) {}
+    : TcpTransport(rank, std::move(jobKey), nsocks, std::move(ifnameSpec), params::secret()) {}
+
+TcpTransport::TcpTransport(int rank, std::string jobKey, int nsocks, std::string ifnameSpec, std::string secret)
+    : rank_(rank),
+      jobKey_(std::move(jobKey)),
+      secret_(std::move(secret)),
+      nsocks_(nsocks),
+      ifnameSpec_(std::move(ifnameSpec)),
+      acceptor_(io_) {}
 
 void TcpTransport::describeSelf(PeerCard& card) {
   NetworkInterface nic = chooseNetworkInterface(ifnameSpec_);
@@ -103,7 +126,8 @@ bool TcpTransport::canConnect(const PeerCard& self, const PeerCard& peer) const 
   return self.entries.count("tcp.addr") && peer.entries.count("tcp.addr");
 }
 
-tcp::socket TcpTransport::dial(const std::string& address, int peer, int index, int nsocks, Deadline deadline) {
+TcpTransport::Dialled TcpTransport::dial(const std::string& address, int peer, int index, int nsocks,
+                                         Deadline deadline) {
   std::string context = "rank " + std::to_string(rank_) + ": tcp connect to rank " + std::to_string(peer) + " at " +
                         address;
   std::string host;
@@ -134,10 +158,21 @@ tcp::socket TcpTransport::dial(const std::string& address, int peer, int index, 
     }
     if (!ec) {
       tuneSocket(s, context);
-      TcpHello hello{kHelloMagic, 1, rank_, peer, static_cast<uint32_t>(index), static_cast<uint32_t>(nsocks), {}};
-      fillJob(hello.job, jobKey_);
-      writeAll(s.native_handle(), &hello, sizeof(hello), deadline, context);
-      return s;
+      TcpHello hello;
+      hello.from = rank_;
+      hello.to = peer;
+      hello.index = static_cast<uint32_t>(index);
+      hello.nsocks = static_cast<uint32_t>(nsocks);
+      hello.flags = secret_.empty() ? 0 : TcpHello::kFlagAuthenticate;
+      hello.jobKeyHash = sha256(jobKey_);
+      const auto bytes = hello.encode();
+      writeAll(s.native_handle(), bytes.data(), bytes.size(), deadline, context);
+      Dialled d{std::move(s), peer, index, nullptr};
+      if (!secret_.empty()) {
+        d.auth = std::make_unique<ChannelAuthenticator>(d.sock.native_handle(), secret_, tcpAuthContext(bytes),
+                                                        ChannelRole::kInitiator, context);
+      }
+      return d;
     }
     if (deadline.expired()) throw Error(chorusTimeout, context + " timed out: " + ec.message());
     // Refused or reset: the peer's listener is published before its card, so this is a transient; back off.
@@ -145,6 +180,23 @@ tcp::socket TcpTransport::dial(const std::string& address, int peer, int index, 
     delayMs = std::min(delayMs * 2, 200);
   }
 }
+
+namespace {
+
+// An accepted socket until its hello is read and checked and, with a secret, its handshake is done.
+struct Pending {
+  tcp::socket sock;
+  std::string remote;  // "ip:port", for messages
+  Clock::time_point since;
+  std::array<uint8_t, TcpHello::kBytes> helloBytes{};
+  size_t got = 0;
+  TcpHello hello;
+  std::unique_ptr<ChannelAuthenticator> auth;
+};
+
+enum class PendingState { kWaiting, kReady, kRefused };
+
+}  // namespace
 
 std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard& self,
                                                                    const std::vector<PeerCard>& peers,
@@ -155,91 +207,127 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
   std::map<int, std::string> addrOf;
   int expectedIncoming = 0;
   for (const PeerCard& p : peers) {
-    int n = std::min(nsocks_, std::atoi(p.entries.at("tcp.nsocks").c_str()));
-    want[p.rank] = n < 1 ? 1 : n;
-    addrOf[p.rank] = p.entries.at("tcp.addr");
+    want[p.rank] = std::min(nsocks_, cardSockets(p, rank_));
+    addrOf[p.rank] = p.entries.at("tcp.addr");  // canConnect saw it
     for (int i = 0; i < want[p.rank]; ++i) socks[p.rank].emplace_back(io_);
     if (p.rank < rank_) expectedIncoming += want[p.rank];
   }
-  // Dial the higher ranks (the kernel's backlog completes these without the peer's help).
+  const Sha256Digest jobKeyHash = sha256(jobKey_);
+  // Dial the higher ranks (the kernel's backlog completes these without the peer's help); their handshakes, if
+  // any, run in the loop below together with the accepted sockets', so no rank waits on another's dialling.
+  std::vector<Dialled> dialling;
   for (const PeerCard& p : peers) {
     if (p.rank <= rank_) continue;
-    for (int i = 0; i < want[p.rank]; ++i) socks[p.rank][i] = dial(addrOf[p.rank], p.rank, i, want[p.rank], deadline);
+    for (int i = 0; i < want[p.rank]; ++i) {
+      Dialled d = dial(addrOf[p.rank], p.rank, i, want[p.rank], deadline);
+      if (d.auth) {
+        dialling.push_back(std::move(d));
+      } else {
+        socks[p.rank][i] = std::move(d.sock);
+      }
+    }
   }
-  // Accept the lower ranks; read each hello without blocking so that a silent stranger cannot stall us.
-  struct Pending {
-    tcp::socket sock;
-    TcpHello hello;
-    size_t got;
-  };
+  // Accept the lower ranks; read each hello and run each handshake without blocking, so that a silent or
+  // misbehaving stranger can neither stall us (it is dropped after kHandshakeSeconds) nor exhaust us (at most
+  // kMaxPendingConnections are read at once).
   std::vector<Pending> pending;
   std::map<int, std::vector<bool>> have;
   for (auto& [r, n] : want) have[r].assign(n, r > rank_);
   int accepted = 0;
-  while (accepted < expectedIncoming) {
+  const bool withSecret = !secret_.empty();
+  while (accepted < expectedIncoming || !dialling.empty()) {
     if (deadline.expired()) {
       std::string missing;
       for (auto& [r, v] : have) {
-        for (bool b : v) {
-          if (!b) {
-            missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-            break;
-          }
+        if (std::find(v.begin(), v.end(), false) != v.end()) {
+          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
         }
       }
+      for (const Dialled& d : dialling) missing += (missing.empty() ? "" : ", ") + std::to_string(d.peer);
       throw Error(chorusTimeout, "rank " + std::to_string(rank_) +
                                      ": tcp connection setup timed out waiting for ranks " + missing);
     }
-    std::vector<pollfd> fds{{acceptor_.native_handle(), POLLIN, 0}};
-    for (auto& p : pending) fds.push_back({p.sock.native_handle(), POLLIN, 0});
+    std::vector<pollfd> fds;
+    const bool acceptMore = pending.size() < kMaxPendingConnections;
+    if (acceptMore) fds.push_back({acceptor_.native_handle(), POLLIN, 0});
+    for (auto& p : pending) fds.push_back({p.sock.native_handle(), p.auth ? p.auth->pollEvents() : short(POLLIN), 0});
+    for (auto& d : dialling) fds.push_back({d.sock.native_handle(), d.auth->pollEvents(), 0});
     ::poll(fds.data(), fds.size(), deadline.remainingMs(100));
     boost::system::error_code ec;
-    for (;;) {
+    while (pending.size() < kMaxPendingConnections) {
       tcp::socket s(io_);
       acceptor_.accept(s, ec);
       if (ec) break;
       s.non_blocking(true, ec);
-      pending.push_back(Pending{std::move(s), {}, 0});
+      boost::system::error_code ignored;
+      auto remote = s.remote_endpoint(ignored);
+      Pending p{std::move(s), remote.address().to_string() + ":" + std::to_string(remote.port()), Clock::now(), {}, 0,
+                {}, nullptr};
+      pending.push_back(std::move(p));
+    }
+    // A peer we dialled that fails the handshake is not a stranger: the job cannot go on without it.
+    for (size_t i = 0; i < dialling.size();) {
+      if (dialling[i].auth->advance()) {
+        socks[dialling[i].peer][dialling[i].index] = std::move(dialling[i].sock);
+        dialling.erase(dialling.begin() + static_cast<long>(i));
+      } else {
+        ++i;
+      }
     }
     for (size_t i = 0; i < pending.size();) {
       Pending& p = pending[i];
-      ssize_t r = ::recv(p.sock.native_handle(), reinterpret_cast<char*>(&p.hello) + p.got, sizeof(TcpHello) - p.got,
-                         MSG_DONTWAIT);
-      if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      std::string why;
+      PendingState state = PendingState::kWaiting;
+      if (!p.auth) {
+        ssize_t r = ::recv(p.sock.native_handle(), p.helloBytes.data() + p.got, p.helloBytes.size() - p.got,
+                           MSG_DONTWAIT);
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+          // nothing yet
+        } else if (r <= 0) {
+          why = r == 0 ? "closed before its hello was complete" : std::string("recv failed: ") + std::strerror(errno);
+        } else if ((p.got += static_cast<size_t>(r)) == p.helloBytes.size()) {
+          if (!TcpHello::decode(p.helloBytes, &p.hello, &why)) {
+            // why says what is wrong
+          } else if (why = incomingHelloProblem(p.hello, rank_, jobKeyHash, withSecret, have); !why.empty()) {
+            // refused
+          } else if (withSecret) {
+            p.auth = std::make_unique<ChannelAuthenticator>(
+                p.sock.native_handle(), secret_, tcpAuthContext(p.helloBytes), ChannelRole::kAcceptor,
+                "rank " + std::to_string(rank_) + ": tcp accept from " + p.remote + " (claiming rank " +
+                    std::to_string(p.hello.from) + " stripe " + std::to_string(p.hello.index) + ")");
+          } else {
+            state = PendingState::kReady;
+          }
+        }
+      }
+      if (p.auth && why.empty()) {
+        try {
+          if (p.auth->advance()) state = PendingState::kReady;
+        } catch (const AuthenticationError& e) {
+          why = e.what();
+        }
+      }
+      if (state == PendingState::kReady && have[p.hello.from][p.hello.index]) {
+        why = "a second connection for rank " + std::to_string(p.hello.from) + " stripe " +
+              std::to_string(p.hello.index);
+      }
+      if (why.empty() && state == PendingState::kWaiting &&
+          std::chrono::duration<double>(Clock::now() - p.since).count() > kHandshakeSeconds) {
+        why = std::string("no complete hello") + (withSecret ? " and authentication" : "") + " within " +
+              std::to_string(static_cast<int>(kHandshakeSeconds)) + "s";
+      }
+      if (!why.empty()) state = PendingState::kRefused;
+      if (state == PendingState::kWaiting) {
         ++i;
         continue;
       }
-      std::string why;
-      if (r <= 0) {
-        why = r == 0 ? "closed before its hello" : std::string("recv failed: ") + std::strerror(errno);
-      } else {
-        p.got += static_cast<size_t>(r);
-        if (p.got < sizeof(TcpHello)) {
-          ++i;
-          continue;
-        }
-        const TcpHello& h = p.hello;
-        char job[48];
-        fillJob(job, jobKey_);
-        if (h.magic != kHelloMagic || h.version != 1) {
-          why = "not a Chorus hello";
-        } else if (std::memcmp(job, h.job, sizeof(job)) != 0) {
-          why = "hello for another job or communicator";
-        } else if (h.to != rank_ || !have.count(h.from) || h.from >= rank_ || h.nsocks != have[h.from].size() ||
-                   h.index >= h.nsocks || have[h.from][h.index]) {
-          why = "unexpected hello (from " + std::to_string(h.from) + " stripe " + std::to_string(h.index) + ")";
-        }
-      }
-      if (why.empty()) {
+      if (state == PendingState::kReady) {
         tuneSocket(p.sock, "rank " + std::to_string(rank_) + ": tcp accept from rank " + std::to_string(p.hello.from));
         have[p.hello.from][p.hello.index] = true;
         socks[p.hello.from][p.hello.index] = std::move(p.sock);
         ++accepted;
       } else {
-        boost::system::error_code ignored;
-        auto remote = p.sock.remote_endpoint(ignored);
-        CHORUS_WARN(rank_, "tcp: refused a connection from " << remote.address().to_string() << ":" << remote.port()
-                                                            << ": " << why);
+        CHORUS_WARN(rank_, "tcp: refused a connection from " << p.remote << ": " << why);
       }
       pending.erase(pending.begin() + static_cast<long>(i));
     }

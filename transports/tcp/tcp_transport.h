@@ -1,4 +1,6 @@
 // The TCP transport: every pair can use it; lower rank connects to higher, CHORUS_NSOCKS sockets per pair.
+// Each data socket opens with a hello (tcp_hello.h) and, when the job has a secret, the channel handshake
+// (src/security/channel_auth.h). Connections that fail either are refused and logged; the job goes on.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -11,8 +13,16 @@ namespace chorus {
 
 class TcpTransport final : public Transport {
  public:
+  // A connection that has not completed its hello and handshake within this long is dropped.
+  static constexpr double kHandshakeSeconds = 10.0;
+  // At most this many accepted connections may be that far at once; more wait in the kernel's backlog.
+  static constexpr size_t kMaxPendingConnections = 64;
+
   // jobKey keeps connections of other jobs or communicators out; nsocks sockets per peer (1..16).
+  // The secret is CHORUS_SECRET (params::secret()); empty: connections are not authenticated.
   TcpTransport(int rank, std::string jobKey, int nsocks, std::string ifnameSpec);
+  // The same with an explicit secret (e.g. the one a unique id carries).
+  TcpTransport(int rank, std::string jobKey, int nsocks, std::string ifnameSpec, std::string secret);
   std::string_view name() const override { return "tcp"; }
   void describeSelf(PeerCard& card) override;
   bool canConnect(const PeerCard& self, const PeerCard& peer) const override;
@@ -20,10 +30,12 @@ class TcpTransport final : public Transport {
                                                        Deadline deadline) override;
 
  private:
-  boost::asio::ip::tcp::socket dial(const std::string& address, int peer, int index, int nsocks, Deadline deadline);
+  struct Dialled;
+  Dialled dial(const std::string& address, int peer, int index, int nsocks, Deadline deadline);
 
   int rank_;
   std::string jobKey_;
+  std::string secret_;
   int nsocks_;
   std::string ifnameSpec_;
   boost::asio::io_context io_;

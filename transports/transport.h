@@ -27,7 +27,8 @@ class Transport {
 };
 
 // The transports compiled in, in probe order, restricted by CHORUS_TRANSPORT (unknown names are an error).
+// secret: what every connection must prove (HMAC challenge-response); empty: connections are not authenticated.
 std::vector<std::unique_ptr<Transport>> makeTransports(int rank, const std::string& restriction,
-                                                       const std::string& jobKey);
+                                                       const std::string& jobKey, const std::string& secret);
 
 }  // namespace chorus

@@ -10,7 +10,7 @@
 namespace chorus {
 
 std::vector<std::unique_ptr<Transport>> makeTransports(int rank, const std::string& restriction,
-                                                       const std::string& jobKey) {
+                                                       const std::string& jobKey, const std::string& secret) {
   // Probe order: the fastest link first. Later transports (cuda_ipc, ibverbs) slot in before tcp.
   const std::vector<std::string> known = {"shm", "tcp"};
   std::vector<std::string> chosen;
@@ -36,11 +36,13 @@ std::vector<std::unique_ptr<Transport>> makeTransports(int rank, const std::stri
       size_t ring = static_cast<size_t>(params::asBytes("CHORUS_SHM_BUFFER", params::shmBuffer(), 64 << 10, 64 << 20));
       // 0: never; 1: where it beats the ring on this machine (measured once per process); 2: wherever permitted.
       const ShmCma cma[] = {ShmCma::kOff, ShmCma::kWhenFaster, ShmCma::kAlways};
-      out.push_back(std::make_unique<ShmTransport>(rank, jobKey, ring,
-                                                   cma[params::asInt("CHORUS_SHM_CMA", params::shmCma(), 0, 2)]));
+      auto shm = std::make_unique<ShmTransport>(rank, jobKey, ring,
+                                                cma[params::asInt("CHORUS_SHM_CMA", params::shmCma(), 0, 2)]);
+      shm->requireSecret(secret);
+      out.push_back(std::move(shm));
     } else if (name == "tcp") {
       int nsocks = static_cast<int>(params::asInt("CHORUS_NSOCKS", params::nsocks(), 1, 16));
-      out.push_back(std::make_unique<TcpTransport>(rank, jobKey, nsocks, params::socketIfname()));
+      out.push_back(std::make_unique<TcpTransport>(rank, jobKey, nsocks, params::socketIfname(), secret));
     }
   }
   if (out.empty()) throwInvalidArgument("CHORUS_TRANSPORT=" + restriction + " leaves no transport");

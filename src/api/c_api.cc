@@ -125,15 +125,19 @@ chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::
 
 std::mutex serversMutex;
 // GetUniqueId's stores, one per process (each id names its own namespace in it); they live as long as the process.
-chorus::StoreServer* processStore(std::string* jobId) {
+// Without CHORUS_SECRET the ids carry a secret of their own, so that only holders of an id get in.
+chorus::StoreServer* processStore(std::string* jobId, std::string* carriedSecret) {
   static std::unique_ptr<chorus::StoreServer> server;
-  static std::string job;
+  static std::string job, secret;
   std::lock_guard<std::mutex> g(serversMutex);
   if (!server) {
     job = chorus::randomHex(16);
-    server = std::make_unique<chorus::StoreServer>("0.0.0.0", 0, job);
+    secret = chorus::newUniqueIdSecret();
+    server = std::make_unique<chorus::StoreServer>("0.0.0.0", 0, job,
+                                                   secret.empty() ? chorus::params::secret() : secret);
   }
   *jobId = job;
+  *carriedSecret = secret;
   return server.get();
 }
 
@@ -150,10 +154,10 @@ chorusResult_t chorusGetVersion(int* version) {
 chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId) {
   if (!uniqueId) return fail(nullptr, chorusInvalidArgument, "chorusGetUniqueId: uniqueId is NULL");
   return guarded(nullptr, "chorusGetUniqueId", [&] {
-    std::string job;
-    chorus::StoreServer* server = processStore(&job);
+    std::string job, secret;
+    chorus::StoreServer* server = processStore(&job, &secret);
     chorus::NetworkInterface nic = chorus::chooseNetworkInterface(chorus::params::socketIfname());
-    *uniqueId = chorus::encodeUniqueId(nic.address, server->port(), job, chorus::randomHex(8));
+    *uniqueId = chorus::encodeUniqueId(nic.address, server->port(), job, chorus::randomHex(8), secret);
   });
 }
 

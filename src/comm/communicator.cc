@@ -68,10 +68,11 @@ Communicator::~Communicator() {
 
 std::vector<PeerCard> Communicator::connect(const LaunchSpec& spec, Deadline deadline) {
   const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
-  if (spec.serveStore) storeServer_ = std::make_unique<StoreServer>("0.0.0.0", spec.storePort, spec.jobId);
-  store_ = std::make_unique<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, rank_, deadline);
+  // The secret comes from CHORUS_SECRET or the unique id (launch_spec.h): the store and every connection check it.
+  if (spec.serveStore) storeServer_ = std::make_unique<StoreServer>("0.0.0.0", spec.storePort, spec.jobId, spec.secret);
+  store_ = std::make_unique<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, spec.secret, rank_, deadline);
   const std::string& pre = spec.keyPrefix;
-  auto transports = makeTransports(rank_, params::transport(), spec.jobId + "/" + pre);
+  auto transports = makeTransports(rank_, params::transport(), spec.jobId + "/" + pre, spec.secret);
 
   PeerCard self;
   self.rank = rank_;

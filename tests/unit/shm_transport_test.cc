@@ -90,7 +90,7 @@ TEST(ShmTransportTest, CardsSayWhoCanPairAndBothEndsAgree) {
 TEST(ShmTransportTest, ProbeOrderIsShmThenTcpAndTheRestrictionIsObeyed) {
   auto names = [](const std::string& restriction) {
     std::string out;
-    for (auto& t : makeTransports(0, restriction, "job")) out += std::string(t->name()) + " ";
+    for (auto& t : makeTransports(0, restriction, "job", "")) out += std::string(t->name()) + " ";
     return out;
   };
   EXPECT_EQ(names(""), "shm tcp ");

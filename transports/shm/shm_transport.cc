@@ -16,6 +16,7 @@
 
 #include "src/core/error.h"
 #include "src/core/logging.h"
+#include "src/security/channel_auth.h"
 #include "transports/shm/cma_calibration.h"
 #include "transports/shm/shm_handshake.h"
 #include "transports/shm/shm_layout.h"
@@ -71,6 +72,9 @@ struct ShmTransport::Dialed {
   ShmSegment inbound;
   ShmHelloReader reader;
 };
+
+// How long an accepted connection may take to prove the secret.
+constexpr double kAcceptAuthSeconds = 2.0;
 
 ShmTransport::ShmTransport(int rank, std::string jobKey, size_t ringBytes, ShmCma cma, ShmTuning tuning)
     : rank_(rank), jobKey_(std::move(jobKey)), ringBytes_(ringBytes), cma_(cma != ShmCma::kOff), tuning_(tuning) {
@@ -269,7 +273,7 @@ std::vector<std::unique_ptr<Connection>> ShmTransport::connectAll(const PeerCard
     ucred cred{};
     std::string why = credentialProblem(shmPeerCredentials(d.reader.fd(), &cred) ? &cred : nullptr, *p, self);
     if (!why.empty()) throw Error(chorusRemoteError, ctx + ": the process listening at its address is not it: " + why);
-    // AUTH: challenge-response goes here (a blocking authenticate(d.reader.fd(), ...) as the dialing side).
+    if (!secret_.empty()) authenticateChannel(d.reader.fd(), secret_, jobKey_, ChannelRole::kInitiator, deadline, ctx);
     ShmHello hello{
         kShmHelloMagic,       kShmHelloVersion, shmJobHash(jobKey_), rank_, p->rank, readable[p->rank] ? 1u : 0u, 0,
         d.inbound.ringBytes()};
@@ -298,7 +302,18 @@ std::vector<std::unique_ptr<Connection>> ShmTransport::connectAll(const PeerCard
     for (;;) {
       int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) break;
-      // AUTH: challenge-response goes here (a blocking authenticate(fd, ...) as the accepting side).
+      if (!secret_.empty()) {
+        // Bounded per connection, so that a silent stranger cannot hold up the job's own peers for long.
+        Deadline authBy = Deadline::after(kAcceptAuthSeconds);
+        if (deadline.at() < authBy.at()) authBy = deadline;
+        try {
+          authenticateChannel(fd, secret_, jobKey_, ChannelRole::kAcceptor, authBy, me + ": shm accept");
+        } catch (const AuthenticationError& e) {
+          CHORUS_WARN(rank_, "shm: refused a connection: " << e.what());
+          ::close(fd);
+          continue;
+        }
+      }
       incoming.emplace_back(fd);
     }
     for (size_t i = 0; i < incoming.size();) {

@@ -27,6 +27,8 @@ class ShmTransport final : public Transport {
   // connections out.
   ShmTransport(int rank, std::string jobKey, size_t ringBytes, ShmCma cma, ShmTuning tuning = {});
   ~ShmTransport() override;
+  // With a non-empty secret every connection proves it (HMAC challenge-response, channel_auth.h) before its hello.
+  void requireSecret(std::string secret) { secret_ = std::move(secret); }
   std::string_view name() const override { return "shm"; }
   void describeSelf(PeerCard& card) override;
   bool canConnect(const PeerCard& self, const PeerCard& peer) const override;
@@ -45,6 +47,7 @@ class ShmTransport final : public Transport {
 
   int rank_;
   std::string jobKey_;
+  std::string secret_;
   size_t ringBytes_;
   bool cma_;
   ShmTuning tuning_;

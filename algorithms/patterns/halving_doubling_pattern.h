@@ -91,6 +91,13 @@ struct HalvingDoublingPattern {
   BlockRange scatterReceived(int i) const { return alignedGroup(vrank(), scatterDistance(i)); }
 };
 
+// Rooted collectives relabel ranks so that the root is the last one (which never folds): label = rank - root - 1.
+struct RootLastLabels {
+  int root, n;
+  int labelOf(int rank) const { return (rank - root - 1 + n) % n; }
+  int rankOf(int label) const { return (label + root + 1) % n; }
+};
+
 // Where the vblocks lie in a buffer, in elements.
 class BlockLayout {
  public:

@@ -196,3 +196,19 @@ TEST(HalvingDoublingPattern, LayoutsCoverTheBufferInOrder) {
 
 }  // namespace
 }  // namespace chorus
+
+namespace chorus {
+namespace {
+
+TEST(RootLastLabelsTest, RootIsLastAndLabelsRoundTrip) {
+  for (int n = 1; n <= 9; ++n) {
+    for (int root = 0; root < n; ++root) {
+      RootLastLabels l{root, n};
+      EXPECT_EQ(l.labelOf(root), n - 1);
+      for (int r = 0; r < n; ++r) EXPECT_EQ(l.rankOf(l.labelOf(r)), r);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace chorus

@@ -1,0 +1,344 @@
+#include "perf/faults/fault_scenarios.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chorus/chorus.h"
+
+namespace chorus::faults {
+namespace {
+
+using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC: one clock for every process of the machine
+
+double now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+void setTimeout(const char* seconds) { setenv("CHORUS_TIMEOUT", seconds, 1); }
+
+// A rank's report, one line through its pipe: "<result> <time> <message>".
+struct Report {
+  bool received = false;
+  chorusResult_t result = chorusSuccess;
+  double time = 0;
+  std::string message;
+};
+
+void sendReport(int fd, chorusResult_t result, double time, const char* message) {
+  std::ostringstream line;
+  line.precision(17);
+  line << static_cast<int>(result) << ' ' << time << ' ' << message << '\n';
+  std::string s = line.str();
+  if (::write(fd, s.data(), s.size()) < 0) _exit(3);
+}
+
+// Child processes, one per rank, each reporting through its own pipe; killed and reaped on destruction.
+class RankProcesses {
+ public:
+  // body(rank, id, reportFd, holdFd): holdFd reads EOF once the parent releases the ranks.
+  RankProcesses(int n, const std::function<void(int, const chorusUniqueId&, int, int)>& body) {
+    chorusUniqueId id;
+    if (chorusGetUniqueId(&id) != chorusSuccess) {
+      std::fprintf(stderr, "chorus-faults: chorusGetUniqueId: %s\n", chorusGetLastError(nullptr));
+      std::exit(2);
+    }
+    int hold[2];
+    if (::pipe(hold) != 0) std::perror("chorus-faults: pipe"), std::exit(2);
+    holdWrite_ = hold[1];
+    for (int r = 0; r < n; ++r) {
+      int p[2];
+      if (::pipe(p) != 0) std::perror("chorus-faults: pipe"), std::exit(2);
+      pid_t pid = ::fork();
+      if (pid < 0) std::perror("chorus-faults: fork"), std::exit(2);
+      if (pid == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        ::close(p[0]);
+        ::close(hold[1]);
+        body(r, id, p[1], hold[0]);
+        _exit(0);
+      }
+      ::close(p[1]);
+      pids_.push_back(pid);
+      reads_.push_back(p[0]);
+    }
+    ::close(hold[0]);
+  }
+  ~RankProcesses() {
+    for (pid_t pid : pids_) ::kill(pid, SIGKILL);
+    for (pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
+    for (int fd : reads_) ::close(fd);
+    if (holdWrite_ >= 0) ::close(holdWrite_);
+  }
+  pid_t pid(int r) const { return pids_[r]; }
+  // Lets ranks blocked on holdFd go.
+  void release() {
+    ::close(holdWrite_);
+    holdWrite_ = -1;
+  }
+  // Rank r's next report line, waiting at most `seconds`.
+  Report read(int r, double seconds) {
+    Report rep;
+    std::string line;
+    double end = now() + seconds;
+    char c;
+    while (now() < end) {
+      pollfd pfd{reads_[r], POLLIN, 0};
+      if (::poll(&pfd, 1, 50) <= 0) continue;
+      ssize_t got = ::read(reads_[r], &c, 1);
+      if (got <= 0) return rep;
+      if (c == '\n') {
+        std::istringstream in(line);
+        int result = 0;
+        in >> result >> rep.time;
+        std::getline(in >> std::ws, rep.message);
+        rep.result = static_cast<chorusResult_t>(result);
+        rep.received = true;
+        return rep;
+      }
+      line += c;
+    }
+    return rep;
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+  std::vector<int> reads_;
+  int holdWrite_ = -1;
+};
+
+chorusComm_t initOrDie(int nranks, const chorusUniqueId& id, int rank, int reportFd) {
+  chorusComm_t comm = nullptr;
+  if (chorusCommInitRank(&comm, nranks, id, rank) != chorusSuccess) {
+    sendReport(reportFd, chorusInternalError, now(), chorusGetLastError(nullptr));
+    _exit(1);
+  }
+  return comm;
+}
+
+void waitForRelease(int holdFd) {
+  char c;
+  while (::read(holdFd, &c, 1) > 0) {
+  }
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+Trial timeoutTrial() {
+  setTimeout("1");
+  RankProcesses ranks(2, [](int rank, const chorusUniqueId& id, int out, int hold) {
+    chorusComm_t comm = initOrDie(2, id, rank, out);
+    if (rank == 1) {
+      sendReport(out, chorusSuccess, now(), "absent");
+      waitForRelease(hold);
+      _exit(0);
+    }
+    std::vector<float> v(1 << 16, 1.0f);
+    double t0 = now();
+    chorusResult_t r = chorusAllReduce(v.data(), v.data(), v.size(), chorusFloat32, chorusSum, comm, nullptr);
+    sendReport(out, r, now() - t0, chorusGetLastError(comm));
+  });
+  Trial t;
+  Report absent = ranks.read(1, 30);
+  Report rep = ranks.read(0, 30);
+  ranks.release();
+  t.detail = rep.received ? rep.message : "rank 0 reported nothing within 30 s";
+  t.ok = absent.received && rep.received && rep.result == chorusTimeout && contains(rep.message, "waiting on rank(s) 1");
+  t.seconds = rep.time - 1.0;
+  return t;
+}
+
+Trial deadPeerTrial(int nranks) {
+  setTimeout("60");
+  const int victim = nranks - 1;
+  RankProcesses ranks(nranks, [nranks](int rank, const chorusUniqueId& id, int out, int) {
+    chorusComm_t comm = initOrDie(nranks, id, rank, out);
+    std::vector<float> v(1 << 20, 1.0f);  // 4 MiB: long enough that the kill lands inside a call
+    bool announced = false;
+    double end = now() + 60;
+    while (now() < end) {
+      chorusResult_t r = chorusAllReduce(v.data(), v.data(), v.size(), chorusFloat32, chorusSum, comm, nullptr);
+      if (r != chorusSuccess) {
+        chorusResult_t async = chorusSuccess;
+        chorusCommGetAsyncError(comm, &async);
+        std::string msg = std::string(chorusGetLastError(comm)) + (async == r ? " [async error agrees]" : "");
+        sendReport(out, r, now(), msg.c_str());
+        _exit(0);
+      }
+      if (!announced) sendReport(out, chorusSuccess, now(), "running");
+      announced = true;
+    }
+    sendReport(out, chorusSuccess, now(), "no error within 60 s");
+  });
+  Trial t;
+  for (int r = 0; r < nranks; ++r) {
+    if (!ranks.read(r, 30).received) {
+      t.detail = "rank " + std::to_string(r) + " never started";
+      return t;
+    }
+  }
+  // Let the loop run into the middle of a call (each takes a few ms).
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  double killed = now();
+  ::kill(ranks.pid(victim), SIGKILL);
+  t.ok = true;
+  double last = killed;
+  for (int r = 0; r < victim; ++r) {
+    Report rep = ranks.read(r, 30);
+    if (t.detail.empty()) t.detail = rep.received ? rep.message : "no report";
+    const std::string lost = std::to_string(victim);
+    // "rank 2", or "rank(s) 2" / "rank(s) 0, 2" in the list of vanished ranks.
+    bool named = std::regex_search(rep.message, std::regex("rank(\\(s\\))? ([0-9]+, )*" + lost + "\\b"));
+    bool good = rep.received && rep.result == chorusRemoteError && named && contains(rep.message, "[async error agrees]");
+    if (!good) t.detail = "rank " + std::to_string(r) + ": " + (rep.received ? rep.message : "no report within 30 s");
+    t.ok = t.ok && good;
+    if (rep.received && rep.time > last) last = rep.time;
+  }
+  t.seconds = last - killed;
+  return t;
+}
+
+Trial abortTrial() {
+  setTimeout("60");
+  chorusUniqueId id;
+  Trial t;
+  if (chorusGetUniqueId(&id) != chorusSuccess) {
+    t.detail = chorusGetLastError(nullptr);
+    return t;
+  }
+  chorusComm_t comms[2] = {nullptr, nullptr};
+  std::thread peer([&] { chorusCommInitRank(&comms[1], 2, id, 1); });
+  chorusCommInitRank(&comms[0], 2, id, 0);
+  peer.join();
+  if (!comms[0] || !comms[1]) {
+    t.detail = "init failed";
+    return t;
+  }
+  auto call = std::async(std::launch::async, [&] {
+    std::vector<float> v(1024, 1.0f);
+    chorusResult_t r = chorusAllReduce(v.data(), v.data(), v.size(), chorusFloat32, chorusSum, comms[0], nullptr);
+    return std::make_pair(r, std::string(chorusGetLastError(nullptr)));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the call is blocked on rank 1 by now
+  double t0 = now();
+  chorusCommAbort(comms[0]);
+  auto [result, message] = call.get();
+  t.seconds = now() - t0;
+  t.ok = result == chorusRemoteError && contains(message, "abort");
+  t.detail = message;
+  chorusCommDestroy(comms[1]);
+  return t;
+}
+
+Trial mismatchTrial() {
+  setTimeout("60");
+  RankProcesses ranks(2, [](int rank, const chorusUniqueId& id, int out, int) {
+    chorusComm_t comm = initOrDie(2, id, rank, out);
+    std::vector<float> v(2000, 1.0f);
+    chorusAllReduce(v.data(), v.data(), 1, chorusFloat32, chorusSum, comm, nullptr);  // both ranks are here
+    double t0 = now();
+    size_t count = rank == 0 ? 1000 : 2000;
+    chorusResult_t r = chorusAllReduce(v.data(), v.data(), count, chorusFloat32, chorusSum, comm, nullptr);
+    std::ostringstream start;
+    start.precision(17);
+    start << t0;
+    std::string msg = start.str() + " " + chorusGetLastError(comm);
+    sendReport(out, r, now(), msg.c_str());
+  });
+  Trial t;
+  t.ok = true;
+  double latestStart = 0, lastError = 0;
+  for (int r = 0; r < 2; ++r) {
+    Report rep = ranks.read(r, 30);
+    std::istringstream in(rep.message);
+    double start = 0;
+    in >> start;
+    std::string message;
+    std::getline(in >> std::ws, message);
+    bool good = rep.received && rep.result == chorusInvalidUsage && contains(message, "count 1000") &&
+                contains(message, "count 2000");
+    if (t.detail.empty() || !good) t.detail = "rank " + std::to_string(r) + ": " + message;
+    t.ok = t.ok && good;
+    latestStart = std::max(latestStart, start);
+    lastError = std::max(lastError, rep.time);
+  }
+  t.seconds = lastError - latestStart;
+  return t;
+}
+
+int launcherRank(const std::string& timeFile) {
+  chorusComm_t comm = nullptr;
+  if (chorusCommInitFromEnv(&comm) != chorusSuccess) return 1;
+  int rank = -1;
+  chorusCommUserRank(comm, &rank);
+  { std::ofstream(timeFile + ".pid" + std::to_string(rank)) << ::getpid() << '\n'; }
+  std::vector<float> v(1 << 16, 1.0f);
+  for (int i = 0; i < 3; ++i) chorusAllReduce(v.data(), v.data(), v.size(), chorusFloat32, chorusSum, comm, nullptr);
+  if (rank == 1) {
+    {
+      std::ofstream out(timeFile);
+      out.precision(17);
+      out << now() << '\n';
+    }
+    ::raise(SIGKILL);
+  }
+  // The others block in a collective rank 1 never joins, until chorusrun ends them.
+  chorusAllReduce(v.data(), v.data(), v.size(), chorusFloat32, chorusSum, comm, nullptr);
+  return 0;
+}
+
+Trial launcherTrial(const std::string& chorusrun, const std::string& self) {
+  Trial t;
+  char dir[] = "/tmp/chorus-faults-XXXXXX";
+  if (!::mkdtemp(dir)) {
+    t.detail = std::string("mkdtemp: ") + std::strerror(errno);
+    return t;
+  }
+  std::string timeFile = std::string(dir) + "/death", logFile = std::string(dir) + "/chorusrun.log";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    FILE* log = std::freopen(logFile.c_str(), "w", stderr);
+    if (!log) _exit(126);
+    ::execl(chorusrun.c_str(), chorusrun.c_str(), "-n", "3", self.c_str(), "--launcher-rank", timeFile.c_str(),
+            static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  double exited = now();
+  double died = 0;
+  std::ifstream(timeFile) >> died;
+  std::stringstream log;
+  log << std::ifstream(logFile).rdbuf();
+  bool orphans = false;
+  for (int r = 0; r < 3; ++r) {
+    pid_t rankPid = 0;
+    std::ifstream(timeFile + ".pid" + std::to_string(r)) >> rankPid;
+    if (rankPid > 0 && ::kill(rankPid, 0) == 0) orphans = true;
+  }
+  std::string text = log.str();
+  t.detail = text.substr(0, text.find('\n'));
+  t.ok = died > 0 && WIFEXITED(status) && WEXITSTATUS(status) != 0 && contains(text, "rank 1") &&
+         contains(text, "signal 9") && !orphans;
+  if (orphans) t.detail = "a rank outlived chorusrun";
+  t.seconds = exited - died;
+  std::system((std::string("rm -rf ") + dir).c_str());
+  return t;
+}
+
+}  // namespace chorus::faults

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <future>
@@ -137,6 +138,16 @@ void waitForRelease(int holdFd) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// Shared-memory segments Chorus left in /dev/shm ("/chorus-<pid>-..."): there must be none after any failure.
+int leftoverSegments() {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    n += e.path().filename().string().rfind("chorus-", 0) == 0;
+  }
+  return n;
+}
+
 }  // namespace
 
 Trial timeoutTrial() {
@@ -163,7 +174,9 @@ Trial timeoutTrial() {
   return t;
 }
 
-Trial deadPeerTrial(int nranks) {
+namespace {
+
+Trial deadPeerRun(int nranks) {
   setTimeout("60");
   const int victim = nranks - 1;
   RankProcesses ranks(nranks, [nranks](int rank, const chorusUniqueId& id, int out, int) {
@@ -210,6 +223,17 @@ Trial deadPeerTrial(int nranks) {
     if (rep.received && rep.time > last) last = rep.time;
   }
   t.seconds = last - killed;
+  return t;
+}
+
+}  // namespace
+
+Trial deadPeerTrial(int nranks) {
+  Trial t = deadPeerRun(nranks);  // every rank reaped by now
+  if (int left = leftoverSegments()) {
+    t.ok = false;
+    t.detail = std::to_string(left) + " chorus segment(s) left in /dev/shm";
+  }
   return t;
 }
 
@@ -335,7 +359,12 @@ Trial launcherTrial(const std::string& chorusrun, const std::string& self) {
   t.detail = text.substr(0, text.find('\n'));
   t.ok = died > 0 && WIFEXITED(status) && WEXITSTATUS(status) != 0 && contains(text, "rank 1") &&
          contains(text, "signal 9") && !orphans;
+  if (died == 0) t.detail = "rank 1 never reached its death (" + chorusrun + " failed?) " + t.detail;
   if (orphans) t.detail = "a rank outlived chorusrun";
+  if (int left = leftoverSegments()) {
+    t.ok = false;
+    t.detail = std::to_string(left) + " chorus segment(s) left in /dev/shm";
+  }
   t.seconds = exited - died;
   std::system((std::string("rm -rf ") + dir).c_str());
   return t;

@@ -17,7 +17,7 @@ struct Trial {
 // 1. seconds: how far past the timeout the call returned.
 Trial timeoutTrial();
 // `nranks` processes run 4 MiB allreduces in a loop; the parent SIGKILLs the last rank mid-stream. seconds: from
-// the kill to the last survivor's chorusRemoteError naming the lost rank.
+// the kill to the last survivor's chorusRemoteError naming the lost rank. Fails if /dev/shm keeps a segment.
 Trial deadPeerTrial(int nranks);
 // Two ranks as threads; rank 0 blocks in an allreduce rank 1 never joins; another thread calls chorusCommAbort.
 // seconds: from the abort to the blocked call's return.

@@ -39,7 +39,8 @@ void halvingDoublingReduce(PeerIO& io, const Op& op);
 // Binomial scatter from the root, then recursive-doubling allgather (van de Geijn).
 void halvingDoublingBroadcast(PeerIO& io, const Op& op);
 
-// The out-of-place copy every algorithm needs when a rank has nothing to exchange (a world of one).
-void copyIfOutOfPlace(const void* send, void* recv, size_t bytes);
+// The out-of-place copy every algorithm needs when a rank has nothing to exchange (a world of one); through
+// io.copy(), so that it works on device buffers too.
+void copyIfOutOfPlace(PeerIO& io, const void* send, void* recv, size_t bytes);
 
 }  // namespace chorus

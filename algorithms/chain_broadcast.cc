@@ -10,7 +10,7 @@ void chainBroadcast(PeerIO& io, const Op& op) {
   const size_t es = typeSize(op.type);
   const bool isRoot = io.rank() == op.root;
   if (n == 1) {
-    copyIfOutOfPlace(op.send, op.recv, op.count * es);
+    copyIfOutOfPlace(io, op.send, op.recv, op.count * es);
     return;
   }
   RingPattern ring{io.rank(), n};
@@ -22,7 +22,7 @@ void chainBroadcast(PeerIO& io, const Op& op) {
   if (isRoot) {
     spec.numInitial = k;
     spec.initial = [&](size_t s) { return evenSlice(send, op.count, k, s, es); };
-    spec.afterInitialPosted = [&] { copyIfOutOfPlace(op.send, op.recv, op.count * es); };
+    spec.afterInitialPosted = [&] { copyIfOutOfPlace(io, op.send, op.recv, op.count * es); };
   } else {
     spec.numIncoming = k;
     spec.incoming = [&](size_t s) {

@@ -9,7 +9,7 @@ void chainReduce(PeerIO& io, const Op& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type);
   if (n == 1) {
-    copyIfOutOfPlace(op.send, op.recv, op.count * es);
+    copyIfOutOfPlace(io, op.send, op.recv, op.count * es);
     return;
   }
   RingPattern ring{io.rank(), n};

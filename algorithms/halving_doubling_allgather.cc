@@ -13,7 +13,7 @@ void halvingDoublingAllGather(PeerIO& io, const Op& op) {
   char* recv = static_cast<char*>(op.recv);
   char* own = recv + rank * blockBytes;
   if (n == 1 || block == 0) {
-    copyIfOutOfPlace(op.send, own, blockBytes);
+    copyIfOutOfPlace(io, op.send, own, blockBytes);
     return;
   }
   const HalvingDoublingPattern p{rank, n};
@@ -23,7 +23,7 @@ void halvingDoublingAllGather(PeerIO& io, const Op& op) {
     exchangeWithPeer(io, p.foldPartner(), nullptr, 0, recv, blockBytes * n);
     return;
   }
-  copyIfOutOfPlace(op.send, own, blockBytes);
+  copyIfOutOfPlace(io, op.send, own, blockBytes);
   if (p.absorbs()) exchangeWithPeer(io, p.foldPartner(), nullptr, 0, recv + p.foldPartner() * blockBytes, blockBytes);
   for (int i = 0; i < p.steps(); ++i) {
     const Range mine = blocks.elements(p.doublingSent(i)), theirs = blocks.elements(p.doublingReceived(i));

@@ -11,7 +11,7 @@ void halvingDoublingAllReduce(PeerIO& io, const Op& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type), bytes = op.count * es;
   if (n == 1 || op.count == 0) {
-    copyIfOutOfPlace(op.send, op.recv, bytes);
+    copyIfOutOfPlace(io, op.send, op.recv, bytes);
     return;  // an average over one rank is the value itself
   }
   const HalvingDoublingPattern p{io.rank(), n};

@@ -12,7 +12,7 @@ void halvingDoublingBroadcast(PeerIO& io, const Op& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type), bytes = op.count * es;
   if (n == 1 || op.count == 0) {
-    copyIfOutOfPlace(op.send, op.recv, bytes);
+    copyIfOutOfPlace(io, op.send, op.recv, bytes);
     return;
   }
   const RootLastLabels labels{op.root, n};
@@ -37,7 +37,7 @@ void halvingDoublingBroadcast(PeerIO& io, const Op& op) {
       if (theirs.len > 0) io.isend(realRank(p.scatterPartner(i)), source + theirs.begin * es, theirs.len * es);
     }
   }
-  if (isRoot) copyIfOutOfPlace(op.send, op.recv, bytes);
+  if (isRoot) copyIfOutOfPlace(io, op.send, op.recv, bytes);
   io.waitAll();  // the scatter's sends read ranges the doubling may write again
   for (int i = 0; i < p.steps(); ++i) {
     const Range mine = blocks.elements(p.doublingSent(i)), theirs = blocks.elements(p.doublingReceived(i));

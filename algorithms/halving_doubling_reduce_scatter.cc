@@ -11,7 +11,7 @@ void halvingDoublingReduceScatter(PeerIO& io, const Op& op) {
   const int n = io.size(), rank = io.rank();
   const size_t es = typeSize(op.type), block = op.count, blockBytes = block * es, total = block * n;
   if (n == 1 || block == 0) {
-    copyIfOutOfPlace(op.send, op.recv, blockBytes);
+    copyIfOutOfPlace(io, op.send, op.recv, blockBytes);
     return;
   }
   const HalvingDoublingPattern p{rank, n};
@@ -53,7 +53,7 @@ void halvingDoublingReduceScatter(PeerIO& io, const Op& op) {
   if (p.absorbs()) {
     exchangeWithPeer(io, p.foldPartner(), accAt(static_cast<size_t>(p.foldPartner()) * block), blockBytes, nullptr, 0);
   }
-  copyIfOutOfPlace(accAt(static_cast<size_t>(rank) * block), recv, blockBytes);
+  copyIfOutOfPlace(io, accAt(static_cast<size_t>(rank) * block), recv, blockBytes);
 }
 
 }  // namespace chorus

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "algorithms/reduce/reducer.h"
 
@@ -31,6 +32,11 @@ class PeerIO {
   // Drives every busy connection until all posted requests of this call complete.
   virtual void waitAll() = 0;
   virtual Reducer& reducer() = 0;
+  // Copies bytes from src to dst (which may overlap) and returns once the copy is in place. Algorithms copy
+  // through this, never with the CPU, since the buffers may be device memory; the default suits host memory.
+  virtual void copy(void* dst, const void* src, size_t bytes) {
+    if (bytes > 0) std::memmove(dst, src, bytes);
+  }
   // Staging memory owned by the communicator and reused across calls: `slots` slices of sliceBytes() in
   // pool 0 (landing) and pool 1 (results), and one flat region of at least `bytes` (pool 2).
   virtual char* slot(int pool, int index) = 0;

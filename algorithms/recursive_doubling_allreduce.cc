@@ -8,7 +8,7 @@ namespace chorus {
 void recursiveDoublingAllReduce(PeerIO& io, const Op& op) {
   const int n = io.size(), r = io.rank();
   const size_t es = typeSize(op.type), bytes = op.count * es;
-  copyIfOutOfPlace(op.send, op.recv, bytes);
+  copyIfOutOfPlace(io, op.send, op.recv, bytes);
   if (n == 1) return;
   char* data = static_cast<char*>(op.recv);
   char* tmp = io.flat(bytes);

@@ -12,7 +12,7 @@ void ringAllGather(PeerIO& io, const Op& op) {
   char* recv = static_cast<char*>(op.recv);
   char* own = recv + static_cast<size_t>(io.rank()) * blockBytes;
   if (n == 1) {
-    copyIfOutOfPlace(op.send, own, blockBytes);
+    copyIfOutOfPlace(io, op.send, own, blockBytes);
     return;
   }
   RingPattern ring{io.rank(), n};
@@ -21,7 +21,7 @@ void ringAllGather(PeerIO& io, const Op& op) {
   PipelineSpec spec = ringPipeline(io, op.type, chorusSum);
   spec.numInitial = k;
   spec.initial = [&](size_t s) { return evenSlice(send, op.count, k, s, es); };
-  spec.afterInitialPosted = [&] { copyIfOutOfPlace(op.send, own, blockBytes); };
+  spec.afterInitialPosted = [&] { copyIfOutOfPlace(io, op.send, own, blockBytes); };
   spec.numIncoming = static_cast<size_t>(n - 1) * k;
   spec.incoming = [&](size_t i) {
     int t = static_cast<int>(i / k);

@@ -1,5 +1,3 @@
-#include <cstring>
-
 #include "algorithms/algorithms.h"
 #include "algorithms/patterns/ring_pattern.h"
 #include "algorithms/slice_pipeline.h"
@@ -7,15 +5,15 @@
 
 namespace chorus {
 
-void copyIfOutOfPlace(const void* send, void* recv, size_t bytes) {
-  if (send != recv && bytes > 0) std::memmove(recv, send, bytes);
+void copyIfOutOfPlace(PeerIO& io, const void* send, void* recv, size_t bytes) {
+  if (send != recv && bytes > 0) io.copy(recv, send, bytes);
 }
 
 void ringAllReduce(PeerIO& io, const Op& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type);
   if (n == 1) {
-    copyIfOutOfPlace(op.send, op.recv, op.count * es);
+    copyIfOutOfPlace(io, op.send, op.recv, op.count * es);
     return;  // an average over one rank is the value itself
   }
   RingPattern ring{io.rank(), n};

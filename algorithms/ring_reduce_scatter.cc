@@ -10,7 +10,7 @@ void ringReduceScatter(PeerIO& io, const Op& op) {
   const size_t es = typeSize(op.type);
   const size_t block = op.count;  // elements per rank
   if (n == 1) {
-    copyIfOutOfPlace(op.send, op.recv, block * es);
+    copyIfOutOfPlace(io, op.send, op.recv, block * es);
     return;
   }
   RingPattern ring{io.rank(), n};

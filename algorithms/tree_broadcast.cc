@@ -8,7 +8,7 @@ void treeBroadcast(PeerIO& io, const Op& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type);
   if (n == 1 || op.count == 0) {
-    copyIfOutOfPlace(op.send, op.recv, op.count * es);
+    copyIfOutOfPlace(io, op.send, op.recv, op.count * es);
     return;
   }
   TreePipelineSpec spec;

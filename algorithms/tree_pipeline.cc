@@ -1,7 +1,6 @@
 #include "algorithms/tree_pipeline.h"
 
 #include <algorithm>
-#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -106,7 +105,7 @@ class TreeRun {
     if (nextIncoming_ != incoming.size()) throwInternal("tree pipeline finished with receives never posted");
     const bool rootOfBoth = spec_.trees.tree(0).parent < 0 && spec_.trees.tree(1).parent < 0;
     // A broadcast root's own copy overlaps its sends, which read from send.
-    if (!spec_.up && rootOfBoth && spec_.send != spec_.recv) std::memmove(spec_.recv, spec_.send, spec_.count * es_);
+    if (!spec_.up && rootOfBoth && spec_.send != spec_.recv) io_.copy(spec_.recv, spec_.send, spec_.count * es_);
     io_.waitAll();
   }
 
@@ -160,7 +159,7 @@ class TreeRun {
       if (node.parent >= 0) {
         io_.isend(node.parent, mine, bytes);
       } else if (spec_.recv + r.begin * es_ != mine) {
-        std::memmove(spec_.recv + r.begin * es_, mine, bytes);  // a root alone: its slice is the result
+        io_.copy(spec_.recv + r.begin * es_, mine, bytes);  // a root alone: its slice is the result
       }
       return;
     }

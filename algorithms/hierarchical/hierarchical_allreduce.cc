@@ -21,7 +21,7 @@ void hierarchicalAllReduce(PeerIO& io, const Op& op) {
     if (l.leaders.size() > 1) {
       runLevel(io, l, l.leaders, true, Op{Collective::kAllReduce, in, op.recv, op.count, op.type, inner, -1, op.seq});
     } else if (!severalLocal) {
-      copyIfOutOfPlace(op.send, op.recv, op.count * typeSize(op.type));
+      copyIfOutOfPlace(io, op.send, op.recv, op.count * typeSize(op.type));
     }
     if (average) io.reducer().finishAverage(op.recv, op.count, op.type, io.size());
   }

@@ -22,7 +22,7 @@ void hierarchicalBroadcast(PeerIO& io, const Op& op) {
              Op{Collective::kBroadcast, src, op.recv, op.count, op.type, chorusSum,
                 HostLevels::indexIn(l.local, l.myLeader), op.seq});
   } else if (amRoot && !acrossHosts) {
-    copyIfOutOfPlace(op.send, op.recv, op.count * typeSize(op.type));
+    copyIfOutOfPlace(io, op.send, op.recv, op.count * typeSize(op.type));
   }
 }
 

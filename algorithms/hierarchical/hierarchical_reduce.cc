@@ -27,7 +27,7 @@ void hierarchicalReduce(PeerIO& io, const Op& op) {
              Op{Collective::kReduce, in, amRoot ? op.recv : nullptr, op.count, op.type, inner, l.rootHost, op.seq});
   }
   if (amRoot) {
-    if (!severalLocal && !acrossHosts) copyIfOutOfPlace(op.send, op.recv, op.count * typeSize(op.type));
+    if (!severalLocal && !acrossHosts) copyIfOutOfPlace(io, op.send, op.recv, op.count * typeSize(op.type));
     if (average) io.reducer().finishAverage(op.recv, op.count, op.type, io.size());
   }
 }

@@ -50,7 +50,8 @@ typedef enum {
 typedef enum { chorusSum = 0, chorusProd, chorusMax, chorusMin, chorusAvg, chorusNumOps } chorusRedOp_t;
 
 typedef struct chorusComm* chorusComm_t;
-/* A cudaStream_t for device buffers; NULL: host buffers, the call blocks until done. */
+/* A cudaStream_t for device buffers: the call enqueues on it and returns (NULL: the legacy default stream).
+   Must be NULL for host buffers, whose calls block until done. */
 typedef void* chorusStream_t;
 /* Opaque rendezvous token: store address, job id. Produced by chorusGetUniqueId on one rank, copied to all. */
 typedef struct {

@@ -1,4 +1,4 @@
-// chorus-perf's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -r -h) plus --csv and --json.
+// chorus-perf's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -r -h) plus --csv, --json and --device.
 // Header-only and free of library calls, so that tests/unit/perf_args_test.cc can exercise it.
 #pragma once
 
@@ -30,6 +30,7 @@ struct PerfOptions {
   int root = 0;
   std::string csvPath;   // empty: no CSV file
   std::string jsonPath;  // empty: no JSON file
+  bool deviceBuffers = false;  // --device gpu: buffers in device memory, calls on a stream
 };
 
 // What main should do after parsing: run, print the usage and exit 0, or report `error` and exit 2.
@@ -57,6 +58,8 @@ inline std::string perfUsage() {
          "  -r, --root RANK            root of broadcast and reduce (default 0)\n"
          "      --csv FILE             also write one CSV record per size to FILE\n"
          "      --json FILE            also write one JSON record per size to FILE\n"
+         "      --device host|gpu      where the buffers live (default host); gpu: device memory and a stream,\n"
+         "                             the CUDA device or, with CHORUS_DEVICE_EMULATION=1, the emulated one\n"
          "  -h, --help                 this text\n"
          "Sizes are per-rank buffer bytes as in nccl-tests (allgather: the gathered total; reducescatter: the\n"
          "scattered total). Run one process per rank, e.g. chorusrun -n 2 chorus-perf allreduce -b 8 -e 64M -f 2\n";
@@ -173,7 +176,8 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
     kOp,
     kRoot,
     kCsv,
-    kJson
+    kJson,
+    kDevice
   };
   struct Flag {
     Id id;
@@ -185,6 +189,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       {Id::kStepBytes, 'i', "stepbytes"}, {Id::kIters, 'n', "iters"},       {Id::kWarmup, 'w', "warmup_iters"},
       {Id::kCheck, 'c', "check"},         {Id::kType, 'd', "datatype"},     {Id::kOp, 'o', "op"},
       {Id::kRoot, 'r', "root"},           {Id::kCsv, '\0', "csv"},          {Id::kJson, '\0', "json"},
+      {Id::kDevice, '\0', "device"},
   };
   std::optional<Collective> collective;
   bool sawStepBytes = false;
@@ -286,6 +291,10 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       case Id::kJson:
         if (v.empty()) return badValue("expected a file name");
         (flag->id == Id::kCsv ? o.csvPath : o.jsonPath) = std::string(v);
+        break;
+      case Id::kDevice:
+        if (v != "host" && v != "gpu") return badValue("expected host or gpu");
+        o.deviceBuffers = v == "gpu";
         break;
     }
   }

@@ -72,6 +72,7 @@ inline std::string formatTableHeader(const PerfOptions& o, int nranks) {
       "# chorus-perf %s: nranks %d, datatype %s, op %s, root %d, iters %d, warmup %d, check %d\n",
       std::string(info.name).c_str(), nranks, std::string(dataTypeName(o.datatype)).c_str(),
       std::string(info.reduces ? redOpName(o.op) : "none").c_str(), o.root, o.iters, o.warmupIters, o.check);
+  if (o.deviceBuffers) out += "# device buffers (--device gpu): times from stream-synchronized wall clock\n";
   out += "#\n";
   out += detail::formatted("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place\n", "",
                            "", "", "", "");

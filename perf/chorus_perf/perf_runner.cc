@@ -64,6 +64,18 @@ void PerfRunner::require(chorusResult_t result, const char* call) {
   std::exit(1);
 }
 
+template <class F>
+void PerfRunner::onDevice(const char* what, F&& step) {
+  try {
+    step();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "chorus-perf: rank %d: %s failed: %s\n", rank_, what, e.what());
+    std::fflush(stdout);
+    chorusCommAbort(comm_);
+    std::exit(1);
+  }
+}
+
 void PerfRunner::barrier() {
   auto* token = reinterpret_cast<int*>(scratch_.data());
   *token = 0;
@@ -121,12 +133,24 @@ int PerfRunner::setUp(const std::vector<size_t>& sizes) {
                  maxSend, maxRecv, options_.maxBytes);
     status = 1;
   }
+  if (status == 0 && options_.deviceBuffers) {
+    std::string why;
+    device_ = DeviceMirror::open(&why);
+    if (!device_ || !device_->allocate(sendBuffer_, recvBuffer_, &why)) {
+      std::fprintf(stderr, "chorus-perf: rank %d: --device gpu: %s\n", rank_, why.c_str());
+      status = 1;
+    }
+  }
   status = agreeOnStatus(status);
   if (status != 0) return status;
   // Meaningful data in both buffers (no NaN or denormal slow paths) for the unchecked, timed calls.
   checker_->setSeed(0);
   checker_->fillInput(sendBuffer_.data(), sendBuffer_.capacity() / typeSize_, rank_);
   checker_->fillInput(recvBuffer_.data(), recvBuffer_.capacity() / typeSize_, rank_);
+  if (device_) {
+    onDevice("copying the inputs to the device", [&] { device_->upload(sendBuffer_, recvBuffer_); });
+    if (rank_ == 0) std::printf("# device API: %s\n", device_->apiName());
+  }
   if (csv_ != nullptr) std::fputs(csvHeader().c_str(), csv_);
   if (json_ != nullptr) std::fputs("[\n", json_);
   return 0;
@@ -134,39 +158,47 @@ int PerfRunner::setUp(const std::vector<size_t>& sizes) {
 
 void PerfRunner::launch(const CallBuffers& b, size_t count) {
   const chorusDataType_t type = options_.datatype;
+  // Device buffers: the call is enqueued on the stream and returns at once (host buffers: NULL, it blocks).
+  chorusStream_t stream = device_ ? device_->stream() : nullptr;
   chorusResult_t result = chorusInternalError;
   switch (options_.collective) {
     case Collective::kAllReduce:
-      result = chorusAllReduce(b.send, b.recv, count, type, options_.op, comm_, nullptr);
+      result = chorusAllReduce(b.send, b.recv, count, type, options_.op, comm_, stream);
       break;
     case Collective::kBroadcast:
-      result = chorusBroadcast(b.send, b.recv, count, type, root_, comm_, nullptr);
+      result = chorusBroadcast(b.send, b.recv, count, type, root_, comm_, stream);
       break;
     case Collective::kReduce:
-      result = chorusReduce(b.send, b.recv, count, type, options_.op, root_, comm_, nullptr);
+      result = chorusReduce(b.send, b.recv, count, type, options_.op, root_, comm_, stream);
       break;
     case Collective::kAllGather:
-      result = chorusAllGather(b.send, b.recv, count, type, comm_, nullptr);
+      result = chorusAllGather(b.send, b.recv, count, type, comm_, stream);
       break;
     case Collective::kReduceScatter:
-      result = chorusReduceScatter(b.send, b.recv, count, type, options_.op, comm_, nullptr);
+      result = chorusReduceScatter(b.send, b.recv, count, type, options_.op, comm_, stream);
       break;
   }
   require(result, callName(options_.collective));
 }
 
-PerfRunner::CallBuffers PerfRunner::buffersFor(const SizeLayout& layout, Mode mode) const {
-  if (mode == Mode::kOutOfPlace) return {sendBuffer_.data(), recvBuffer_.data()};
-  std::byte* buffer = recvBuffer_.data();  // NCCL's in-place layouts: both pointers inside one buffer
+PerfRunner::CallBuffers PerfRunner::buffersFor(const SizeLayout& layout, Mode mode, bool hostView) const {
+  const bool onDevice = device_ && !hostView;
+  std::byte* send = onDevice ? device_->send() : sendBuffer_.data();
+  std::byte* recv = onDevice ? device_->recv() : recvBuffer_.data();
+  if (mode == Mode::kOutOfPlace) return {send, recv};
+  std::byte* buffer = recv;  // NCCL's in-place layouts: both pointers inside one buffer
   return {buffer + layout.inPlaceSendOffset, buffer + layout.inPlaceRecvOffset};
 }
 
 ModeResult PerfRunner::measure(const SizeLayout& layout, Mode mode, uint64_t seed) {
   const CallBuffers buffers = buffersFor(layout, mode);
   for (int i = 0; i < options_.warmupIters; ++i) launch(buffers, layout.count);
+  // Device calls return once enqueued: the clock starts with the stream idle and stops once it has run them all.
+  if (device_) onDevice("synchronizing the stream", [&] { device_->synchronize(); });
   barrier();
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < options_.iters; ++i) launch(buffers, layout.count);
+  if (device_) onDevice("synchronizing the stream", [&] { device_->synchronize(); });
   const auto stop = std::chrono::steady_clock::now();
   const double localUs = std::chrono::duration<double, std::micro>(stop - start).count() / options_.iters;
 
@@ -199,9 +231,12 @@ uint64_t PerfRunner::checkOnce(const SizeLayout& layout, Mode mode, uint64_t see
   fillSentinel(recv - kGuard, kGuard);
   fillSentinel(recv + recvSpan, kGuard);
 
-  const CallBuffers buffers = buffersFor(layout, mode);
-  launch(buffers, layout.count);
+  if (device_) onDevice("copying the inputs to the device", [&] { device_->upload(sendBuffer_, recvBuffer_); });
+  launch(buffersFor(layout, mode), layout.count);
+  // The copies back are enqueued on the call's stream: they run after it.
+  if (device_) onDevice("copying the results from the device", [&] { device_->download(sendBuffer_, recvBuffer_); });
 
+  const CallBuffers buffers = buffersFor(layout, mode, true);
   uint64_t wrong = countResultMismatches(layout, static_cast<const std::byte*>(buffers.recv), mode);
   if (mode == Mode::kOutOfPlace) {
     wrong += checker_->countInputMismatches(send, sendCount, rank_);  // sendbuff is const

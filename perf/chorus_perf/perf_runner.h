@@ -8,6 +8,7 @@
 
 #include "chorus/chorus.h"
 #include "perf/chorus_perf/collective_layout.h"
+#include "perf/chorus_perf/device_mirror.h"
 #include "perf/chorus_perf/guarded_buffer.h"
 #include "perf/chorus_perf/perf_options.h"
 #include "perf/chorus_perf/perf_report.h"
@@ -36,7 +37,8 @@ class PerfRunner {
 
   int setUp(const std::vector<size_t>& sizes);
   ModeResult measure(const SizeLayout& layout, Mode mode, uint64_t seed);
-  CallBuffers buffersFor(const SizeLayout& layout, Mode mode) const;
+  // The pointers a call gets: into the device images with --device gpu (unless hostView), else the host buffers.
+  CallBuffers buffersFor(const SizeLayout& layout, Mode mode, bool hostView = false) const;
   uint64_t checkOnce(const SizeLayout& layout, Mode mode, uint64_t seed);
   uint64_t countResultMismatches(const SizeLayout& layout, const std::byte* result, Mode mode);
   void launch(const CallBuffers& buffers, size_t count);
@@ -47,6 +49,9 @@ class PerfRunner {
   void emit(const SizeRecord& record);
   // Ends the process when result is not chorusSuccess, naming the call and the library's message.
   void require(chorusResult_t result, const char* call);
+  // Runs a device step (copy, synchronize); on failure ends the process as require() does.
+  template <class F>
+  void onDevice(const char* what, F&& step);
 
   const PerfOptions options_;
   chorusComm_t comm_;
@@ -59,6 +64,7 @@ class PerfRunner {
   GuardedBuffer sendBuffer_;
   GuardedBuffer recvBuffer_;  // also the single buffer of the in-place mode
   GuardedBuffer scratch_;     // the tiny allreduces that agree on times, #wrong and status
+  std::unique_ptr<DeviceMirror> device_;  // --device gpu: the buffers' device images and the stream
   std::FILE* csv_ = nullptr;
   std::FILE* json_ = nullptr;
   bool jsonFirstRecord_ = true;

@@ -218,7 +218,7 @@ Trial deadPeerRun(int nranks) {
     // "rank 2", or "rank(s) 2" / "rank(s) 0, 2" in the list of vanished ranks.
     bool named = std::regex_search(rep.message, std::regex("rank(\\(s\\))? ([0-9]+, )*" + lost + "\\b"));
     bool good = rep.received && rep.result == chorusRemoteError && named && contains(rep.message, "[async error agrees]");
-    if (!good) t.detail = "rank " + std::to_string(r) + ": " + (rep.received ? rep.message : "no report within 30 s");
+    if (!good) t.detail = rep.received ? rep.message : "rank " + std::to_string(r) + ": no report within 30 s";
     t.ok = t.ok && good;
     if (rep.received && rep.time > last) last = rep.time;
   }
@@ -296,7 +296,7 @@ Trial mismatchTrial() {
     std::getline(in >> std::ws, message);
     bool good = rep.received && rep.result == chorusInvalidUsage && contains(message, "count 1000") &&
                 contains(message, "count 2000");
-    if (t.detail.empty() || !good) t.detail = "rank " + std::to_string(r) + ": " + message;
+    if (t.detail.empty() || !good) t.detail = message;
     t.ok = t.ok && good;
     latestStart = std::max(latestStart, start);
     lastError = std::max(lastError, rep.time);

@@ -2,6 +2,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "src/core/datatype.h"
 #include "src/core/error.h"
 #include "src/core/params.h"
+#include "src/cuda/device_api.h"
 #include "topology/network_interfaces.h"
 
 using chorus::Collective;
@@ -53,16 +55,11 @@ bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
 }
 
 // The checks every collective shares; returns "" when all is well, else what is wrong.
-std::string checkCommon(const char* call, chorusComm_t comm, chorusDataType_t type, int op, bool hasOp,
-                        chorusStream_t stream) {
+std::string checkCommon(const char* call, chorusComm_t comm, chorusDataType_t type, int op, bool hasOp) {
   std::string c(call);
   if (!comm || !comm->impl) return c + ": comm is NULL";
   if (!chorus::validType(type)) return rankOf(comm) + ": " + c + ": datatype " + std::to_string(type) + " is out of range";
   if (hasOp && !chorus::validOp(op)) return rankOf(comm) + ": " + c + ": op " + std::to_string(op) + " is out of range";
-  if (stream) {
-    return rankOf(comm) + ": " + c + ": a non-NULL stream needs device buffers and CUDA support, which this build " +
-           "does not have; pass NULL for host buffers";
-  }
   return "";
 }
 
@@ -119,8 +116,73 @@ std::string checkBlocks(const char* call, chorusComm_t comm, size_t count, const
   return "";
 }
 
-chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::Op& op) {
-  return guarded(comm, call, [&] { comm->impl->run(op); });
+std::string pointerText(const void* p) {
+  std::ostringstream os;
+  os << p;
+  return os.str();
+}
+
+// Where a call's buffers live: host memory (run now, on this thread) or device memory of one GPU (enqueued on the
+// stream). Decided from the buffers this rank uses; mixing host and device memory in one call is refused.
+struct Placement {
+  bool device = false;
+  int gpu = -1;
+};
+
+// `send` and `recv` are the buffers this rank reads and writes in the call (nullptr when it uses none: a broadcast's
+// sendbuff off the root, a reduce's recvbuff off the root, count 0). Throws chorusInvalidArgument when they cannot
+// be used together with `stream`.
+Placement placeBuffers(const char* call, chorusComm_t comm, const void* send, const void* recv, chorusStream_t stream) {
+  chorus::DeviceApi& api = comm->impl->deviceApi();
+  const std::string where = rankOf(comm) + ": " + call + ": ";
+  // Without a device API every buffer is host memory: no runtime call on the host path.
+  const bool canLocate = api.available();
+  int sendGpu = -1, recvGpu = -1;
+  const bool sendOnDevice = canLocate && send && api.locate(send, &sendGpu) == chorus::MemoryLocation::kDevice;
+  const bool recvOnDevice = canLocate && recv && api.locate(recv, &recvGpu) == chorus::MemoryLocation::kDevice;
+  auto kind = [](bool onDevice) { return onDevice ? "device" : "host"; };
+  if (send && recv && sendOnDevice != recvOnDevice) {
+    chorus::throwInvalidArgument(where + "sendbuff " + pointerText(send) + " is " + kind(sendOnDevice) +
+                                 " memory but recvbuff " + pointerText(recv) + " is " + kind(recvOnDevice) +
+                                 " memory; both must be host memory or both device memory");
+  }
+  if (sendOnDevice && recvOnDevice && sendGpu != recvGpu) {
+    chorus::throwInvalidArgument(where + "sendbuff " + pointerText(send) + " is on GPU " + std::to_string(sendGpu) +
+                                 " but recvbuff " + pointerText(recv) + " is on GPU " + std::to_string(recvGpu));
+  }
+  Placement p;
+  if (sendOnDevice || recvOnDevice) {
+    p.device = true;
+    p.gpu = sendOnDevice ? sendGpu : recvGpu;
+    return p;
+  }
+  if (!stream) return p;
+  if (!send && !recv && canLocate) {
+    // Nothing to move here, but the stream's order must still hold (and the other ranks may have buffers).
+    p.device = true;
+    p.gpu = api.currentDevice();
+    return p;
+  }
+  std::string why = "the buffers are host memory";
+  if (!canLocate) {
+    why += std::string(" (no device memory can be used: the ") + api.name() +
+           " device API is unavailable in this build or on this machine; CHORUS_DEVICE_EMULATION=1 emulates one)";
+  }
+  chorus::throwInvalidArgument(where + "a non-NULL stream needs device buffers, but " + why +
+                               "; pass NULL as the stream for host buffers");
+}
+
+// Runs a call on host buffers, or enqueues it on the stream for device buffers.
+chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::Op& op, const void* sendUsed,
+                             const void* recvUsed, chorusStream_t stream) {
+  return guarded(comm, call, [&] {
+    const Placement p = placeBuffers(call, comm, sendUsed, recvUsed, stream);
+    if (p.device) {
+      comm->impl->enqueueDevice(op, stream, p.gpu);
+    } else {
+      comm->impl->run(op);
+    }
+  });
 }
 
 std::mutex serversMutex;
@@ -253,7 +315,7 @@ const char* chorusOpName(chorusRedOp_t op) { return chorus::opName(op); }
 chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
                                chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusAllReduce";
-  std::string bad = checkCommon(call, comm, datatype, op, true, stream);
+  std::string bad = checkCommon(call, comm, datatype, op, true);
   size_t bytes = 0;
   if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = rankOf(comm) + ": " + call + ": count overflows";
   if (bad.empty() && count > 0 && (!sendbuff || !recvbuff)) {
@@ -264,43 +326,50 @@ chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t coun
     bad = rankOf(comm) + ": " + call + ": sendbuff and recvbuff overlap without being equal (in place needs equal)";
   }
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  return runCollective(call, comm, {Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, -1, 0});
+  return runCollective(call, comm, {Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, -1, 0}, sendbuff,
+                       recvbuff, stream);
 }
 
 chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
                                int root, chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusBroadcast";
-  std::string bad = checkCommon(call, comm, datatype, chorusSum, false, stream);
+  std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
   if (bad.empty()) bad = checkRooted(call, comm, root, count, datatype, sendbuff, recvbuff, true);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  return runCollective(call, comm, {Collective::kBroadcast, sendbuff, recvbuff, count, datatype, chorusSum, root, 0});
+  const void* sendUsed = comm->impl->rank() == root ? sendbuff : nullptr;  // read on the root only
+  return runCollective(call, comm, {Collective::kBroadcast, sendbuff, recvbuff, count, datatype, chorusSum, root, 0},
+                       sendUsed, recvbuff, stream);
 }
 
 chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
                             chorusRedOp_t op, int root, chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusReduce";
-  std::string bad = checkCommon(call, comm, datatype, op, true, stream);
+  std::string bad = checkCommon(call, comm, datatype, op, true);
   if (bad.empty()) bad = checkRooted(call, comm, root, count, datatype, sendbuff, recvbuff, false);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  return runCollective(call, comm, {Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root, 0});
+  const void* recvUsed = comm->impl->rank() == root ? recvbuff : nullptr;  // written on the root only
+  return runCollective(call, comm, {Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root, 0}, sendbuff,
+                       recvUsed, stream);
 }
 
 chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, chorusDataType_t datatype,
                                chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusAllGather";
-  std::string bad = checkCommon(call, comm, datatype, chorusSum, false, stream);
+  std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
   if (bad.empty()) bad = checkBlocks(call, comm, sendcount, "sendcount", datatype, sendbuff, recvbuff, true);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  return runCollective(call, comm, {Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, -1, 0});
+  return runCollective(call, comm, {Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, -1, 0},
+                       sendbuff, recvbuff, stream);
 }
 
 chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, chorusDataType_t datatype,
                                    chorusRedOp_t op, chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusReduceScatter";
-  std::string bad = checkCommon(call, comm, datatype, op, true, stream);
+  std::string bad = checkCommon(call, comm, datatype, op, true);
   if (bad.empty()) bad = checkBlocks(call, comm, recvcount, "recvcount", datatype, sendbuff, recvbuff, false);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  return runCollective(call, comm, {Collective::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1, 0});
+  return runCollective(call, comm, {Collective::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1, 0},
+                       sendbuff, recvbuff, stream);
 }
 
 }  // extern "C"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "src/comm/call_description.h"
 #include "src/core/error.h"
@@ -46,6 +47,16 @@ Request CommIO::isend(int peer, const void* buf, size_t bytes) {
 Request CommIO::irecv(int peer, void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
   return Request{c, false, c->irecv(buf, bytes, tag_)};
+}
+
+void CommIO::copy(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  if (deviceApi_ == nullptr) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  deviceApi_->copyAsync(dst, src, bytes, deviceStream_);
+  deviceApi_->synchronize(deviceStream_);
 }
 
 std::string CommIO::callName() const { return op_ ? describeCall(*op_) : std::string("a call"); }

@@ -12,6 +12,7 @@
 #include "algorithms/peer_io.h"
 #include "src/comm/staging_memory.h"
 #include "src/core/deadline.h"
+#include "src/cuda/device_api.h"
 #include "transports/connection.h"
 
 namespace chorus {
@@ -33,6 +34,13 @@ class CommIO final : public PeerIO {
   void wait(const Request& r) override;
   void waitAll() override;
   Reducer& reducer() override { return reducer_; }
+  // memmove for host memory; for device calls (setDeviceCopies) an async copy on the call's stream, waited for.
+  void copy(void* dst, const void* src, size_t bytes) override;
+  // Makes copy() go through `api` on `stream`: for the CommIO of device calls, whose buffers the CPU cannot touch.
+  void setDeviceCopies(DeviceApi* api, DeviceStream stream) {
+    deviceApi_ = api;
+    deviceStream_ = stream;
+  }
   char* slot(int pool, int index) override { return staging_.slot(pool, index); }
   int slots() const override { return staging_.slots(); }
   char* flat(size_t bytes) override { return staging_.flat(bytes); }
@@ -77,6 +85,8 @@ class CommIO final : public PeerIO {
   std::vector<Connection*> hangupOwner_;  // the connection behind each hang-up descriptor in pollFds_
   Deadline::Clock::time_point lastLivenessCheck_{};
   const Hierarchy* hierarchy_ = nullptr;
+  DeviceApi* deviceApi_ = nullptr;  // null: host memory
+  DeviceStream deviceStream_ = nullptr;
 };
 
 }  // namespace chorus

@@ -14,6 +14,7 @@
 #include "src/core/error.h"
 #include "src/core/logging.h"
 #include "src/core/params.h"
+#include "src/cuda/poll_backoff.h"
 #include "algorithms/selection/world_costs.h"
 #include "topology/host_identity.h"
 #include "topology/link_probe.h"
@@ -25,6 +26,9 @@
 namespace chorus {
 Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spec.nranks) {
   params::logSetKnobs(rank_);
+  // Chosen once, like every knob: a communicator never switches between the emulation and CUDA.
+  deviceApi_ = &chorus::deviceApi();
+  (void)deviceApi_->available();  // probes the driver now (once per process) rather than in the first call
   timeoutSeconds_ = params::asSeconds("CHORUS_TIMEOUT", params::timeout());
   const size_t sliceBytes = static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), 4096, 64 << 20));
   (void)AlgoRules::parse(params::algo());  // a bad CHORUS_ALGO fails before any network traffic
@@ -39,8 +43,10 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
     // Oversubscribed, yielding (as Open MPI's yield_when_idle does) lets the peer run at once; sleeping in poll
     // would add a doorbell and a wakeup to every step.
     const bool oversubscribed = localRanks_ > cores;
-    io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), oversubscribed ? 2 : 200,
-                                   oversubscribed ? kOversubscribedYields : 200, aborted_, wakeFd_);
+    spinRounds_ = oversubscribed ? 2 : 200;
+    yieldRounds_ = oversubscribed ? kOversubscribedYields : 200;
+    io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spinRounds_, yieldRounds_, aborted_,
+                                   wakeFd_);
     io_->setHierarchy(&hierarchy_);
     learnTopology(cards, deadline);
     planSelection(sameHostTransport(cards), sliceBytes);
@@ -53,6 +59,8 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
 }
 
 Communicator::~Communicator() {
+  // Device calls still queued run (or fail, after an abort) first: their streams wait for them.
+  shutDownDevice();
   // After an abort the peers must hear that we gave up, not a goodbye: they may be blocked in a call with us.
   for (auto& c : conns_) {
     if (!c) continue;
@@ -94,6 +102,8 @@ std::vector<PeerCard> Communicator::connect(const LaunchSpec& spec, Deadline dea
   };
   localRanks_ = static_cast<int>(
       std::count_if(cards.begin(), cards.end(), [&](const PeerCard& c) { return machineOf(c) == machineOf(self); }));
+  sameMachine_.assign(size_, false);
+  for (int p = 0; p < size_; ++p) sameMachine_[p] = machineOf(cards[p]) == machineOf(self);
   // Each pair takes the first transport in probe order that both ends can use.
   std::vector<std::vector<PeerCard>> groups(transports.size());
   for (int p = 0; p < size_; ++p) {
@@ -186,6 +196,13 @@ uint32_t Communicator::tagFor(const Op& op) const {
 }
 
 void Communicator::run(const Op& request) {
+  CallerCount inside(activeCallers_);
+  // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it.
+  if (deviceQueue_) deviceQueue_->drain();
+  execute(request, [this]() -> CommIO& { return *io_; }, false);
+}
+
+void Communicator::execute(const Op& request, const std::function<CommIO&()>& prepare, bool deviceCall) {
   std::lock_guard<std::mutex> lock(callMutex_);
   Op op = request;
   op.seq = seq_++;
@@ -195,19 +212,26 @@ void Communicator::run(const Op& request) {
       throw Error(asyncError_.load(), "rank " + std::to_string(rank_) + ": " + describeCall(op) +
                                           ": communicator unusable after an earlier failure: " + brokenBecause_);
     }
+    CommIO& io = prepare();
     AlgorithmChoice algo = selector_->choose(op, size_);
     CHORUS_TRACE(rank_, describeCall(op) << " via " << algo.name);
-    io_->begin(tagFor(op), Deadline::after(timeoutSeconds_), &op);
-    algo.run(*io_, op);
+    io.begin(tagFor(op), Deadline::after(timeoutSeconds_), &op);
+    algo.run(io, op);
   } catch (const Error& raw) {
     // Transport errors know the peer but not the call: add it.
     const std::string name = describeCall(op);
     std::string what = raw.what();
     if (what.find(name) == std::string::npos) what += " (during " + name + ")";
     Error e(raw.code(), what);
-    const bool firstFailure = brokenBecause_.empty() && e.code() != chorusInvalidArgument;
+    // A device call's caller has already returned: whatever went wrong can only be reported as the async error.
+    const bool firstFailure = brokenBecause_.empty() && (deviceCall || e.code() != chorusInvalidArgument);
     if (firstFailure) {
       // Peers may be blocked waiting on us: tell them now rather than let them run into their timeout.
+      if (deviceResources_) {
+        for (auto& c : deviceResources_->conns) {
+          if (c) c->abandon();
+        }
+      }
       for (auto& c : conns_) {
         if (c) c->abandon();
       }
@@ -232,7 +256,11 @@ void Communicator::requestAbort() {
   (void)ignored;
 }
 
-void Communicator::waitIdle() { std::lock_guard<std::mutex> lock(callMutex_); }
+void Communicator::waitIdle() {
+  PollBackoff backoff;
+  while (activeCallers_.load() > 0) backoff.pause();
+  std::lock_guard<std::mutex> lock(callMutex_);
+}
 
 bool Communicator::callInProgress() {
   std::unique_lock<std::mutex> lock(callMutex_, std::try_to_lock);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,8 +14,11 @@
 #include "src/bootstrap/launch_spec.h"
 #include "src/bootstrap/store.h"
 #include "src/comm/comm_io.h"
+#include "src/comm/device_call_queue.h"
+#include "src/comm/device_resources.h"
 #include "src/comm/mismatch_report.h"
 #include "src/comm/staging_memory.h"
+#include "src/cuda/device_api.h"
 #include "transports/connection.h"
 #include "topology/global_topology.h"
 #include "topology/link_model.h"
@@ -33,12 +37,19 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  // Runs one collective to completion. On failure records the error (last error; async error when the
-  // communicator can no longer be used) and rethrows it.
+  // Runs one collective on host buffers to completion, after every device call enqueued before it. On failure
+  // records the error (last error; async error when the communicator can no longer be used) and rethrows it.
   void run(const Op& op);
+  // Enqueues a collective on device buffers of GPU `device` behind the work on `stream` and returns (NCCL's
+  // stream semantics: work enqueued on the stream afterwards sees the result). Failures of the call itself are
+  // reported through asyncError() and fail later calls; this throws only when nothing could be enqueued.
+  void enqueueDevice(const Op& op, DeviceStream stream, int device);
+  // The device API chosen at init (CHORUS_DEVICE_EMULATION): where the C API locates buffers.
+  DeviceApi& deviceApi() const { return *deviceApi_; }
   // Makes a call blocked in run() throw promptly; the caller then destroys the communicator.
   void requestAbort();
-  // Blocks until no call is running (used before freeing after an abort).
+  // Blocks until no call is running and no caller is inside run() or enqueueDevice() (used before freeing after an
+  // abort, which makes them return promptly).
   void waitIdle();
   // True while a call is running on this communicator (for tests that must abort a blocked call).
   bool callInProgress();
@@ -59,6 +70,15 @@ class Communicator {
   // The transport between this rank and the others of its host ("shm", "tcp"; "shm" when it is alone).
   std::string sameHostTransport(const std::vector<PeerCard>& cards) const;
   uint32_t tagFor(const Op& op) const;
+  // Runs one call on the CommIO that prepare() returns (it may wait and build), under callMutex_, with the
+  // bookkeeping every call shares: sequence number, refusal once broken, error recording.
+  void execute(const Op& request, const std::function<CommIO&()>& prepare, bool deviceCall);
+  // The progress thread's side of a device call (DeviceCallQueue::Runner).
+  void runDeviceCall(const Op& op, int device, const std::function<void()>& waitReady);
+  // The device resources, made (collectively, over the host connections) at the first device call.
+  DeviceResources& deviceResources(int device);
+  // Stops the device progress thread after its queue, then closes and frees the device resources.
+  void shutDownDevice();
 
   int rank_, size_;
   int localRanks_ = 1;  // ranks on this host (this one included): more than the cores means no spinning
@@ -67,6 +87,7 @@ class Communicator {
   std::unique_ptr<StoreClient> store_;
   std::unique_ptr<MismatchReport> mismatchReport_;  // null when CHORUS_CHECK_MISMATCH=0
   std::vector<std::unique_ptr<Connection>> conns_;
+  std::vector<bool> sameMachine_;  // [p]: rank p runs on this physical machine (CUDA IPC can reach it)
   std::unique_ptr<StagingMemory> staging_;
   std::unique_ptr<Selector> selector_;
   Hierarchy hierarchy_;
@@ -81,12 +102,25 @@ class Communicator {
   std::unique_ptr<CommIO> io_;
   uint64_t seq_ = 0;
   std::mutex callMutex_;
+  // Callers inside run() or enqueueDevice(): a host call waits for the device queue without holding callMutex_.
+  std::atomic<int> activeCallers_{0};
+  struct CallerCount {
+    explicit CallerCount(std::atomic<int>& n) : count(n) { count.fetch_add(1); }
+    ~CallerCount() { count.fetch_sub(1); }
+    std::atomic<int>& count;
+  };
   std::atomic<bool> aborted_{false};
   int wakeFd_ = -1;
   std::atomic<chorusResult_t> asyncError_{chorusSuccess};
   std::string brokenBecause_;  // set once a failure leaves connections out of step
   std::mutex errorMutex_;
   std::string lastError_;
+  int spinRounds_ = 200, yieldRounds_ = 200;  // CommIO's idle policy, for the device CommIO too
+  DeviceApi* deviceApi_ = nullptr;
+  std::mutex enqueueMutex_;  // device calls from several threads enqueue one at a time
+  int device_ = -1;          // the GPU of the first device call; later ones must use the same
+  std::unique_ptr<DeviceResources> deviceResources_;
+  std::unique_ptr<DeviceCallQueue> deviceQueue_;  // made at the first device call; its thread uses the above
 };
 
 }  // namespace chorus

@@ -16,7 +16,11 @@ std::string MismatchReport::key(uint64_t seq, int rank) const {
 
 Error MismatchReport::explain(const Error& e, uint64_t seq, const std::string& description, double waitSeconds) {
   const std::string what = e.what();
-  const bool looksMismatched = e.code() == chorusInvalidUsage || what.find("gave up") != std::string::npos;
+  // A peer that gave up may have seen a mismatch; one that vanished was lost, and waiting for its description
+  // would only delay the error by the whole wait.
+  const bool looksMismatched =
+      e.code() == chorusInvalidUsage ||
+      (what.find("gave up") != std::string::npos && what.find("vanished") == std::string::npos);
   try {
     Deadline deadline = Deadline::after(waitSeconds);
     store_.set(key(seq, rank_), Bytes(description.begin(), description.end()), deadline);

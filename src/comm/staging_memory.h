@@ -1,15 +1,26 @@
 // Staging buffers a communicator owns for its lifetime: faulted in once at init (first touch is slow on VMs),
-// reused by every call, never allocated per call.
+// reused by every call, never allocated per call. Host memory by default; device calls give an allocator of
+// device memory, so that the algorithms' slots and flat regions live where their buffers do.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 namespace chorus {
+
+// Where staging regions come from: allocate(bytes) returns a region of that size or throws; release(p, bytes)
+// gives one back. The default maps touched anonymous host memory.
+struct StagingAllocator {
+  std::function<char*(size_t)> allocate;
+  std::function<void(char*, size_t)> release;
+  // Anonymous host memory, faulted in (huge pages where the kernel grants them).
+  static StagingAllocator host();
+};
 
 class StagingMemory {
  public:
   // `slots` slices of sliceBytes in each of two pools, and a flat region of flatBytes.
-  StagingMemory(int slots, size_t sliceBytes, size_t flatBytes);
+  StagingMemory(int slots, size_t sliceBytes, size_t flatBytes, StagingAllocator allocator = StagingAllocator::host());
   ~StagingMemory();
   StagingMemory(const StagingMemory&) = delete;
   StagingMemory& operator=(const StagingMemory&) = delete;
@@ -23,11 +34,14 @@ class StagingMemory {
   char* scratch(size_t bytes) { return grow(scratch_, scratchBytes_, bytes); }
 
  private:
-  static char* mapTouched(size_t bytes);
-  static void unmap(char* p, size_t bytes);
+  char* allocate(size_t bytes) { return bytes == 0 ? nullptr : allocator_.allocate(bytes); }
+  void release(char* p, size_t bytes) {
+    if (p) allocator_.release(p, bytes);
+  }
   // The region, replaced by a larger one (kept from then on) when `bytes` exceeds its size.
-  static char* grow(char*& region, size_t& size, size_t bytes);
+  char* grow(char*& region, size_t& size, size_t bytes);
 
+  StagingAllocator allocator_;
   int slots_;
   size_t sliceBytes_;
   char* pools_[2] = {nullptr, nullptr};

@@ -1,41 +1,215 @@
-// Placeholder until the staging and CUDA IPC connections land: forwards to the host connection, which is only
-// correct for memory the host can address (the emulation's). Replaced by the real layering.
+// Setup of the device connections: every pair exchanges offers over its host connection (a CUDA IPC ring where
+// the peer shares this machine and a device is usable), then, where both offered, whether each could map the
+// other's ring. Only when both sides mapped does the pair use CUDA IPC; anything less falls back to staging
+// through pinned memory on both sides, so the two ends always agree on what travels over the host connection.
 #include "transports/device/device_connections.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
+#include <random>
+#include <string>
+
 #include "src/core/error.h"
+#include "src/core/logging.h"
+#include "transports/cuda_ipc/ipc_connection.h"
+#include "transports/device/staged_connection.h"
 
 namespace chorus {
 namespace {
 
-class ForwardingConnection final : public Connection {
- public:
-  explicit ForwardingConnection(Connection& inner) : inner_(inner) {}
-  uint64_t isend(const void* buf, size_t bytes, uint32_t tag) override { return inner_.isend(buf, bytes, tag); }
-  uint64_t irecv(void* buf, size_t bytes, uint32_t tag) override { return inner_.irecv(buf, bytes, tag); }
-  bool progress() override { return inner_.progress(); }
-  uint64_t sendsDone() const override { return inner_.sendsDone(); }
-  uint64_t recvsDone() const override { return inner_.recvsDone(); }
-  bool busy() const override { return inner_.busy(); }
-  bool largeReceivePending() const override { return inner_.largeReceivePending(); }
-  void addPollFds(std::vector<pollfd>& fds) const override { inner_.addPollFds(fds); }
-  void closeGracefully() override {}
-  void abandon() override { inner_.abandon(); }
-  void addHangupFds(std::vector<pollfd>& fds) const override { inner_.addHangupFds(fds); }
-  void checkAlive() override { inner_.checkAlive(); }
-  int peer() const override { return inner_.peer(); }
-  const char* describe() const override { return inner_.describe(); }
+// The host connection tag of the setup messages (below the communicator's probe tag and the IPC control tag).
+constexpr uint32_t kDeviceSetupTag = 0xffffffe0u;
+constexpr uint32_t kOfferMagic = 0x56444843;  // "CHDV"
+constexpr uint32_t kOfferVersion = 2;
 
- private:
-  Connection& inner_;
+// What each side tells each peer first.
+struct DeviceOffer {
+  uint32_t magic;
+  uint32_t version;
+  uint32_t ipc;  // 1: a ring is offered, described by the fields below
+  uint32_t slots;
+  uint64_t slotBytes;
+  uint64_t process;  // processToken() of the sender
+  DeviceIpcHandle handle;
 };
+static_assert(sizeof(DeviceOffer) == 96);
+
+// Names this process among those of the machine: CUDA IPC handles do not open in the process that exported them,
+// so ranks that are threads of one process (test harnesses) stage instead of trying. Random rather than the pid,
+// which processes in different pid namespaces can share; made anew in a fork's child.
+uint64_t processToken() {
+  static std::mutex mutex;
+  static pid_t owner = 0;
+  static uint64_t token = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (owner != ::getpid()) {
+    std::random_device entropy;
+    token = (uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<uint64_t>(::getpid());
+    owner = ::getpid();
+  }
+  return token;
+}
+
+std::string who(int rank, int peer) {
+  return "rank " + std::to_string(rank) + ": device connection setup with rank " + std::to_string(peer);
+}
+
+// Sends out[p] to and receives in[p] from each of `peers` over its host connection, driving them all at once
+// (so no order of pairs can deadlock) and sleeping in poll while nothing moves. Throws naming the peers not
+// heard from when the deadline passes, or the peer whose connection failed.
+template <typename T>
+void exchange(int rank, std::vector<std::unique_ptr<Connection>>& hostConns, const std::vector<int>& peers,
+              std::vector<T>& out, std::vector<T>& in, Deadline deadline, const char* what) {
+  struct Posted {
+    int peer;
+    uint64_t send, recv;
+    bool done;
+  };
+  std::vector<Posted> posted;
+  for (int p : peers) {
+    Connection& c = *hostConns[p];
+    posted.push_back(
+        Posted{p, c.isend(&out[p], sizeof(T), kDeviceSetupTag), c.irecv(&in[p], sizeof(T), kDeviceSetupTag), false});
+  }
+  std::vector<pollfd> fds;
+  std::vector<int> owners;
+  for (;;) {
+    bool moved = false, all = true;
+    for (Posted& x : posted) {
+      if (x.done) continue;
+      Connection& c = *hostConns[x.peer];
+      try {
+        moved |= c.progress();
+      } catch (const Error& e) {
+        throw Error(e.code(), who(rank, x.peer) + " failed (" + what + "): " + e.what());
+      }
+      x.done = c.sendsDone() > x.send && c.recvsDone() > x.recv;
+      all &= x.done;
+    }
+    if (all) return;
+    if (moved) continue;
+    if (deadline.expired()) {
+      std::string waiting;
+      for (const Posted& x : posted) {
+        if (!x.done) waiting += (waiting.empty() ? "" : ", ") + std::to_string(x.peer);
+      }
+      throw Error(chorusTimeout, "rank " + std::to_string(rank) + ": device connection setup (" + what +
+                                     ") timed out (CHORUS_TIMEOUT) waiting on rank(s) " + waiting);
+    }
+    fds.clear();
+    owners.clear();
+    for (const Posted& x : posted) {
+      if (x.done) continue;
+      size_t before = fds.size();
+      hostConns[x.peer]->addPollFds(fds);
+      hostConns[x.peer]->addHangupFds(fds);
+      owners.insert(owners.end(), fds.size() - before, x.peer);
+    }
+    // Capped so that the deadline is seen even where a transport has no descriptor to sleep on.
+    int r = ::poll(fds.data(), fds.size(), deadline.remainingMs(50));
+    if (r < 0 && errno != EINTR)
+      throwSystemError("rank " + std::to_string(rank) + ": device connection setup", "poll", errno);
+    for (size_t i = 0; r > 0 && i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
+      try {
+        hostConns[owners[i]]->checkAlive();
+      } catch (const Error& e) {
+        throw Error(e.code(), who(rank, owners[i]) + " failed (" + what + "): " + e.what());
+      }
+    }
+  }
+}
+
+// The offer to peer p; allocates and exports p's ring into `ring` when IPC may work.
+DeviceOffer makeOffer(int rank, int peer, bool tryIpc, DeviceApi& api, DeviceRegion& ring) {
+  DeviceOffer offer{kOfferMagic, kOfferVersion, 0, static_cast<uint32_t>(kIpcSlots), kIpcSlotBytes, processToken(), {}};
+  if (!tryIpc) return offer;
+  const char* call = "deviceAlloc";
+  try {
+    const size_t bytes = kIpcSlots * kIpcSlotBytes;
+    ring = DeviceRegion(api, api.deviceAlloc(bytes), bytes, DeviceRegion::Ownership::kAllocated);
+    call = "ipcExport";
+    api.ipcExport(ring.data(), &offer.handle);
+    offer.ipc = 1;
+  } catch (const Error& e) {
+    CHORUS_WARN(rank, who(rank, peer) << ": no CUDA IPC ring (" << call << " failed: " << e.what()
+                                      << "); staging through pinned host memory instead");
+    ring.reset();
+  }
+  return offer;
+}
+
+void checkOffer(int rank, int peer, const DeviceOffer& o) {
+  if (o.magic != kOfferMagic || o.version != kOfferVersion) {
+    throw Error(chorusInvalidUsage, who(rank, peer) + ": its offer is not one this build understands (magic " +
+                                        std::to_string(o.magic) + ", version " + std::to_string(o.version) +
+                                        "): do the ranks run the same Chorus?");
+  }
+  if (o.ipc && (o.slots == 0 || o.slots > 1024 || o.slotBytes == 0 || o.slotBytes > (size_t{1} << 30))) {
+    throw Error(chorusInvalidUsage, who(rank, peer) + ": its CUDA IPC ring has an impossible shape (" +
+                                        std::to_string(o.slots) + " slots of " + std::to_string(o.slotBytes) +
+                                        " bytes)");
+  }
+}
 
 }  // namespace
 
-std::vector<std::unique_ptr<Connection>> makeDeviceConnections(int, std::vector<std::unique_ptr<Connection>>& hostConns,
-                                                               const std::vector<bool>&, DeviceApi&, Deadline) {
-  std::vector<std::unique_ptr<Connection>> out(hostConns.size());
-  for (size_t p = 0; p < hostConns.size(); ++p) {
-    if (hostConns[p]) out[p] = std::make_unique<ForwardingConnection>(*hostConns[p]);
+std::vector<std::unique_ptr<Connection>> makeDeviceConnections(int rank,
+                                                               std::vector<std::unique_ptr<Connection>>& hostConns,
+                                                               const std::vector<bool>& sameMachine, DeviceApi& api,
+                                                               Deadline deadline) {
+  const size_t n = hostConns.size();
+  if (sameMachine.size() != n) {
+    throwInternal("rank " + std::to_string(rank) + ": makeDeviceConnections got " + std::to_string(n) +
+                  " host connections but " + std::to_string(sameMachine.size()) + " machine flags");
+  }
+  const bool deviceUsable = api.available();
+  std::vector<int> peers;
+  std::vector<DeviceOffer> mine(n), theirs(n);
+  std::vector<DeviceRegion> local(n), remote(n);
+  for (size_t p = 0; p < n; ++p) {
+    if (!hostConns[p]) continue;
+    peers.push_back(static_cast<int>(p));
+    mine[p] = makeOffer(rank, static_cast<int>(p), deviceUsable && sameMachine[p], api, local[p]);
+  }
+  exchange(rank, hostConns, peers, mine, theirs, deadline, "offers");
+
+  // Where both offered a ring: map the peer's, then tell each other whether that worked.
+  std::vector<int> ipcPeers;
+  std::vector<uint32_t> mapped(n, 0), peerMapped(n, 0);
+  for (int p : peers) {
+    checkOffer(rank, p, theirs[p]);
+    if (!mine[p].ipc || !theirs[p].ipc || theirs[p].process == mine[p].process) continue;
+    ipcPeers.push_back(p);
+    try {
+      const size_t bytes = size_t{theirs[p].slots} * theirs[p].slotBytes;
+      remote[p] = DeviceRegion(api, api.ipcOpen(theirs[p].handle), bytes, DeviceRegion::Ownership::kMapped);
+      mapped[p] = 1;
+    } catch (const Error& e) {
+      CHORUS_WARN(rank, who(rank, p) << ": ipcOpen of its ring failed (" << e.what()
+                                     << "); staging through pinned host memory instead");
+    }
+  }
+  exchange(rank, hostConns, ipcPeers, mapped, peerMapped, deadline, "CUDA IPC mappings");
+
+  std::vector<std::unique_ptr<Connection>> out(n);
+  for (int p : peers) {
+    Connection& host = *hostConns[p];
+    if (mapped[p] && peerMapped[p]) {
+      IpcRings rings;
+      rings.local = std::move(local[p]);
+      rings.localSlots = mine[p].slots;
+      rings.localSlotBytes = mine[p].slotBytes;
+      rings.remote = std::move(remote[p]);
+      rings.remoteSlots = theirs[p].slots;
+      rings.remoteSlotBytes = theirs[p].slotBytes;
+      out[p] = std::make_unique<IpcConnection>(rank, host, api, std::move(rings));
+    } else {
+      out[p] = std::make_unique<StagedConnection>(rank, host, api);
+    }
+    CHORUS_INFO(rank, "device connection to rank " << p << ": " << out[p]->describe());
   }
   return out;
 }

@@ -1,0 +1,117 @@
+// The communicator's device calls: enqueueing on the caller's thread, running on the progress thread, and the
+// resources those calls use (made at the first one, freed at destroy).
+#include <string>
+
+#include "src/comm/communicator.h"
+#include "src/core/error.h"
+#include "src/core/logging.h"
+#include "transports/device/device_connections.h"
+
+namespace chorus {
+
+DeviceResources::~DeviceResources() {
+  io.reset();
+  conns.clear();
+  staging.reset();
+  if (api != nullptr && stream != nullptr) {
+    try {
+      api->destroyStream(stream);
+    } catch (const std::exception& e) {
+      CHORUS_WARN(-1, "destroying a communicator's device stream: " << e.what());
+    }
+  }
+}
+
+void Communicator::enqueueDevice(const Op& op, DeviceStream stream, int device) {
+  CallerCount inside(activeCallers_);
+  std::lock_guard<std::mutex> lock(enqueueMutex_);
+  const std::string who = "rank " + std::to_string(rank_);
+  try {
+    if (aborted_.load()) throw Error(chorusRemoteError, who + ": communicator was aborted");
+    {
+      std::lock_guard<std::mutex> g(errorMutex_);
+      if (!brokenBecause_.empty()) {
+        throw Error(asyncError_.load(), who + ": communicator unusable after an earlier failure: " + brokenBecause_);
+      }
+    }
+    // The staging memory and the device connections belong to one GPU, as an NCCL communicator does.
+    if (device_ >= 0 && device != device_) {
+      throwInvalidArgument(who + ": device buffers on GPU " + std::to_string(device) +
+                           ", but this communicator's device calls use GPU " + std::to_string(device_) +
+                           " (the GPU of its first device call)");
+    }
+    if (!deviceQueue_) {
+      deviceQueue_ = std::make_unique<DeviceCallQueue>(
+          *deviceApi_, rank_,
+          [this](const Op& o, int d, const std::function<void()>& waitReady) { runDeviceCall(o, d, waitReady); },
+          aborted_, timeoutSeconds_);
+    }
+    device_ = device;
+    deviceQueue_->enqueue(op, stream, device);
+  } catch (const Error& e) {
+    // The C API records argument errors itself; anything else is this communicator's to record.
+    if (e.code() != chorusInvalidArgument) {
+      std::lock_guard<std::mutex> g(errorMutex_);
+      lastError_ = e.what();
+    }
+    throw;
+  }
+}
+
+void Communicator::runDeviceCall(const Op& op, int device, const std::function<void()>& waitReady) {
+  execute(
+      op,
+      [&]() -> CommIO& {
+        waitReady();
+        return *deviceResources(device).io;
+      },
+      true);
+}
+
+DeviceResources& Communicator::deviceResources(int device) {
+  if (deviceResources_) return *deviceResources_;
+  const std::string context = "rank " + std::to_string(rank_) + ": setting up device calls on GPU " +
+                              std::to_string(device) + " (" + deviceApi_->name() + ")";
+  CHORUS_INFO(rank_, context);
+  auto r = std::make_unique<DeviceResources>();
+  DeviceApi& api = *deviceApi_;
+  r->api = &api;
+  r->device = device;
+  // The progress thread is ours: it stays on this GPU for good.
+  api.setDevice(device);
+  r->stream = api.createStream();
+  const size_t sliceBytes = staging_->sliceBytes();
+  StagingAllocator onDevice{[&api](size_t bytes) { return static_cast<char*>(api.deviceAlloc(bytes)); },
+                            [&api](char* p, size_t) {
+                              try {
+                                api.deviceFree(p);
+                              } catch (const std::exception& e) {
+                                CHORUS_WARN(-1, "freeing device staging memory: " << e.what());
+                              }
+                            }};
+  r->staging = std::make_unique<StagingMemory>(staging_->slots(), sliceBytes, 64 << 10, std::move(onDevice));
+  // Collective: every rank reaches its first device call at the same point of its call sequence.
+  r->conns = makeDeviceConnections(rank_, conns_, sameMachine_, api, Deadline::after(timeoutSeconds_));
+  r->io = std::make_unique<CommIO>(rank_, size_, r->conns, *r->staging, api.reducer(r->stream), spinRounds_,
+                                   yieldRounds_, aborted_, wakeFd_);
+  r->io->setHierarchy(&hierarchy_);
+  r->io->setDeviceCopies(&api, r->stream);
+  deviceResources_ = std::move(r);
+  return *deviceResources_;
+}
+
+void Communicator::shutDownDevice() {
+  deviceQueue_.reset();  // runs or fails what is queued, then joins the progress thread
+  if (!deviceResources_) return;
+  for (auto& c : deviceResources_->conns) {
+    if (!c) continue;
+    if (aborted_.load() || !brokenBecause_.empty()) {
+      c->abandon();
+    } else {
+      c->closeGracefully();
+    }
+  }
+  deviceResources_.reset();
+}
+
+}  // namespace chorus

@@ -1,0 +1,16 @@
+// The fallback for stream waits on a host flag where the driver lacks cuStreamWaitValue32: a one-thread kernel
+// that polls the flag (mapped pinned memory) with __nanosleep between reads. Compiled only with CUDA.
+#pragma once
+
+#include <cstdint>
+
+struct CUstream_st;
+
+namespace chorus {
+
+// Enqueues on `stream` a kernel that returns once (int32_t)(*deviceFlag - value) >= 0, the cyclic comparison of
+// CU_STREAM_WAIT_VALUE_GEQ. deviceFlag is the device's view of pinned memory (cudaHostGetDevicePointer). Returns
+// the launch's cudaError_t as an int.
+int launchWaitFlagKernel(const uint32_t* deviceFlag, uint32_t value, CUstream_st* stream);
+
+}  // namespace chorus

@@ -45,8 +45,30 @@ double pipelined(double n, int hops, double perByte, const Link& l, size_t slice
   return (hops + k - 1) * (l.alpha + s * perByte);
 }
 
-double flatAllReduce(std::string_view a, double n, int p, const Link& l, size_t slice) {
+// Bandwidth corrections measured within one host over shared memory, where the formulas' byte counts miss how
+// memory is touched (the role of NCCL's treeCorrectionFactor). perf/scripts/algo_sweep.py, allreduce over shm on 2
+// cores, 2 and 4 ranks (perf/RESULTS.md): from 16 MiB the double binary tree, which takes each slice up and back
+// down while it is still in cache, beat ring by 8-17% although it moves more bytes; from 256 KiB
+// halving-doubling, whose unpipelined steps sweep halves of the buffer, lost to ring by 5-23%.
+constexpr double kTreeLargeIntraHost = 0.75;       // tree allreduce's per-byte cost from kLargeBytes up
+constexpr double kHalvingDoublingIntraHost = 1.15;  // halving-doubling allreduce's per-byte cost from kMidBytes up
+constexpr double kLargeBytes = 16.0 * 1024 * 1024;
+constexpr double kMidBytes = 256.0 * 1024;
+
+Link scaledBandwidth(Link l, double factor) {
+  l.beta *= factor;
+  l.gamma *= factor;
+  return l;
+}
+
+double flatAllReduce(std::string_view a, double n, int p, const Link& l, size_t slice, bool intraHost) {
   if (p == 1) return 0;
+  if (intraHost && a == "tree" && n >= kLargeBytes) {
+    return flatAllReduce(a, n, p, scaledBandwidth(l, kTreeLargeIntraHost), slice, false);
+  }
+  if (intraHost && a == "halving_doubling" && n >= kMidBytes) {
+    return flatAllReduce(a, n, p, scaledBandwidth(l, kHalvingDoublingIntraHost), slice, false);
+  }
   const int lg = floorLog2(p);
   const double p2 = static_cast<double>(1 << lg);
   const bool pow2 = (1 << lg) == p;
@@ -57,9 +79,12 @@ double flatAllReduce(std::string_view a, double n, int p, const Link& l, size_t 
     return 2 * lg * l.alpha + 2 * (p2 - 1) / p2 * n * l.beta + (p2 - 1) / p2 * n * l.gamma + fix;
   }
   if (a == "tree") {
-    // Two trees, each half the data, up then down; an interior rank handles two children per slice.
+    // Two trees, each half the data, up then down; an interior rank handles two children per slice (one when
+    // there are only two ranks).
     const int depth = ceilLog2(p + 1);
-    return pipelined(n / 2, depth, 2 * l.beta + l.gamma, l, slice) + pipelined(n / 2, depth, 2 * l.beta, l, slice);
+    const double children = std::min(2, p - 1);
+    return pipelined(n / 2, depth, children * l.beta + l.gamma, l, slice) +
+           pipelined(n / 2, depth, children * l.beta, l, slice);
   }
   return kInf;
 }
@@ -92,9 +117,9 @@ double flatBlocks(std::string_view a, bool reduce, double n, int p, const Link& 
   return kInf;
 }
 
-double flat(Collective c, std::string_view a, double n, int p, const Link& l, size_t slice) {
+double flat(Collective c, std::string_view a, double n, int p, const Link& l, size_t slice, bool intraHost) {
   switch (c) {
-    case Collective::kAllReduce: return flatAllReduce(a, n, p, l, slice);
+    case Collective::kAllReduce: return flatAllReduce(a, n, p, l, slice, intraHost);
     case Collective::kBroadcast: return flatRooted(a, false, n, p, l, slice);
     case Collective::kReduce: return flatRooted(a, true, n, p, l, slice);
     case Collective::kAllGather: return flatBlocks(a, false, n, p, l);
@@ -104,10 +129,10 @@ double flat(Collective c, std::string_view a, double n, int p, const Link& l, si
 }
 
 // The best flat algorithm for one level of a two-level collective.
-double bestFlat(Collective c, double n, int p, const Link& l, size_t slice) {
+double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, bool intraHost) {
   double best = kInf;
   for (std::string_view a : {"ring", "recursive_doubling", "halving_doubling", "tree"}) {
-    best = std::min(best, flat(c, a, n, p, l, slice));
+    best = std::min(best, flat(c, a, n, p, l, slice, intraHost));
   }
   return best;
 }
@@ -119,11 +144,12 @@ double hierarchical(Collective c, double n, const CostInputs& in) {
   const Link net = linkFor(in, true, 1);
   const int l = in.maxRanksPerHost;
   if (c == Collective::kAllReduce) {
-    return bestFlat(Collective::kReduce, n, l, local, in.sliceBytes) +
-           bestFlat(Collective::kAllReduce, n, in.nhosts, net, in.sliceBytes) +
-           bestFlat(Collective::kBroadcast, n, l, local, in.sliceBytes);
+    return bestFlat(Collective::kReduce, n, l, local, in.sliceBytes, in.intraHostMemory) +
+           bestFlat(Collective::kAllReduce, n, in.nhosts, net, in.sliceBytes, false) +
+           bestFlat(Collective::kBroadcast, n, l, local, in.sliceBytes, in.intraHostMemory);
   }
-  return bestFlat(c, n, l, local, in.sliceBytes) + bestFlat(c, n, in.nhosts, net, in.sliceBytes);
+  return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory) +
+         bestFlat(c, n, in.nhosts, net, in.sliceBytes, false);
 }
 
 }  // namespace
@@ -133,7 +159,7 @@ double predictUs(Collective collective, std::string_view algorithm, size_t bytes
   if (algorithm == "hierarchical") return hierarchical(collective, n, in);
   const bool across = in.nhosts > 1;
   const Link l = linkFor(in, across, in.maxRanksPerHost);
-  return flat(collective, algorithm, n, in.nranks, l, in.sliceBytes);
+  return flat(collective, algorithm, n, in.nranks, l, in.sliceBytes, !across && in.intraHostMemory);
 }
 
 }  // namespace chorus

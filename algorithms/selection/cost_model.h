@@ -20,6 +20,7 @@ struct CostInputs {
   int maxRanksPerHost = 1;
   int coresPerHost = 1;        // more ranks than cores: every step waits for a context switch
   LinkCost intraHost;          // between ranks of one host
+  bool intraHostMemory = true;  // ranks of one host share memory (shm), rather than talk TCP over loopback
   LinkCost interHost;          // between hosts
   double reduceGBs = 12.0;     // gamma: reduction throughput of one core (AVX2 float sum, measured here)
   // What one step costs extra for each time the cores are oversubscribed (ranks / cores - 1): measured here as

@@ -25,6 +25,7 @@ CostInputs costInputsFor(const GlobalTopology& world, const LinkModel& links, st
   in.coresPerHost = cores > 0 ? cores : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   const LinkClass network = world.interHostLink();
   in.intraHost = costOf(links.params(sameHostTransport == "tcp" ? LinkClass::kNetwork : world.intraHostLink()));
+  in.intraHostMemory = sameHostTransport != "tcp";
   in.interHost = costOf(links.params(network));
   in.sliceBytes = sliceBytes;
   return in;

@@ -29,6 +29,7 @@
 #include "transports/connection.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_connection.h"
+#include "tests/harness/error_capture.h"
 
 namespace chorus::test {
 
@@ -198,17 +199,6 @@ bool drive(Connection& a, Connection& b, Done done) {
     b.progress();
   }
   return true;
-}
-
-// The chorus::Error that f() throws, or one with code chorusSuccess when it throws none.
-template <typename F>
-Error errorFrom(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(chorusSuccess, "no error thrown");
 }
 
 // Messages from end a to end b: a device buffer on each side of each, the bytes each carries, and the ids that

@@ -13,6 +13,7 @@
 
 #include "src/core/error.h"
 #include "tests/unit/device_test_support.h"
+#include "tests/unit/ipc_test_ends.h"
 #include "transports/cuda_ipc/ipc_connection.h"
 
 namespace chorus::test {
@@ -24,25 +25,9 @@ using namespace std::chrono_literals;
 constexpr size_t kPiece = kIpcSlotBytes;
 constexpr size_t kRing = kIpcSlots * kIpcSlotBytes;
 
-// Two ranks in this process and the IPC ends over their host connections, each sender writing into the other's
-// ring (lent: its owner, the peer's connection, is destroyed after the borrower's).
-struct ByteRingEnds : HostEnds {
-  explicit ByteRingEnds(HostKind kind) : HostEnds(kind, "ipc-byte-ring-test-") {
-    IpcRings ringsA, ringsB;
-    ringsA.local = DeviceRegion(apiA, apiA.deviceAlloc(kRing), kRing, DeviceRegion::Ownership::kAllocated);
-    ringsB.local = DeviceRegion(apiB, apiB.deviceAlloc(kRing), kRing, DeviceRegion::Ownership::kAllocated);
-    ringsA.remote = DeviceRegion(apiA, ringsB.local.data(), kRing, DeviceRegion::Ownership::kBorrowed);
-    ringsB.remote = DeviceRegion(apiB, ringsA.local.data(), kRing, DeviceRegion::Ownership::kBorrowed);
-    ringsA.localSlots = ringsA.remoteSlots = ringsB.localSlots = ringsB.remoteSlots = kIpcSlots;
-    ringsA.localSlotBytes = ringsA.remoteSlotBytes = ringsB.localSlotBytes = ringsB.remoteSlotBytes = kPiece;
-    a = std::make_unique<IpcConnection>(0, *hostA, apiA, std::move(ringsA));
-    b = std::make_unique<IpcConnection>(1, *hostB, apiB, std::move(ringsB));
-  }
-  ~ByteRingEnds() {
-    b.reset();
-    a.reset();
-  }
-  std::unique_ptr<IpcConnection> a, b;  // destroyed first (b before a: b borrows a's ring and a b's)
+// The IPC ends on a shared-memory host pair of their own.
+struct ByteRingEnds : IpcEnds {
+  explicit ByteRingEnds(HostKind kind) : IpcEnds(kind, "ipc-byte-ring-test-") {}
 };
 
 using IpcByteRingTest = DeviceEndsTest<ByteRingEnds>;

@@ -14,34 +14,12 @@
 
 #include "src/core/error.h"
 #include "tests/unit/device_test_support.h"
+#include "tests/unit/ipc_test_ends.h"
 
 namespace chorus::test {
 namespace {
 
 constexpr size_t kSlot = kIpcSlotBytes;
-
-// Two ranks in this process and the IPC ends over their host connections, each sender writing into the other's
-// ring (lent: its owner, the peer's connection, is destroyed after the borrower's).
-struct IpcEnds : HostEnds {
-  explicit IpcEnds(HostKind kind) : HostEnds(kind, "ipc-connection-test-") {
-    IpcRings ringsA, ringsB;
-    const size_t bytes = kIpcSlots * kSlot;
-    ringsA.local = DeviceRegion(apiA, apiA.deviceAlloc(bytes), bytes, DeviceRegion::Ownership::kAllocated);
-    ringsB.local = DeviceRegion(apiB, apiB.deviceAlloc(bytes), bytes, DeviceRegion::Ownership::kAllocated);
-    ringsA.remote = DeviceRegion(apiA, ringsB.local.data(), bytes, DeviceRegion::Ownership::kBorrowed);
-    ringsB.remote = DeviceRegion(apiB, ringsA.local.data(), bytes, DeviceRegion::Ownership::kBorrowed);
-    ringsA.localSlots = ringsA.remoteSlots = ringsB.localSlots = ringsB.remoteSlots = kIpcSlots;
-    ringsA.localSlotBytes = ringsA.remoteSlotBytes = ringsB.localSlotBytes = ringsB.remoteSlotBytes = kSlot;
-    a = std::make_unique<IpcConnection>(0, *hostA, apiA, std::move(ringsA));
-    b = std::make_unique<IpcConnection>(1, *hostB, apiB, std::move(ringsB));
-  }
-  ~IpcEnds() {
-    // Both drain their copies before either ring goes.
-    b.reset();
-    a.reset();
-  }
-  std::unique_ptr<IpcConnection> a, b;  // destroyed first (b before a: b borrows a's ring and a b's)
-};
 
 using IpcConnectionTest = DeviceEndsTest<IpcEnds>;
 

@@ -17,9 +17,12 @@
 
 #include "src/core/error.h"
 #include "transports/shm/shm_transport.h"
+#include "tests/harness/error_capture.h"
 
 namespace chorus {
 namespace {
+
+using test::errorFrom;
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
@@ -65,16 +68,6 @@ std::vector<char> pattern(size_t n, int seed) {
   std::vector<char> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = static_cast<char>((i * 131 + static_cast<size_t>(seed) * 7) & 0xff);
   return v;
-}
-
-template <typename F>
-Error errorFrom(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(chorusSuccess, "no error thrown");
 }
 
 TEST(ShmConnectionTest, DescribesItselfAndNamesThePeer) {

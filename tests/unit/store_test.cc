@@ -17,9 +17,12 @@
 
 #include "src/bootstrap/store_protocol.h"
 #include "src/core/error.h"
+#include "tests/harness/error_capture.h"
 
 namespace chorus {
 namespace {
+
+using test::errorFrom;
 
 namespace wire = store_protocol;
 using Clock = std::chrono::steady_clock;
@@ -34,17 +37,6 @@ Bytes bytesOf(const std::string& text) { return Bytes(text.begin(), text.end());
 std::string textOf(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// Runs f, which must throw chorus::Error; returns it (a default Error with chorusSuccess when nothing was thrown).
-template <typename F>
-Error errorFrom(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(chorusSuccess, "no error thrown");
-}
 
 // A blocking IPv4 socket connected to 127.0.0.1:port with a receive timeout, for speaking raw bytes to the server.
 class RawConnection {

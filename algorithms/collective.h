@@ -9,6 +9,9 @@
 namespace chorus {
 
 enum class Collective { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter };
+// Every collective, in the order above.
+inline constexpr Collective kAllCollectives[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
+                                                Collective::kAllGather, Collective::kReduceScatter};
 
 // "allreduce", "broadcast", ... (the names chorus-perf and CHORUS_ALGO use).
 const char* collectiveName(Collective c);

@@ -22,7 +22,5 @@ std::string describeTopology(const GlobalTopology& world, const LinkModel& model
 // model) on rank 0; line by line, so that each log line stays one fact.
 void logTopology(int rank, const HostTopology& host, const GlobalTopology& world, const LinkModel& model);
 
-// "12.5 GiB", "32 KiB", "512 B".
-std::string formatBytes(uint64_t bytes);
 
 }  // namespace chorus

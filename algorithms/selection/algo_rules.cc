@@ -8,8 +8,6 @@
 namespace chorus {
 namespace {
 
-constexpr Collective kAll[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
-                               Collective::kAllGather, Collective::kReduceScatter};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -65,7 +63,7 @@ std::string canonical(std::string_view name) { return name == "chain" ? "ring" :
 }  // namespace
 
 std::optional<Collective> collectiveNamed(std::string_view name) {
-  for (Collective c : kAll) {
+  for (Collective c : kAllCollectives) {
     if (name == collectiveName(c)) return c;
   }
   if (name == "reduce_scatter") return Collective::kReduceScatter;

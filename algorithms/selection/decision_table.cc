@@ -10,8 +10,6 @@
 namespace chorus {
 namespace {
 
-constexpr Collective kAll[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
-                               Collective::kAllGather, Collective::kReduceScatter};
 constexpr int kMaxLog2 = 30;  // the last row, from 1 GiB, runs to infinity
 
 // The cheapest algorithm at `bytes` (the first in table order on ties), and its predicted time.
@@ -40,7 +38,7 @@ std::string formatUs(double us) {
 }  // namespace
 
 DecisionTable::DecisionTable(const CostInputs& inputs, const AlgoRules& rules) {
-  for (Collective c : kAll) {
+  for (Collective c : kAllCollectives) {
     for (int k = -1; k <= kMaxLog2; ++k) {
       const size_t lo = k < 0 ? 0 : size_t{1} << k;
       const size_t hi = k == kMaxLog2 ? SIZE_MAX : size_t{1} << (k + 1);

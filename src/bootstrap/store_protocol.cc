@@ -3,19 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "src/core/little_endian.h"
+
 namespace chorus::store_protocol {
 
 namespace {
-
-void putLe(uint8_t* out, uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) out[i] = static_cast<uint8_t>(value >> (8 * i));
-}
-
-uint64_t getLe(const uint8_t* in, int bytes) {
-  uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i) value |= static_cast<uint64_t>(in[i]) << (8 * i);
-  return value;
-}
 
 bool knownOp(Op op) { return op >= Op::kHello && op <= Op::kCheck; }
 

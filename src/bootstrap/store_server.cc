@@ -32,7 +32,8 @@
 
 namespace chorus {
 
-namespace {
+// Named rather than anonymous: the Impl below holds these types, and unity builds would warn (subobject-linkage).
+namespace store_server_detail {
 
 using boost::asio::ip::tcp;
 using boost::system::error_code;
@@ -556,13 +557,13 @@ void Session::writeNext() {
   });
 }
 
-}  // namespace
+}  // namespace store_server_detail
 
 struct StoreServer::Impl {
   Impl(const std::string& bindHost, uint16_t port, const std::string& jobId, const std::string& secret,
        double helloSeconds)
       : service(bindHost, port, jobId, secret, helloSeconds) {}
-  StoreService service;
+  store_server_detail::StoreService service;
 };
 
 StoreServer::StoreServer(const std::string& bindHost, uint16_t port, const std::string& jobId)

@@ -125,13 +125,23 @@ void CommIO::checkPeersAlive() {
 void CommIO::sleepUntilSomethingMoves() {
   pollFds_.clear();
   pollFds_.push_back(pollfd{wakeFd_, POLLIN, 0});
+  bool device = false;
   for (Connection* c : active_) {
-    if (c->busy()) c->addPollFds(pollFds_);
+    if (!c->busy()) continue;
+    c->addPollFds(pollFds_);
+    device |= c->awaitingDevice();
   }
   size_t from = addHangupWatch();
-  // Capped so that abort and the deadline are seen promptly even if a wakeup is missed.
-  int r = ::poll(pollFds_.data(), pollFds_.size(), deadline_.remainingMs(50));
-  if (r < 0 && errno != EINTR) throwSystemError("rank " + std::to_string(rank_) + ": " + callName(), "poll", errno);
+  // Capped so that abort and the deadline are seen promptly even if a wakeup is missed. A device copy's end wakes
+  // no descriptor: then sleep in short, growing periods (microseconds at first, a millisecond at most).
+  const int capMs = deadline_.remainingMs(50);
+  timespec period{capMs / 1000, (capMs % 1000) * 1000000L};
+  if (device) {
+    const timespec backoff = deviceBackoff_.nextSleep();
+    if (capMs > 0) period = backoff;  // backoff never exceeds a millisecond, so never the cap
+  }
+  int r = ::ppoll(pollFds_.data(), pollFds_.size(), &period, nullptr);
+  if (r < 0 && errno != EINTR) throwSystemError("rank " + std::to_string(rank_) + ": " + callName(), "ppoll", errno);
   if (r > 0) reportHangups(from);
 }
 
@@ -169,6 +179,7 @@ void CommIO::driveLoop(Pred finished) {
     }
     if (moved) {
       idle = 0;
+      deviceBackoff_.reset();
       continue;
     }
     // Spinning pays for latency-bound waits; while a large receive is in flight, sleeping until much of it has

@@ -13,6 +13,7 @@
 #include "src/comm/staging_memory.h"
 #include "src/core/deadline.h"
 #include "src/cuda/device_api.h"
+#include "src/cuda/poll_backoff.h"
 #include "transports/connection.h"
 
 namespace chorus {
@@ -87,6 +88,7 @@ class CommIO final : public PeerIO {
   const Hierarchy* hierarchy_ = nullptr;
   DeviceApi* deviceApi_ = nullptr;  // null: host memory
   DeviceStream deviceStream_ = nullptr;
+  PollBackoff deviceBackoff_;  // how long to sleep while only a device copy can move things on
 };
 
 }  // namespace chorus

@@ -16,7 +16,8 @@
 #include "src/cuda/poll_backoff.h"
 
 namespace chorus {
-namespace {
+// Named rather than anonymous: the Impl below holds these types, and unity builds would warn (subobject-linkage).
+namespace emulated_device_detail {
 
 std::string describeHandle(const char* what, const void* handle) {
   std::ostringstream os;
@@ -50,14 +51,14 @@ std::string streamName(const void* handle) {
   return os.str();
 }
 
-}  // namespace
+}  // namespace emulated_device_detail
 
 // A stream's handle is its entry's address (nullptr for the legacy default stream).
 struct EmulatedDeviceApi::StreamEntry {
   StreamEntry(DeviceApi& api, bool legacyDefault)
-      : stream(streamName(legacyDefault ? nullptr : this)), reducer(api, legacyDefault ? nullptr : this) {}
+      : stream(emulated_device_detail::streamName(legacyDefault ? nullptr : this)), reducer(api, legacyDefault ? nullptr : this) {}
   EmulatedStream stream;
-  StreamOrderedHostReducer reducer;
+  emulated_device_detail::StreamOrderedHostReducer reducer;
 };
 
 EmulatedDeviceApi::EmulatedDeviceApi() = default;
@@ -106,12 +107,12 @@ EmulatedDeviceApi::StreamEntry& EmulatedDeviceApi::stream(DeviceStream s, const 
   }
   auto it = streams_.find(s);
   if (it == streams_.end()) {
-    throw Error(chorusUnhandledCudaError, describeHandle(what, s) +
+    throw Error(chorusUnhandledCudaError, emulated_device_detail::describeHandle(what, s) +
                                               ": not a stream of the emulated device "
                                               "(invalid resource handle)");
   }
   if (it->second->stream.ownerPid() != getpid()) {
-    throw Error(chorusUnhandledCudaError, describeHandle(what, s) + ": the stream was created in process " +
+    throw Error(chorusUnhandledCudaError, emulated_device_detail::describeHandle(what, s) + ": the stream was created in process " +
                                               std::to_string(it->second->stream.ownerPid()) + " before a fork");
   }
   return *it->second;
@@ -121,7 +122,7 @@ std::shared_ptr<EmulatedEventState> EmulatedDeviceApi::event(DeviceEvent e, cons
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = events_.find(e);
   if (it == events_.end()) {
-    throw Error(chorusUnhandledCudaError, describeHandle(what, e) +
+    throw Error(chorusUnhandledCudaError, emulated_device_detail::describeHandle(what, e) +
                                               ": not an event of the emulated device "
                                               "(invalid resource handle)");
   }

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "src/core/error.h"
+#include "src/core/little_endian.h"
 #include "src/security/hmac_sha256.h"
 #include "src/security/random_bytes.h"
 
@@ -16,12 +17,9 @@ constexpr uint32_t kVerdictMagic = 0x56414843;    // "CHAV"
 constexpr uint8_t kVersion = 1;
 constexpr std::string_view kLabel = "chorus channel auth v1";
 
-void putU32(std::vector<uint8_t>* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
-uint32_t getU32(const uint8_t* in) {
-  return uint32_t{in[0]} | (uint32_t{in[1]} << 8) | (uint32_t{in[2]} << 16) | (uint32_t{in[3]} << 24);
+void appendU32(std::vector<uint8_t>* out, uint32_t v) {
+  out->resize(out->size() + 4);
+  putU32(out->data() + out->size() - 4, v);
 }
 
 const char* roleName(uint8_t role) {
@@ -69,7 +67,7 @@ ChannelHandshake::ChannelHandshake(std::string_view secret, std::string_view con
 std::vector<uint8_t> ChannelHandshake::start() const {
   std::vector<uint8_t> out;
   out.reserve(kChallengeBytes);
-  putU32(&out, kChallengeMagic);
+  appendU32(&out, kChallengeMagic);
   out.push_back(kVersion);
   out.push_back(static_cast<uint8_t>(role_));
   out.push_back(0);
@@ -114,7 +112,7 @@ std::array<uint8_t, 32> ChannelHandshake::proofOf(ChannelRole prover) const {
   HmacSha256 mac(secret_);
   mac.update(kLabel);
   std::vector<uint8_t> length;
-  putU32(&length, static_cast<uint32_t>(context_.size()));
+  appendU32(&length, static_cast<uint32_t>(context_.size()));
   mac.update(length);
   mac.update(context_);
   mac.update(initiatorNonce);
@@ -171,7 +169,7 @@ void ChannelHandshake::onChallenge(std::span<const uint8_t> m, std::vector<uint8
   // Our own nonce coming back means the peer is reflecting us, whatever role it claims.
   if (peerNonce_ == ownNonce_) return malformed("the peer's nonce equals this side's (a reflected challenge)");
   std::array<uint8_t, 32> proof = proofOf(role_);
-  putU32(reply, kProofMagic);
+  appendU32(reply, kProofMagic);
   reply->insert(reply->end(), proof.begin(), proof.end());
   step_ = Step::kWantProof;
 }
@@ -181,7 +179,7 @@ void ChannelHandshake::onProof(std::span<const uint8_t> m, std::vector<uint8_t>*
   std::array<uint8_t, 32> expected =
       proofOf(role_ == ChannelRole::kInitiator ? ChannelRole::kAcceptor : ChannelRole::kInitiator);
   const bool accepted = constantTimeEqual(expected, m.subspan(4, 32));
-  putU32(reply, kVerdictMagic);
+  appendU32(reply, kVerdictMagic);
   reply->push_back(accepted ? 1 : 0);
   reply->insert(reply->end(), {0, 0, 0});
   if (!accepted) {

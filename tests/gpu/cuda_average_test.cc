@@ -21,7 +21,7 @@ using gpu_test::hexElement;
 using gpu_test::kAllTypes;
 using gpu_test::randomElements;
 
-constexpr size_t kCounts[] = {0, 1, 3, 15, 16, 17, 1023, (size_t{1} << 20) + 5};
+using gpu_test::kCounts;
 
 // Offsets in bytes: whole elements (0, 1, 2, 4, 8 of them), then one byte off for the wider types.
 std::vector<size_t> byteOffsets(size_t size) {

@@ -26,29 +26,10 @@ using gpu_test::kAllOps;
 using gpu_test::kAllTypes;
 using gpu_test::randomElements;
 
-constexpr size_t kCounts[] = {0, 1, 3, 15, 16, 17, 1023, (size_t{1} << 20) + 5};
-constexpr size_t kLargest = (size_t{1} << 20) + 5;
-constexpr size_t kElementOffsets[] = {0, 1, 2, 4, 8};
-constexpr size_t kMaxOffset = 8;
-
-// Offsets (in elements) of dst, a, b. Small counts get every combination; the largest count, where each case
-// moves tens of megabytes, gets the equal ones (the vector path at each head length) and a few mixed ones.
-std::vector<std::array<size_t, 3>> offsetTriples(size_t count) {
-  std::vector<std::array<size_t, 3>> triples;
-  if (count < kLargest) {
-    for (size_t d : kElementOffsets) {
-      for (size_t a : kElementOffsets) {
-        for (size_t b : kElementOffsets) triples.push_back({d, a, b});
-      }
-    }
-  } else {
-    for (size_t o : kElementOffsets) triples.push_back({o, o, o});
-    triples.push_back({0, 1, 2});
-    triples.push_back({8, 0, 4});
-    triples.push_back({1, 8, 8});
-  }
-  return triples;
-}
+using gpu_test::kCounts;
+using gpu_test::kMaxOffset;
+using gpu_test::offsetTriples;
+constexpr size_t kLargest = gpu_test::kLargestCount;
 
 // The bytes of elements [offset, offset + count) of `all`.
 const unsigned char* at(const std::vector<unsigned char>& all, size_t offset, chorusDataType_t type) {

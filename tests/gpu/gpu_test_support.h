@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -213,5 +214,32 @@ inline constexpr chorusDataType_t kAllTypes[] = {chorusInt8,    chorusUint8,  ch
                                                  chorusInt64,   chorusUint64, chorusFloat16, chorusBfloat16,
                                                  chorusFloat32, chorusFloat64};
 inline constexpr chorusRedOp_t kAllOps[] = {chorusSum, chorusProd, chorusMax, chorusMin, chorusAvg};
+
+// Counts that matter to the kernels: none, one, under a vector, around 16 bytes, a block, and a large odd one
+// (several grid-stride steps).
+inline constexpr size_t kLargestCount = (size_t{1} << 20) + 5;
+inline constexpr size_t kCounts[] = {0, 1, 3, 15, 16, 17, 1023, kLargestCount};
+// Element offsets of dst, a and b from an aligned base.
+inline constexpr size_t kElementOffsets[] = {0, 1, 2, 4, 8};
+inline constexpr size_t kMaxOffset = 8;
+
+// Offsets (in elements) of dst, a, b. Counts under largeFrom get every combination; larger ones, where each case
+// moves tens of megabytes, get the equal ones (the vector path at each head length) and a few mixed ones.
+inline std::vector<std::array<size_t, 3>> offsetTriples(size_t count, size_t largeFrom = kLargestCount) {
+  std::vector<std::array<size_t, 3>> triples;
+  if (count < largeFrom) {
+    for (size_t d : kElementOffsets) {
+      for (size_t a : kElementOffsets) {
+        for (size_t b : kElementOffsets) triples.push_back({d, a, b});
+      }
+    }
+  } else {
+    for (size_t o : kElementOffsets) triples.push_back({o, o, o});
+    triples.push_back({0, 1, 2});
+    triples.push_back({8, 0, 4});
+    triples.push_back({1, 8, 8});
+  }
+  return triples;
+}
 
 }  // namespace chorus::gpu_test

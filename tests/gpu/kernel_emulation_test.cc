@@ -86,35 +86,21 @@ class HostBuffer {
 
 // The GPU tests' counts, except that the largest is 200003 rather than 2^20 + 5 here (the CPU emulates slowly):
 // still several grid-stride steps on one multiprocessor for every type.
-constexpr size_t kCounts[] = {0, 1, 3, 15, 16, 17, 1023, 200003};
-constexpr size_t kElementOffsets[] = {0, 1, 2, 4, 8};
-
-std::vector<std::array<size_t, 3>> offsetTriples(size_t count) {
-  std::vector<std::array<size_t, 3>> triples;
-  if (count < 100000) {
-    for (size_t d : kElementOffsets) {
-      for (size_t a : kElementOffsets) {
-        for (size_t b : kElementOffsets) triples.push_back({d, a, b});
-      }
-    }
-  } else {
-    triples = {{0, 0, 0}, {4, 4, 4}, {1, 1, 1}, {0, 1, 2}};
-  }
-  return triples;
-}
+constexpr size_t kEmulatedCounts[] = {0, 1, 3, 15, 16, 17, 1023, 200003};
+constexpr size_t kEmulatedLargeFrom = 100000;
 
 TEST(CudaKernelEmulationTest, EveryTypeOpCountAndOffsetMatchesHostReducer) {
   std::mt19937_64 rng(1234);
   int round = 0;
   for (chorusDataType_t type : kAllTypes) {
     const size_t size = typeSize(type);
-    for (size_t count : kCounts) {
+    for (size_t count : kEmulatedCounts) {
       const std::vector<unsigned char> hostA = randomElements(type, count, rng);
       const std::vector<unsigned char> hostB = randomElements(type, count, rng);
       for (chorusRedOp_t op : kAllOps) {
         std::vector<unsigned char> expected(count * size + 1);
         hostReducer().reduce(expected.data(), hostA.data(), hostB.data(), count, type, op);
-        for (const auto& [od, oa, ob] : offsetTriples(count)) {
+        for (const auto& [od, oa, ob] : gpu_test::offsetTriples(count, kEmulatedLargeFrom)) {
           const size_t bytes = count * size;
           HostBuffer d(bytes, od * size), a(bytes, oa * size), b(bytes, ob * size);
           std::copy(hostA.begin(), hostA.end(), a.data());
@@ -188,7 +174,7 @@ TEST(CudaKernelEmulationTest, AverageMatchesHostReducer) {
   for (chorusDataType_t type : kAllTypes) {
     const size_t size = typeSize(type);
     for (int nranks : {1, 2, 3, 7, 1000}) {
-      for (size_t count : kCounts) {
+      for (size_t count : kEmulatedCounts) {
         if (count > 100000 && nranks != 3) continue;
         for (size_t offset : {size_t{0}, size, 2 * size, 4 * size, 8 * size, size_t{1}}) {
           std::vector<unsigned char> expected = randomElements(type, count, rng);

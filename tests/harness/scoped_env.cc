@@ -6,7 +6,7 @@ namespace chorus::test {
 
 namespace {
 
-void apply(const std::string& name, const std::optional<std::string>& value) {
+void setOrUnset(const std::string& name, const std::optional<std::string>& value) {
   if (value) {
     ::setenv(name.c_str(), value->c_str(), 1);
   } else {
@@ -20,12 +20,12 @@ ScopedEnv::ScopedEnv(std::vector<std::pair<std::string, std::optional<std::strin
   for (auto& [name, value] : settings) {
     const char* old = std::getenv(name.c_str());
     saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-    apply(name, value);
+    setOrUnset(name, value);
   }
 }
 
 ScopedEnv::~ScopedEnv() {
-  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) apply(it->first, it->second);
+  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) setOrUnset(it->first, it->second);
 }
 
 }  // namespace chorus::test

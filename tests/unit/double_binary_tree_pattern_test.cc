@@ -7,7 +7,7 @@
 namespace chorus {
 namespace {
 
-constexpr int kMaxSize = 64;
+constexpr int kMaxTreeSize = 64;
 
 // Every rank's node in both trees of one world.
 using World = std::vector<DoubleBinaryTree>;
@@ -74,7 +74,7 @@ int ceilLog2(int n) {
 }
 
 TEST(DoubleBinaryTreePattern, InOrderTreeLinksAgree) {
-  for (int n = 1; n <= kMaxSize; ++n) {
+  for (int n = 1; n <= kMaxTreeSize; ++n) {
     int tops = 0;
     for (int v = 1; v <= n; ++v) {
       int p = inOrderParent(v, n);
@@ -102,14 +102,14 @@ TEST(DoubleBinaryTreePattern, InOrderTreeLinksAgree) {
 }
 
 TEST(DoubleBinaryTreePattern, UnrootedTreesSpanEveryRankWithLogDepth) {
-  for (int n = 1; n <= kMaxSize; ++n) {
+  for (int n = 1; n <= kMaxTreeSize; ++n) {
     World w = unrootedWorld(n);
     for (int t = 0; t < 2; ++t) expectOneTree(w, t, -1, ceilLog2(n));
   }
 }
 
 TEST(DoubleBinaryTreePattern, UnrootedEveryRankIsInteriorInAtMostOneTree) {
-  for (int n = 1; n <= kMaxSize; ++n) {
+  for (int n = 1; n <= kMaxTreeSize; ++n) {
     for (int r = 0; r < n; ++r) {
       DoubleBinaryTree d = DoubleBinaryTree::unrooted(r, n);
       int interior = (d.tree(0).numChildren > 0 ? 1 : 0) + (d.tree(1).numChildren > 0 ? 1 : 0);
@@ -120,7 +120,7 @@ TEST(DoubleBinaryTreePattern, UnrootedEveryRankIsInteriorInAtMostOneTree) {
 }
 
 TEST(DoubleBinaryTreePattern, UnrootedTreesHaveDifferentRootsBeyondOneRank) {
-  for (int n = 2; n <= kMaxSize; ++n) {
+  for (int n = 2; n <= kMaxTreeSize; ++n) {
     World w = unrootedWorld(n);
     int roots[2] = {-1, -1};
     for (int r = 0; r < n; ++r) {
@@ -133,7 +133,7 @@ TEST(DoubleBinaryTreePattern, UnrootedTreesHaveDifferentRootsBeyondOneRank) {
 }
 
 TEST(DoubleBinaryTreePattern, PositionsAreABijection) {
-  for (int n = 1; n <= kMaxSize; ++n) {
+  for (int n = 1; n <= kMaxTreeSize; ++n) {
     for (int t = 0; t < 2; ++t) {
       std::vector<int> used(n + 1, 0);
       for (int r = 0; r < n; ++r) {
@@ -149,7 +149,7 @@ TEST(DoubleBinaryTreePattern, PositionsAreABijection) {
 }
 
 TEST(DoubleBinaryTreePattern, RootedTreesShareTheRootAndSpanEveryRank) {
-  for (int n = 1; n <= kMaxSize; ++n) {
+  for (int n = 1; n <= kMaxTreeSize; ++n) {
     for (int root : {0, n / 2, n - 1}) {
       World w = rootedWorld(n, root);
       for (int t = 0; t < 2; ++t) {

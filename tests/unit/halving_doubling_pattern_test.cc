@@ -7,7 +7,7 @@
 namespace chorus {
 namespace {
 
-constexpr int kMaxSize = 64;
+constexpr int kMaxHdSize = 64;
 
 bool contains(BlockRange outer, BlockRange inner) {
   return inner.first >= outer.first && inner.first + inner.count <= outer.first + outer.count;
@@ -16,7 +16,7 @@ bool contains(BlockRange outer, BlockRange inner) {
 bool equal(BlockRange a, BlockRange b) { return a.first == b.first && a.count == b.count; }
 
 TEST(HalvingDoublingPattern, FixUpPairsTheExtraRanksAndNumbersTheRest) {
-  for (int n = 1; n <= kMaxSize; ++n) {
+  for (int n = 1; n <= kMaxHdSize; ++n) {
     HalvingDoublingPattern any{0, n};
     const int p2 = any.pow2();
     EXPECT_EQ(p2 & (p2 - 1), 0);
@@ -54,7 +54,7 @@ TEST(HalvingDoublingPattern, FixUpPairsTheExtraRanksAndNumbersTheRest) {
 }
 
 TEST(HalvingDoublingPattern, HalvingLeavesEachVrankItsOwnBlockAndPartnersAgree) {
-  for (int n = 2; n <= kMaxSize; ++n) {
+  for (int n = 2; n <= kMaxHdSize; ++n) {
     const int p2 = HalvingDoublingPattern{0, n}.pow2();
     std::vector<int> finalOwner(p2, 0);
     for (int r = 0; r < n; ++r) {
@@ -85,7 +85,7 @@ TEST(HalvingDoublingPattern, HalvingLeavesEachVrankItsOwnBlockAndPartnersAgree) 
 }
 
 TEST(HalvingDoublingPattern, DoublingGathersEveryBlockOnce) {
-  for (int n = 2; n <= kMaxSize; ++n) {
+  for (int n = 2; n <= kMaxHdSize; ++n) {
     const int p2 = HalvingDoublingPattern{0, n}.pow2();
     for (int r = 0; r < n; ++r) {
       HalvingDoublingPattern p{r, n};
@@ -106,7 +106,7 @@ TEST(HalvingDoublingPattern, DoublingGathersEveryBlockOnce) {
 }
 
 TEST(HalvingDoublingPattern, BinomialGatherBringsEveryBlockToTheRoot) {
-  for (int n = 2; n <= kMaxSize; ++n) {
+  for (int n = 2; n <= kMaxHdSize; ++n) {
     const int p2 = HalvingDoublingPattern{0, n}.pow2();
     for (int vroot : {0, p2 - 1, p2 / 2}) {
       // have[v][b]: vrank v holds vblock b's reduction; each vrank starts with its own.
@@ -140,7 +140,7 @@ TEST(HalvingDoublingPattern, BinomialGatherBringsEveryBlockToTheRoot) {
 }
 
 TEST(HalvingDoublingPattern, BinomialScatterGivesEveryVrankItsBlock) {
-  for (int n = 2; n <= kMaxSize; ++n) {
+  for (int n = 2; n <= kMaxHdSize; ++n) {
     HalvingDoublingPattern any{0, n};
     const int p2 = any.pow2();
     for (int vroot : {0, p2 - 1, p2 / 2}) {
@@ -172,7 +172,7 @@ TEST(HalvingDoublingPattern, BinomialScatterGivesEveryVrankItsBlock) {
 }
 
 TEST(HalvingDoublingPattern, LayoutsCoverTheBufferInOrder) {
-  for (int n = 1; n <= kMaxSize; ++n) {
+  for (int n = 1; n <= kMaxHdSize; ++n) {
     HalvingDoublingPattern p{0, n};
     for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1031}}) {
       BlockLayout balanced = BlockLayout::balanced(count, p);

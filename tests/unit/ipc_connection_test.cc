@@ -132,7 +132,7 @@ TEST_P(IpcConnectionTest, PeerThatAbandonsMidTransferFailsTheReceiverAtOnce) {
   });
 }
 
-// While a device copy is in flight the end says so and its poll descriptors wake a sleeper at once.
+// While a device copy is in flight the end says so, and a caller that sleeps briefly still sees it finish.
 TEST_P(IpcConnectionTest, CopyInFlightIsNeverHiddenFromAPollSleeper) {
   holdACopyInFlight(kSlot, [] {});
 }

@@ -22,7 +22,7 @@ std::string hex(std::span<const uint8_t> bytes) {
 
 std::vector<uint8_t> repeated(uint8_t byte, size_t n) { return std::vector<uint8_t>(n, byte); }
 
-std::span<const uint8_t> bytesOf(std::string_view text) {
+std::span<const uint8_t> spanOf(std::string_view text) {
   return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size());
 }
 
@@ -60,9 +60,9 @@ TEST(SecuritySha256Test, IncrementalUpdatesInAnyPiecesGiveTheSameDigest) {
 
 TEST(SecuritySha256Test, HmacMatchesRfc4231) {
   std::string key1(20, '\x0b');
-  EXPECT_EQ(hex(hmacSha256(key1, bytesOf("Hi There"))),
+  EXPECT_EQ(hex(hmacSha256(key1, spanOf("Hi There"))),
             "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
-  EXPECT_EQ(hex(hmacSha256("Jefe", bytesOf("what do ya want for nothing?"))),
+  EXPECT_EQ(hex(hmacSha256("Jefe", spanOf("what do ya want for nothing?"))),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
   EXPECT_EQ(hex(hmacSha256(std::string(20, '\xaa'), repeated(0xdd, 50))),
             "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
@@ -70,12 +70,12 @@ TEST(SecuritySha256Test, HmacMatchesRfc4231) {
   for (int i = 1; i <= 25; ++i) key4.push_back(static_cast<char>(i));
   EXPECT_EQ(hex(hmacSha256(key4, repeated(0xcd, 50))),
             "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
-  EXPECT_EQ(hex(hmacSha256(std::string(20, '\x0c'), bytesOf("Test With Truncation"))).substr(0, 32),
+  EXPECT_EQ(hex(hmacSha256(std::string(20, '\x0c'), spanOf("Test With Truncation"))).substr(0, 32),
             "a3b6167473100ee06e0c796c2955552b");
   const std::string bigKey(131, '\xaa');
-  EXPECT_EQ(hex(hmacSha256(bigKey, bytesOf("Test Using Larger Than Block-Size Key - Hash Key First"))),
+  EXPECT_EQ(hex(hmacSha256(bigKey, spanOf("Test Using Larger Than Block-Size Key - Hash Key First"))),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
-  EXPECT_EQ(hex(hmacSha256(bigKey, bytesOf("This is a test using a larger than block-size key and a larger than "
+  EXPECT_EQ(hex(hmacSha256(bigKey, spanOf("This is a test using a larger than block-size key and a larger than "
                                            "block-size data. The key needs to be hashed before being used by the "
                                            "HMAC algorithm."))),
             "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
@@ -84,7 +84,7 @@ TEST(SecuritySha256Test, HmacMatchesRfc4231) {
 TEST(SecuritySha256Test, HmacInPiecesEqualsHmacInOneCall) {
   HmacSha256 mac("Jefe");
   mac.update("what do ya ");
-  mac.update(bytesOf("want for nothing?"));
+  mac.update(spanOf("want for nothing?"));
   EXPECT_EQ(hex(mac.finish()), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 }
 

@@ -151,8 +151,7 @@ TEST_P(StagedConnectionTest, PeerThatVanishesIsReportedLost) {
   EXPECT_NE(std::string(err.what()).find("rank 1: lost connection to rank 0"), std::string::npos) << err.what();
 }
 
-// While a device copy is in flight the end says so, and its poll descriptors wake a sleeper at once; once idle, a
-// sleeper sleeps.
+// While a device copy is in flight the end says so; once idle, a sleeper sleeps.
 TEST_P(StagedConnectionTest, CopyInFlightIsNeverHiddenFromAPollSleeper) {
   ASSERT_NO_FATAL_FAILURE(holdACopyInFlight(kChunk, [&] { EXPECT_EQ(e_->a->sendsDone(), 0u); }));
   // Idle with a receive nobody answers: the descriptors do not wake a sleeper.

@@ -10,22 +10,14 @@
 #include "topology/host_blocks.h"
 #include "topology/link_model.h"
 #include "topology/topology_description.h"
+#include "tests/unit/topology_test_support.h"
 
 namespace chorus {
 namespace {
 
 using Ranks = std::vector<int>;
 
-RankPlacement at(int rank, const std::string& host, int numa = 0, int gpu = -1, bool rdma = false) {
-  RankPlacement p;
-  p.rank = rank;
-  p.hostId = host;
-  p.numaNode = numa;
-  p.gpu = gpu;
-  p.hostGpus = gpu >= 0 ? 8 : 0;
-  p.hostRdma = rdma;
-  return p;
-}
+using topology_test::at;
 
 TEST(HostBlocksTest, ContiguousBlocksLargerFirst) {
   // 5 ranks on 2 hosts: 0-2 and 3-4.

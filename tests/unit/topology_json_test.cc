@@ -12,12 +12,13 @@
 #include "src/core/error.h"
 #include "topology/host_topology_check.h"
 #include "topology/topology_description.h"
+#include "tests/unit/topology_test_support.h"
 #include "topology/topology_detector.h"
 
 namespace chorus {
 namespace {
 
-const std::string kDataDir = CHORUS_SOURCE_DIR "/tests/data/topology/";
+using topology_test::kDataDir;
 
 std::string readAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

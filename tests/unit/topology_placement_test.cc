@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/core/error.h"
+#include "tests/unit/topology_test_support.h"
 #include "topology/cpu_list.h"
 #include "topology/global_topology.h"
 #include "topology/host_identity.h"
@@ -20,7 +21,7 @@
 namespace chorus {
 namespace {
 
-const std::string kDataDir = CHORUS_SOURCE_DIR "/tests/data/topology/";
+using topology_test::kDataDir;
 
 // Sets (or unsets, with nullopt) one variable for the scope; puts the old value back.
 class EnvVar {

@@ -13,6 +13,7 @@
 #include "algorithms/peer_io.h"
 #include "algorithms/reduce/reducer.h"
 #include "src/core/error.h"
+#include "tests/unit/topology_test_support.h"
 #include "topology/global_topology.h"
 #include "topology/link_probe.h"
 
@@ -109,13 +110,7 @@ class MailboxPeerIO : public PeerIO {
   std::map<uint64_t, Pending> pending_;
 };
 
-RankPlacement at(int rank, const std::string& host, int numa) {
-  RankPlacement p;
-  p.rank = rank;
-  p.hostId = host;
-  p.numaNode = numa;
-  return p;
-}
+using topology_test::at;
 
 // Runs the probe on every rank of `world` at once; returns each rank's model.
 std::vector<LinkModel> probeAll(const GlobalTopology& world, Mailboxes& boxes, const std::vector<LinkModel>& starts) {

@@ -1,28 +1,9 @@
 #include "transports/device/layered_device_connection.h"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <cerrno>
-
 namespace chorus {
 
 LayeredDeviceConnection::LayeredDeviceConnection(int rank, Connection& host, DeviceApi& api, std::string description)
-    : rank_(rank), host_(host), api_(api), description_(std::move(description)) {
-  // Readable from the start and forever: nothing ever reads the count.
-  alwaysReadyFd_ = ::eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (alwaysReadyFd_ < 0) {
-    throwSystemError("rank " + std::to_string(rank_) + ": device connection to rank " + std::to_string(host.peer()),
-                     "eventfd", errno);
-  }
-}
-
-LayeredDeviceConnection::~LayeredDeviceConnection() { ::close(alwaysReadyFd_); }
-
-void LayeredDeviceConnection::addPollFds(std::vector<pollfd>& fds) const {
-  host_.addPollFds(fds);
-  if (awaitingDevice()) fds.push_back(pollfd{alwaysReadyFd_, POLLIN, 0});
-}
+    : rank_(rank), host_(host), api_(api), description_(std::move(description)) {}
 
 void LayeredDeviceConnection::abandon() {
   host_.abandon();

@@ -16,19 +16,16 @@ class LayeredDeviceConnection : public Connection {
  public:
   // host must outlive this connection and carry nothing else while it is busy.
   LayeredDeviceConnection(int rank, Connection& host, DeviceApi& api, std::string description);
-  ~LayeredDeviceConnection() override;
+  ~LayeredDeviceConnection() override = default;
   LayeredDeviceConnection(const LayeredDeviceConnection&) = delete;
   LayeredDeviceConnection& operator=(const LayeredDeviceConnection&) = delete;
 
-  // True while a device copy is in flight: its completion moves things on, yet no descriptor will wake a caller
-  // asleep in poll() for it. (Candidate for a Connection virtual the communicator checks before sleeping.)
-  bool awaitingDevice() const { return copiesInFlight_ > 0; }
+  // True while a device copy is in flight: its completion moves things on, yet no descriptor announces it.
+  bool awaitingDevice() const override { return copiesInFlight_ > 0; }
 
   // Sleeping until much of a large receive has arrived pays only when no device copy waits to be noticed.
   bool largeReceivePending() const override { return !awaitingDevice() && host_.largeReceivePending(); }
-  // The host connection's descriptors, plus one that is always readable while a device copy is in flight, so
-  // that a caller sleeping in poll() comes straight back to notice the copy's end instead of sleeping its timeout.
-  void addPollFds(std::vector<pollfd>& fds) const override;
+  void addPollFds(std::vector<pollfd>& fds) const override { host_.addPollFds(fds); }
   // The host connection says goodbye for both: a second goodbye on it would be a frame the peer does not expect.
   void closeGracefully() override {}
   // Also waits for this side's device copies in flight, so that none still touches the caller's buffers once the
@@ -67,9 +64,6 @@ class LayeredDeviceConnection : public Connection {
   DeviceApi& api_;
   const std::string description_;
   int copiesInFlight_ = 0;  // device copies enqueued whose completion has not been seen
-
- private:
-  int alwaysReadyFd_ = -1;  // an eventfd holding a count nobody reads
 };
 
 }  // namespace chorus

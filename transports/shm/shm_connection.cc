@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "src/core/byte_text.h"
 #include "src/core/error.h"
 
 namespace chorus {
@@ -21,11 +22,6 @@ constexpr uint64_t kSlotMask = shm::kRecordSlots - 1;
 // A record's len is 32 bits; an address-published piece is capped well below.
 constexpr size_t kCmaPieceMax = size_t{1} << 30;
 
-std::string sizeText(size_t bytes) {
-  if (bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
-  return std::to_string(bytes) + " B";
-}
 }  // namespace
 
 ShmConnection::ShmConnection(ShmPairSetup setup)
@@ -50,7 +46,7 @@ ShmConnection::ShmConnection(ShmPairSetup setup)
   // Several pieces in flight, however small the ring: the copy in of one overlaps the copy out of another.
   tuning_.ringPieceMax = std::max<size_t>(4096, std::min(tuning_.ringPieceMax, outRingBytes_ / 4));
   tuning_.ringPieceMin = std::min(tuning_.ringPieceMin, tuning_.ringPieceMax);
-  description_ = "shm ring " + sizeText(outRingBytes_) + (cmaSend_ ? " + cma" : "");
+  description_ = "shm ring " + formatBytes(outRingBytes_) + (cmaSend_ ? " + cma" : "");
 }
 
 ShmConnection::~ShmConnection() {

@@ -12,6 +12,7 @@
 #include <new>
 #include <random>
 
+#include "src/core/byte_text.h"
 #include "src/core/error.h"
 #include "transports/shm/shm_layout.h"
 
@@ -20,13 +21,6 @@ namespace chorus {
 namespace {
 
 constexpr const char* kDevShm = "/dev/shm";
-
-// "1.1 MiB", "64 MiB": sizes in messages.
-std::string mib(size_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g MiB", static_cast<double>(bytes) / (1 << 20));
-  return text;
-}
 
 // A name no other process or communicator uses: pid, a per-process counter and a random word.
 std::string uniqueName() {
@@ -58,7 +52,7 @@ ShmSegment ShmSegment::create(size_t ringBytes, const std::string& context, bool
   }
   if (err != 0) {
     std::string advice = err == ENOSPC ? " (" + std::string(kDevShm) + " is full: each shared-memory peer needs " +
-                                             mib(bytes) + " here; give the container more (docker --shm-size), " +
+                                             formatBytes(bytes) + " here; give the container more (docker --shm-size), " +
                                              "lower CHORUS_SHM_BUFFER, or set CHORUS_TRANSPORT=tcp)"
                                        : "";
     throw Error(chorusSystemError, context + ": reserving " + std::to_string(bytes) + " bytes in " + kDevShm +
@@ -148,7 +142,7 @@ bool devShmUsable(size_t need, std::string* why) {
   }
   const size_t avail = static_cast<size_t>(vfs.f_bavail) * vfs.f_frsize;
   if (avail < need) {
-    *why = std::string(kDevShm) + " has " + mib(avail) + " free, less than the " + mib(need) + " needed";
+    *why = std::string(kDevShm) + " has " + formatBytes(avail) + " free, less than the " + formatBytes(need) + " needed";
     return false;
   }
   // The same call the segments will make, so that a mount that refuses it (read-only, noexec oddities, seccomp)

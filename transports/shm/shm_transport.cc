@@ -14,6 +14,7 @@
 #include <map>
 #include <random>
 
+#include "src/core/byte_text.h"
 #include "src/core/error.h"
 #include "src/core/logging.h"
 #include "src/security/channel_auth.h"
@@ -55,13 +56,6 @@ std::string hex(uint64_t v) {
 std::string entry(const PeerCard& card, const char* key) {
   auto it = card.entries.find(key);
   return it == card.entries.end() ? std::string() : it->second;
-}
-
-// "1.1 MiB", "64 MiB": sizes in messages.
-std::string mib(size_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g MiB", static_cast<double>(bytes) / (1 << 20));
-  return text;
 }
 
 }  // namespace
@@ -118,8 +112,8 @@ void ShmTransport::describeSelf(PeerCard& card) {
     static std::atomic<bool> warned{false};
     if (!warned.exchange(true)) {
       CHORUS_WARN(rank_, "shared-memory transport unusable here: "
-                             << why << " (each peer on this host needs " << mib(need) << " in /dev/shm for a "
-                             << mib(ringBytes_) << " CHORUS_SHM_BUFFER ring); ranks of this host fall back to TCP. "
+                             << why << " (each peer on this host needs " << formatBytes(need) << " in /dev/shm for a "
+                             << formatBytes(ringBytes_) << " CHORUS_SHM_BUFFER ring); ranks of this host fall back to TCP. "
                              << "To fix: give /dev/shm more room (docker run --shm-size=1g, or a larger tmpfs) "
                              << "or lower CHORUS_SHM_BUFFER");
     }
@@ -130,7 +124,7 @@ void ShmTransport::describeSelf(PeerCard& card) {
   card.entries["shm.pidns"] = namespaceOf("pid");
   card.entries["shm.sock"] = sockName;
   if (cma_) card.entries["shm.cma"] = hex(reinterpret_cast<uintptr_t>(&cmaProbeWord())) + ":" + hex(cmaProbeWord());
-  CHORUS_INFO(rank_, "shm transport listening on @" << sockName << ", " << mib(ringBytes_) << " ring per direction"
+  CHORUS_INFO(rank_, "shm transport listening on @" << sockName << ", " << formatBytes(ringBytes_) << " ring per direction"
                                                     << (cma_ ? ", process_vm_readv allowed" : ""));
 }
 
@@ -186,8 +180,8 @@ size_t ShmTransport::ringFor(size_t localPeers) const {
     if (!warned.exchange(true)) {
       CHORUS_WARN(rank_,
                   "shm: " << localPeers + 1 << " ranks on this host need "
-                          << mib(segments * shm::segmentBytes(ringBytes_)) << " of /dev/shm for " << mib(ringBytes_)
-                          << " rings (CHORUS_SHM_BUFFER), but it has " << mib(free) << " free: using " << (ring >> 10)
+                          << formatBytes(segments * shm::segmentBytes(ringBytes_)) << " of /dev/shm for " << formatBytes(ringBytes_)
+                          << " rings (CHORUS_SHM_BUFFER), but it has " << formatBytes(free) << " free: using " << (ring >> 10)
                           << " KiB rings, which is slower. "
                           << "To fix: give /dev/shm more room (docker run --shm-size=1g) or lower CHORUS_SHM_BUFFER");
     }

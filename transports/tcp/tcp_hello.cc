@@ -2,20 +2,14 @@
 
 #include <algorithm>
 
+#include "src/core/little_endian.h"
+
 namespace chorus {
 
 namespace {
 
 constexpr uint32_t kHelloMagic = 0x4c484843;  // "CHHL" as little-endian bytes
 constexpr uint32_t kHelloVersion = 2;
-
-void putU32(uint8_t* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-uint32_t getU32(const uint8_t* in) {
-  return uint32_t{in[0]} | (uint32_t{in[1]} << 8) | (uint32_t{in[2]} << 16) | (uint32_t{in[3]} << 24);
-}
 
 }  // namespace
 

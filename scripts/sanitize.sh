@@ -17,7 +17,7 @@ cmake --build "$dir" -j "$jobs" --target chorus_unit_tests chorus_collective_tes
 cd "$dir"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:die_after_fork=0}
 args=(-j 2 --output-on-failure --timeout 900)
 [ -n "$filter" ] && args+=(-R "$filter")
 ctest "${args[@]}"

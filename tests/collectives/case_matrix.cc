@@ -1,5 +1,9 @@
 #include "tests/collectives/case_matrix.h"
 
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
 namespace chorus::test {
 
 std::vector<chorusDataType_t> allTypes() {
@@ -13,6 +17,33 @@ std::vector<chorusRedOp_t> allOps() {
   for (int o = 0; o < chorusNumOps; ++o) out.push_back(static_cast<chorusRedOp_t>(o));
   return out;
 }
+
+namespace {
+
+// The N of CHORUS_TEST_CASE_SAMPLE (1 when unset); anything but a positive integer is a mistake worth stopping for.
+uint32_t caseSampleStride() {
+  const char* text = std::getenv(kCaseSampleVariable);
+  if (text == nullptr || *text == '\0') return 1;
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(text, &end, 10);
+  if (*end != '\0' || n == 0 || n > 1000) {
+    throw std::invalid_argument(std::string(kCaseSampleVariable) + "=" + text + ": expected an integer in 1..1000");
+  }
+  return static_cast<uint32_t>(n);
+}
+
+// Keeps the cases whose salt is a multiple of stride, and the first case if that leaves none.
+void sample(std::vector<CollectiveCase>& cases, uint32_t stride) {
+  if (stride <= 1 || cases.empty()) return;
+  std::vector<CollectiveCase> kept;
+  for (const CollectiveCase& c : cases) {
+    if (c.salt % stride == 0) kept.push_back(c);
+  }
+  if (kept.empty()) kept.push_back(cases.front());
+  cases.swap(kept);
+}
+
+}  // namespace
 
 std::vector<size_t> standardCounts() { return {0, 1, 7, 1000, 5000, 70001}; }
 
@@ -57,6 +88,7 @@ std::vector<CollectiveCase> casesOf(const CaseGrid& grid, uint32_t firstSalt) {
       }
     }
   }
+  sample(out, caseSampleStride());
   return out;
 }
 

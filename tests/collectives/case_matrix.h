@@ -26,9 +26,14 @@ struct CaseGrid {
   std::vector<bool> inPlace = {false, true};
 };
 
-// The cross product of grid, in a fixed order that every rank computes alike. Salts number the calls from
-// firstSalt; out-of-place calls alternate between guarded and NULL unused buffers, and one in seven is placed at
-// an odd address.
+// The test-suite variable that samples the matrices: CHORUS_TEST_CASE_SAMPLE=N keeps the cases whose salt is a
+// multiple of N (at least one per grid). For sanitizer runs, whose instrumented reductions are 5-10x slower: every
+// test still runs, and across a test's counts every datatype x op x placement still appears. Unset or 1: all.
+inline constexpr const char* kCaseSampleVariable = "CHORUS_TEST_CASE_SAMPLE";
+
+// The cross product of grid, in a fixed order that every rank computes alike (sampled as above). Salts number the
+// calls from firstSalt; out-of-place calls alternate between guarded and NULL unused buffers, and one in seven is
+// placed at an odd address.
 std::vector<CollectiveCase> casesOf(const CaseGrid& grid, uint32_t firstSalt = 1);
 
 }  // namespace chorus::test

@@ -3,8 +3,10 @@
 
 #include <cstdio>
 #include <utility>
+#include <vector>
 
 #include "chorus/chorus.h"
+#include "perf/chorus_perf/algorithm_comms.h"
 #include "perf/chorus_perf/perf_options.h"
 #include "perf/chorus_perf/perf_runner.h"
 
@@ -39,10 +41,19 @@ int main(int argc, char** argv) {
   }
 
   int exitCode = 0;
+  std::vector<chorusComm_t> comms;  // --algos: one communicator per algorithm, comm first
+  if (!parsed.options.algos.empty()) {
+    comms = chorus::perf::openAlgorithmComms(comm, rank, nranks, parsed.options.algos);
+    if (comms.empty()) {
+      chorusCommAbort(comm);  // the other ranks learn of it instead of waiting for their timeout
+      return 1;
+    }
+  }
   {
-    chorus::perf::PerfRunner runner(parsed.options, comm, rank, nranks);
+    chorus::perf::PerfRunner runner(parsed.options, comm, rank, nranks, comms);
     exitCode = runner.run();
   }
+  if (!chorus::perf::closeAlgorithmComms(comms, rank)) exitCode = 1;
   if (chorusResult_t r = chorusCommDestroy(comm); r != chorusSuccess) {
     std::fprintf(stderr, "chorus-perf: rank %d: chorusCommDestroy failed: %s: %s\n", rank, chorusGetErrorString(r),
                  chorusGetLastError(nullptr));

@@ -1,7 +1,9 @@
-// chorus-perf's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -r -h) plus --csv, --json and --device.
+// chorus-perf's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -r -h) plus --csv, --json, --device, --algos
+// and --rounds.
 // Header-only and free of library calls, so that tests/unit/perf_args_test.cc can exercise it.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -31,7 +33,14 @@ struct PerfOptions {
   std::string csvPath;   // empty: no CSV file
   std::string jsonPath;  // empty: no JSON file
   bool deviceBuffers = false;  // --device gpu: buffers in device memory, calls on a stream
+  // --algos: the algorithms compared side by side, "default" (the selection, or CHORUS_ALGO as set) first; empty:
+  // the usual sweep. Each gets its own communicator; their calls alternate in `rounds` rounds of `iters` each.
+  std::vector<std::string> algos;
+  int rounds = 10;
 };
+
+// The most algorithms --algos compares at once (each one is a communicator with its own connections).
+inline constexpr size_t kMaxComparedAlgos = 8;
 
 // What main should do after parsing: run, print the usage and exit 0, or report `error` and exit 2.
 struct ParseOutcome {
@@ -60,6 +69,10 @@ inline std::string perfUsage() {
          "      --json FILE            also write one JSON record per size to FILE\n"
          "      --device host|gpu      where the buffers live (default host); gpu: device memory and a stream,\n"
          "                             the CUDA device or, with CHORUS_DEVICE_EMULATION=1, the emulated one\n"
+         "      --algos LIST           compare algorithms (e.g. ring,tree,halving_doubling) with the default\n"
+         "                             selection in one job: one communicator each (CHORUS_ALGO=name), their\n"
+         "                             out-of-place calls interleaved; prints each one's median time per size\n"
+         "      --rounds N             interleaved rounds of -n calls per algorithm with --algos (default 10)\n"
          "  -h, --help                 this text\n"
          "Sizes are per-rank buffer bytes as in nccl-tests (allgather: the gathered total; reducescatter: the\n"
          "scattered total). Run one process per rank, e.g. chorusrun -n 2 chorus-perf allreduce -b 8 -e 64M -f 2\n";
@@ -177,7 +190,9 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
     kRoot,
     kCsv,
     kJson,
-    kDevice
+    kDevice,
+    kAlgos,
+    kRounds
   };
   struct Flag {
     Id id;
@@ -189,7 +204,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       {Id::kStepBytes, 'i', "stepbytes"}, {Id::kIters, 'n', "iters"},       {Id::kWarmup, 'w', "warmup_iters"},
       {Id::kCheck, 'c', "check"},         {Id::kType, 'd', "datatype"},     {Id::kOp, 'o', "op"},
       {Id::kRoot, 'r', "root"},           {Id::kCsv, '\0', "csv"},          {Id::kJson, '\0', "json"},
-      {Id::kDevice, '\0', "device"},
+      {Id::kDevice, '\0', "device"},     {Id::kAlgos, '\0', "algos"},     {Id::kRounds, '\0', "rounds"},
   };
   std::optional<Collective> collective;
   bool sawStepBytes = false;
@@ -260,7 +275,8 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       case Id::kIters:
       case Id::kWarmup:
       case Id::kCheck:
-      case Id::kRoot: {
+      case Id::kRoot:
+      case Id::kRounds: {
         std::optional<int64_t> n = detail::parseBoundedInt(v, std::numeric_limits<int>::max());
         if (!n) return badValue("expected a non-negative integer");
         if (flag->id == Id::kIters) {
@@ -270,6 +286,10 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
         if (flag->id == Id::kWarmup) o.warmupIters = static_cast<int>(*n);
         if (flag->id == Id::kCheck) o.check = static_cast<int>(*n);
         if (flag->id == Id::kRoot) o.root = static_cast<int>(*n);
+        if (flag->id == Id::kRounds) {
+          if (*n == 0 || *n > 1000) return badValue("expected 1 to 1000 rounds");
+          o.rounds = static_cast<int>(*n);
+        }
         break;
       }
       case Id::kType: {
@@ -296,6 +316,23 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
         if (v != "host" && v != "gpu") return badValue("expected host or gpu");
         o.deviceBuffers = v == "gpu";
         break;
+      case Id::kAlgos: {
+        o.algos = {"default"};
+        for (size_t start = 0; start <= v.size();) {
+          const size_t comma = std::min(v.find(',', start), v.size());
+          const std::string_view name = v.substr(start, comma - start);
+          if (name.empty()) return badValue("expected algorithm names separated by commas, e.g. ring,tree");
+          if (std::find(o.algos.begin(), o.algos.end(), name) != o.algos.end()) {
+            return badValue("'" + std::string(name) + "' is listed twice (the default selection is always compared)");
+          }
+          o.algos.emplace_back(name);
+          start = comma + 1;
+        }
+        if (o.algos.size() < 2 || o.algos.size() > kMaxComparedAlgos) {
+          return badValue("expected 1 to " + std::to_string(kMaxComparedAlgos - 1) + " algorithms besides the default");
+        }
+        break;
+      }
     }
   }
   if (!collective) return fail("no collective given (allreduce, broadcast, reduce, allgather, reducescatter)");
@@ -306,6 +343,9 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
                 std::to_string(o.maxBytes) + ")");
   }
   if (o.stepFactor != 0 && o.minBytes == 0) return fail("-b/--minbytes must be at least 1 when stepping by -f");
+  if (!o.algos.empty() && (!o.csvPath.empty() || !o.jsonPath.empty())) {
+    return fail("--algos prints its own table; --csv and --json are for the usual sweep");
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "perf/chorus_perf/collective_layout.h"
 #include "perf/chorus_perf/perf_options.h"
@@ -40,6 +41,9 @@ inline void computeBandwidths(ModeResult& r, size_t bytes, double busFactor) {
   r.algBandwidthGBs = r.timeUs > 0 ? static_cast<double>(bytes) / r.timeUs / 1e3 : 0;
   r.busBandwidthGBs = r.algBandwidthGBs * busFactor;
 }
+
+// Width of an algorithm's column in the --algos table: its name, and room for a time.
+inline int comparisonColumnWidth(const std::string& name) { return std::max(10, static_cast<int>(name.size())); }
 
 namespace detail {
 
@@ -100,6 +104,38 @@ inline std::string formatTableFooter(uint64_t totalWrong, double avgBusBandwidth
 }
 
 // The CSV column names, one line.
+// --algos: the lines above the comparison table, naming the columns (the default selection first).
+inline std::string formatComparisonHeader(const PerfOptions& o, int nranks) {
+  const CollectiveInfo& info = collectiveInfo(o.collective);
+  std::string out = detail::formatted(
+      "# chorus-perf %s --algos: nranks %d, datatype %s, op %s, root %d, %d rounds of %d calls per algorithm, "
+      "warmup %d, check %d\n",
+      std::string(info.name).c_str(), nranks, std::string(dataTypeName(o.datatype)).c_str(),
+      std::string(info.reduces ? redOpName(o.op) : "none").c_str(), o.root, o.rounds, o.iters, o.warmupIters, o.check);
+  out += "# out-of-place time per call (us): median over the rounds, the algorithms' calls interleaved round by round\n";
+  out += detail::formatted("# %10s", "size (B)");
+  for (const std::string& name : o.algos) out += detail::formatted("  %*s", comparisonColumnWidth(name), name.c_str());
+  return out + detail::formatted("  %18s  %12s  %6s\n", "best forced", "default/best", "#wrong");
+}
+
+// One row: the size, each algorithm's median time, the fastest forced algorithm and the default's time over its.
+inline std::string formatComparisonRow(const PerfOptions& o, size_t bytes, const std::vector<double>& medianUs,
+                                       size_t best, uint64_t wrong) {
+  std::string out = detail::formatted("%12zu", bytes);
+  for (size_t k = 0; k < o.algos.size(); ++k) {
+    out += detail::formatted("  %*s", comparisonColumnWidth(o.algos[k]), detail::formatTime(medianUs[k]).c_str());
+  }
+  return out + detail::formatted("  %18s  %12.2f  %6llu\n", o.algos[best].c_str(), medianUs[0] / medianUs[best],
+                                 static_cast<unsigned long long>(wrong));
+}
+
+// Below the comparison: wrong values, and the size where the default came off worst against the best forced one.
+inline std::string formatComparisonFooter(uint64_t totalWrong, double worstRatio, size_t worstBytes) {
+  return detail::formatted("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(totalWrong),
+                           totalWrong == 0 ? "OK" : "FAILED") +
+         detail::formatted("# Worst default/best   : %.2f at %zu bytes\n", worstRatio, worstBytes) + "#\n";
+}
+
 inline std::string csvHeader() {
   return "collective,ranks,bytes,count,type,op,root,oop_time_us,oop_algbw_gbs,oop_busbw_gbs,oop_wrong,"
          "ip_time_us,ip_algbw_gbs,ip_busbw_gbs,ip_wrong\n";

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace chorus::perf {
 
@@ -40,9 +41,11 @@ std::FILE* openOutput(const std::string& path, const char* flag) {
 
 }  // namespace
 
-PerfRunner::PerfRunner(const PerfOptions& options, chorusComm_t comm, int rank, int nranks)
+PerfRunner::PerfRunner(const PerfOptions& options, chorusComm_t comm, int rank, int nranks,
+                       std::vector<chorusComm_t> comms)
     : options_(options),
       comm_(comm),
+      comms_(std::move(comms)),
       rank_(rank),
       nranks_(nranks),
       info_(collectiveInfo(options.collective)),
@@ -190,20 +193,22 @@ PerfRunner::CallBuffers PerfRunner::buffersFor(const SizeLayout& layout, Mode mo
   return {buffer + layout.inPlaceSendOffset, buffer + layout.inPlaceRecvOffset};
 }
 
-ModeResult PerfRunner::measure(const SizeLayout& layout, Mode mode, uint64_t seed) {
-  const CallBuffers buffers = buffersFor(layout, mode);
-  for (int i = 0; i < options_.warmupIters; ++i) launch(buffers, layout.count);
+double PerfRunner::timeCalls(const CallBuffers& buffers, size_t count, int iters) {
   // Device calls return once enqueued: the clock starts with the stream idle and stops once it has run them all.
   if (device_) onDevice("synchronizing the stream", [&] { device_->synchronize(); });
   barrier();
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < options_.iters; ++i) launch(buffers, layout.count);
+  for (int i = 0; i < iters; ++i) launch(buffers, count);
   if (device_) onDevice("synchronizing the stream", [&] { device_->synchronize(); });
   const auto stop = std::chrono::steady_clock::now();
-  const double localUs = std::chrono::duration<double, std::micro>(stop - start).count() / options_.iters;
+  return maxOverRanks(std::chrono::duration<double, std::micro>(stop - start).count() / iters);
+}
 
+ModeResult PerfRunner::measure(const SizeLayout& layout, Mode mode, uint64_t seed) {
+  const CallBuffers buffers = buffersFor(layout, mode);
+  for (int i = 0; i < options_.warmupIters; ++i) launch(buffers, layout.count);
   ModeResult result;
-  result.timeUs = maxOverRanks(localUs);
+  result.timeUs = timeCalls(buffers, layout.count, options_.iters);
   computeBandwidths(result, layout.bytes, busBandwidthFactor(options_.collective, nranks_));
   if (options_.check != 0) result.wrong = sumOverRanks(checkOnce(layout, mode, seed));
   return result;
@@ -291,6 +296,7 @@ void PerfRunner::emit(const SizeRecord& record) {
 int PerfRunner::run() {
   const std::vector<size_t> sizes = sweepSizes(options_);
   if (int status = setUp(sizes); status != 0) return status;
+  if (!comms_.empty()) return runComparison(sizes);
   if (rank_ == 0) {
     std::fputs(formatTableHeader(options_, nranks_).c_str(), stdout);
     std::fflush(stdout);
@@ -324,6 +330,64 @@ int PerfRunner::run() {
     std::fflush(stdout);
   }
   // Launchers stop the whole job when one rank exits non-zero: no rank leaves before rank 0 has printed.
+  barrier();
+  return totalWrong == 0 ? 0 : 1;
+}
+
+// Interleaving is the point: the machine drifts (other load, frequency, page cache) over seconds, and separate
+// runs per algorithm, minutes apart, measured the drift as much as the algorithms. Round r starts with algorithm
+// r mod n so that none always runs first (after the barrier) or last.
+int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
+  if (rank_ == 0) {
+    std::fputs(formatComparisonHeader(options_, nranks_).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  const size_t n = comms_.size();
+  uint64_t totalWrong = 0;
+  double worstRatio = 0;
+  size_t worstBytes = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const SizeLayout layout = computeSizeLayout(options_.collective, sizes[i], typeSize_, nranks_, rank_);
+    const CallBuffers buffers = buffersFor(layout, Mode::kOutOfPlace);
+    uint64_t wrong = 0;
+    for (size_t k = 0; k < n; ++k) {
+      comm_ = comms_[k];
+      for (int w = 0; w < options_.warmupIters; ++w) launch(buffers, layout.count);
+      if (options_.check != 0) wrong += sumOverRanks(checkOnce(layout, Mode::kOutOfPlace, i * n + k + 1));
+    }
+    std::vector<std::vector<double>> samples(n);
+    for (int round = 0; round < options_.rounds; ++round) {
+      for (size_t j = 0; j < n; ++j) {
+        const size_t k = (static_cast<size_t>(round) + j) % n;
+        comm_ = comms_[k];
+        samples[k].push_back(timeCalls(buffers, layout.count, options_.iters));
+      }
+    }
+    comm_ = comms_[0];
+    std::vector<double> medians(n);
+    for (size_t k = 0; k < n; ++k) {
+      std::vector<double>& v = samples[k];
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      medians[k] = v[v.size() / 2];
+    }
+    size_t best = 1;
+    for (size_t k = 2; k < n; ++k) {
+      if (medians[k] < medians[best]) best = k;
+    }
+    if (medians[0] / medians[best] > worstRatio) {
+      worstRatio = medians[0] / medians[best];
+      worstBytes = layout.bytes;
+    }
+    totalWrong += wrong;
+    if (rank_ == 0) {
+      std::fputs(formatComparisonRow(options_, layout.bytes, medians, best, wrong).c_str(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  if (rank_ == 0) {
+    std::fputs(formatComparisonFooter(totalWrong, worstRatio, worstBytes).c_str(), stdout);
+    std::fflush(stdout);
+  }
   barrier();
   return totalWrong == 0 ? 0 : 1;
 }

@@ -1,4 +1,6 @@
 // The sweep itself: for every size, time the out-of-place then the in-place call, verify each once, print a row.
+// With --algos, the comparison instead: for every size, each algorithm's communicator verified once, then their
+// out-of-place calls timed in interleaved rounds, one row of medians.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +20,10 @@ namespace chorus::perf {
 
 class PerfRunner {
  public:
-  // Runs on comm (already initialized) as rank of nranks; options were validated by parsePerfArgs.
-  PerfRunner(const PerfOptions& options, chorusComm_t comm, int rank, int nranks);
+  // Runs on comm (already initialized) as rank of nranks; options were validated by parsePerfArgs. With --algos,
+  // comms holds one communicator per options.algos entry (comms[0] == comm); otherwise it is empty.
+  PerfRunner(const PerfOptions& options, chorusComm_t comm, int rank, int nranks,
+             std::vector<chorusComm_t> comms = {});
   ~PerfRunner();
   PerfRunner(const PerfRunner&) = delete;
   PerfRunner& operator=(const PerfRunner&) = delete;
@@ -36,7 +40,11 @@ class PerfRunner {
   };
 
   int setUp(const std::vector<size_t>& sizes);
+  // The --algos comparison (run() with comms).
+  int runComparison(const std::vector<size_t>& sizes);
   ModeResult measure(const SizeLayout& layout, Mode mode, uint64_t seed);
+  // Times iters calls with buffers (warm already) and returns the slowest rank's mean time per call in us.
+  double timeCalls(const CallBuffers& buffers, size_t count, int iters);
   // The pointers a call gets: into the device images with --device gpu (unless hostView), else the host buffers.
   CallBuffers buffersFor(const SizeLayout& layout, Mode mode, bool hostView = false) const;
   uint64_t checkOnce(const SizeLayout& layout, Mode mode, uint64_t seed);
@@ -54,7 +62,8 @@ class PerfRunner {
   void onDevice(const char* what, F&& step);
 
   const PerfOptions options_;
-  chorusComm_t comm_;
+  chorusComm_t comm_;  // the communicator calls go to (with --algos, each of comms_ in turn)
+  const std::vector<chorusComm_t> comms_;
   const int rank_;
   const int nranks_;
   const CollectiveInfo& info_;

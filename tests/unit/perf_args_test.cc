@@ -121,6 +121,13 @@ TEST(PerfArgs, RejectsBadCommandLines) {
       "allreduce -d float8",  // unknown type
       "allreduce -o mean",    // unknown op
       "allreduce --csv=",     // empty file name
+      "allreduce --algos=",                   // no algorithm
+      "allreduce --algos ring,,tree",         // empty name
+      "allreduce --algos ring,ring",          // twice
+      "allreduce --algos default,ring",       // the default is always there
+      "allreduce --algos a,b,c,d,e,f,g,h",    // more than kMaxComparedAlgos with the default
+      "allreduce --algos ring --csv x.csv",   // the comparison has its own table
+      "allreduce --algos ring --rounds 0",    // nothing to time
   };
   for (const std::string& commandLine : bad) {
     ParseOutcome p = parse(commandLine);
@@ -130,6 +137,30 @@ TEST(PerfArgs, RejectsBadCommandLines) {
   EXPECT_NE(parse("allreduce -d float8").error.find("float8"), std::string::npos);
   EXPECT_EQ(parse("allreduce -h").action, ParseOutcome::Action::kHelp);
   EXPECT_EQ(parse("--help").action, ParseOutcome::Action::kHelp);
+}
+
+TEST(PerfArgs, AlgosPutTheDefaultFirst) {
+  ParseOutcome p = parse("allreduce --algos ring,tree,halving_doubling --rounds 7");
+  ASSERT_EQ(p.action, ParseOutcome::Action::kRun) << p.error;
+  EXPECT_EQ(p.options.algos, (std::vector<std::string>{"default", "ring", "tree", "halving_doubling"}));
+  EXPECT_EQ(p.options.rounds, 7);
+  EXPECT_TRUE(parse("allreduce").options.algos.empty());
+  EXPECT_EQ(parse("allreduce").options.rounds, 10);
+}
+
+TEST(PerfReport, ComparisonTableNamesEveryAlgorithmAndTheRatio) {
+  PerfOptions o = parse("allreduce -n 5 --algos ring,recursive_doubling --rounds 3").options;
+  const std::string header = formatComparisonHeader(o, 4);
+  EXPECT_NE(header.find("nranks 4"), std::string::npos) << header;
+  EXPECT_NE(header.find("3 rounds of 5 calls per algorithm"), std::string::npos) << header;
+  const std::string lastLine = header.substr(header.rfind('\n', header.size() - 2) + 1);
+  const std::vector<std::string> titles = fields(lastLine);
+  EXPECT_EQ(titles, (std::vector<std::string>{"#", "size", "(B)", "default", "ring", "recursive_doubling", "best",
+                                              "forced", "default/best", "#wrong"}));
+  const std::vector<std::string> row = fields(formatComparisonRow(o, 1024, {12.0, 10.0, 20.0}, 1, 0));
+  EXPECT_EQ(row, (std::vector<std::string>{"1024", "12.00", "10.00", "20.00", "ring", "1.20", "0"}));
+  EXPECT_EQ(formatComparisonFooter(0, 1.2, 1024),
+            "# Out of bounds values : 0 OK\n# Worst default/best   : 1.20 at 1024 bytes\n#\n");
 }
 
 TEST(PerfArgs, SweepSizes) {

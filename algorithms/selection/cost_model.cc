@@ -45,15 +45,20 @@ double pipelined(double n, int hops, double perByte, const Link& l, size_t slice
   return (hops + k - 1) * (l.alpha + s * perByte);
 }
 
-// Bandwidth corrections measured within one host over shared memory, where the formulas' byte counts miss how
-// memory is touched (the role of NCCL's treeCorrectionFactor). perf/scripts/algo_sweep.py, allreduce over shm on 2
-// cores, 2 and 4 ranks (perf/RESULTS.md): from 16 MiB the double binary tree, which takes each slice up and back
-// down while it is still in cache, beat ring by 8-17% although it moves more bytes; from 256 KiB
-// halving-doubling, whose unpipelined steps sweep halves of the buffer, lost to ring by 5-23%.
-constexpr double kTreeLargeIntraHost = 0.75;       // tree allreduce's per-byte cost from kLargeBytes up
-constexpr double kHalvingDoublingIntraHost = 1.15;  // halving-doubling allreduce's per-byte cost from kMidBytes up
-constexpr double kLargeBytes = 16.0 * 1024 * 1024;
-constexpr double kMidBytes = 256.0 * 1024;
+// Corrections measured within one host over shared memory, where the formulas' byte counts miss how memory is
+// touched (the role of NCCL's treeCorrectionFactor). chorus-perf --algos (every algorithm's calls interleaved in
+// one job), allreduce over shm on 2 cores, 2 and 4 ranks (perf/RESULTS.md):
+// - below 128 KiB the operands of a reduction are still in cache from their copy: at 2 ranks recursive doubling
+//   (one step, reducing all n) beat ring and halving-doubling (two steps, reducing n/2) by 16-30% up to 64 KiB,
+//   where the formulas with memory-speed gamma had the crossover at 16 KiB;
+// - from 4 MiB halving-doubling, whose unpipelined steps sweep halves of the buffer, lost to ring by 3-17% (2 ranks,
+//   4-64 MiB; 4 ranks, 8 MiB); below, at 4 ranks, it beat ring by 2-18% (256 KiB-2 MiB).
+// (Corrections calibrated from separate runs per algorithm did not all survive interleaving: tree from 16 MiB, where
+// ring was as fast or 10% faster at 2 and 4 ranks, and halving-doubling's from 256 KiB.)
+constexpr double kCachedReduceIntraHost = 0.25;     // gamma below kCachedBytes
+constexpr double kHalvingDoublingIntraHost = 1.15;  // its per-byte cost from kHalvingDoublingLargeBytes up
+constexpr double kCachedBytes = 128.0 * 1024;
+constexpr double kHalvingDoublingLargeBytes = 4.0 * 1024 * 1024;
 
 Link scaledBandwidth(Link l, double factor) {
   l.beta *= factor;
@@ -63,10 +68,12 @@ Link scaledBandwidth(Link l, double factor) {
 
 double flatAllReduce(std::string_view a, double n, int p, const Link& l, size_t slice, bool intraHost) {
   if (p == 1) return 0;
-  if (intraHost && a == "tree" && n >= kLargeBytes) {
-    return flatAllReduce(a, n, p, scaledBandwidth(l, kTreeLargeIntraHost), slice, false);
+  if (intraHost && n < kCachedBytes) {
+    Link cached = l;
+    cached.gamma *= kCachedReduceIntraHost;
+    return flatAllReduce(a, n, p, cached, slice, false);
   }
-  if (intraHost && a == "halving_doubling" && n >= kMidBytes) {
+  if (intraHost && a == "halving_doubling" && n >= kHalvingDoublingLargeBytes) {
     return flatAllReduce(a, n, p, scaledBandwidth(l, kHalvingDoublingIntraHost), slice, false);
   }
   const int lg = floorLog2(p);

@@ -1,5 +1,5 @@
-// chorus-perf's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -r -h) plus --csv, --json, --device, --algos
-// and --rounds.
+// chorus-perf's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -r -h) plus --csv, --json, --device,
+// --algos and --rounds.
 // Header-only and free of library calls, so that tests/unit/perf_args_test.cc can exercise it.
 #pragma once
 

@@ -112,7 +112,8 @@ inline std::string formatComparisonHeader(const PerfOptions& o, int nranks) {
       "warmup %d, check %d\n",
       std::string(info.name).c_str(), nranks, std::string(dataTypeName(o.datatype)).c_str(),
       std::string(info.reduces ? redOpName(o.op) : "none").c_str(), o.root, o.rounds, o.iters, o.warmupIters, o.check);
-  out += "# out-of-place time per call (us): median over the rounds, the algorithms' calls interleaved round by round\n";
+  out += "# out-of-place time per call (us): median over the rounds, the algorithms' calls interleaved round by "
+         "round\n";
   out += detail::formatted("# %10s", "size (B)");
   for (const std::string& name : o.algos) out += detail::formatted("  %*s", comparisonColumnWidth(name), name.c_str());
   return out + detail::formatted("  %18s  %12s  %6s\n", "best forced", "default/best", "#wrong");

@@ -167,7 +167,8 @@ void CommIO::driveLoop(Pred finished) {
     }
     if (finished()) return;
     if (aborted_.load(std::memory_order_relaxed)) {
-      throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": " + callName() + " aborted by chorusCommAbort");
+      throw Error(chorusRemoteError,
+                  "rank " + std::to_string(rank_) + ": " + callName() + " aborted by chorusCommAbort");
     }
     if ((round & 255) == 0) {
       auto now = Deadline::Clock::now();

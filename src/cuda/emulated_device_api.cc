@@ -56,7 +56,8 @@ std::string streamName(const void* handle) {
 // A stream's handle is its entry's address (nullptr for the legacy default stream).
 struct EmulatedDeviceApi::StreamEntry {
   StreamEntry(DeviceApi& api, bool legacyDefault)
-      : stream(emulated_device_detail::streamName(legacyDefault ? nullptr : this)), reducer(api, legacyDefault ? nullptr : this) {}
+      : stream(emulated_device_detail::streamName(legacyDefault ? nullptr : this)),
+        reducer(api, legacyDefault ? nullptr : this) {}
   EmulatedStream stream;
   emulated_device_detail::StreamOrderedHostReducer reducer;
 };
@@ -112,7 +113,8 @@ EmulatedDeviceApi::StreamEntry& EmulatedDeviceApi::stream(DeviceStream s, const 
                                               "(invalid resource handle)");
   }
   if (it->second->stream.ownerPid() != getpid()) {
-    throw Error(chorusUnhandledCudaError, emulated_device_detail::describeHandle(what, s) + ": the stream was created in process " +
+    throw Error(chorusUnhandledCudaError, emulated_device_detail::describeHandle(what, s) +
+                                              ": the stream was created in process " +
                                               std::to_string(it->second->stream.ownerPid()) + " before a fork");
   }
   return *it->second;

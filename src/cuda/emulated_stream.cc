@@ -43,6 +43,10 @@ void EmulatedEventState::waitFor(uint64_t number) {
 
 EmulatedStream::EmulatedStream(std::string name) : name_(std::move(name)), ownerPid_(getpid()) {
   worker_ = std::thread([this] { runWorker(); });
+  // Returns only once the worker runs its loop: a thread still starting holds runtime locks (a sanitizer's thread
+  // registry, the allocator's), and a fork taken then would leave the child waiting on them forever.
+  std::unique_lock<std::mutex> lock(mutex_);
+  workDone_.wait(lock, [&] { return started_; });
 }
 
 EmulatedStream::~EmulatedStream() {
@@ -79,6 +83,8 @@ std::string EmulatedStream::error() {
 
 void EmulatedStream::runWorker() {
   std::unique_lock<std::mutex> lock(mutex_);
+  started_ = true;
+  workDone_.notify_all();
   for (;;) {
     // Stopping still drains the queue: destroying a stream never drops work that was enqueued on it.
     workArrived_.wait(lock, [&] { return stopping_ || !queue_.empty(); });

@@ -72,6 +72,7 @@ class EmulatedStream {
   uint64_t enqueued_ = 0;
   uint64_t completed_ = 0;
   bool stopping_ = false;
+  bool started_ = false;  // the worker has reached its loop (set once, under mutex_)
   std::string error_;
   std::thread worker_;
 };

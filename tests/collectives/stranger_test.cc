@@ -29,6 +29,7 @@
 #include "src/core/error.h"
 #include "src/security/channel_auth.h"
 #include "tests/harness/process_world.h"
+#include "tests/harness/raw_socket.h"
 #include "tests/harness/scoped_env.h"
 #include "transports/peer_info.h"
 #include "transports/tcp/tcp_hello.h"
@@ -120,28 +121,8 @@ TEST(StrangerWorker, Rank) {
 
 // --- The stranger ---
 
-int connectTo(const std::string& host, uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  EXPECT_GE(fd, 0);
-  timeval timeout{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  EXPECT_EQ(::inet_pton(AF_INET, host.c_str(), &addr.sin_addr), 1) << host;
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << host << ":" << port;
-  return fd;
-}
-
-// True when the peer closed fd (EOF or reset) within the receive timeout; data is skipped.
-bool closedByPeer(int fd) {
-  char buffer[256];
-  for (;;) {
-    ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (n == 0) return true;
-    if (n < 0) return errno == ECONNRESET;
-  }
-}
+using test::closedByPeer;
+using test::connectTo;
 
 void sendGarbage(const std::string& host, uint16_t port) {
   int fd = connectTo(host, port);

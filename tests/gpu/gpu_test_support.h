@@ -18,6 +18,7 @@
 #include "chorus/chorus.h"
 #include "src/core/datatype.h"
 #include "src/cuda/device_runtime.h"
+#include "tests/harness/edge_floats.h"
 
 namespace chorus::gpu_test {
 
@@ -146,32 +147,6 @@ inline std::string hexElement(chorusDataType_t type, const void* p, size_t i) {
   return s;
 }
 
-template <typename F>
-F edgeOrOrdinaryFloat(std::mt19937_64& rng) {
-  using Bits = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
-  const uint64_t r = rng();
-  switch (r % 16) {
-    case 0:
-      return static_cast<F>(-0.0);
-    case 1:
-      return static_cast<F>(0.0);
-    case 2:
-      return std::numeric_limits<F>::quiet_NaN();
-    case 3:
-      return (r & 16) ? std::numeric_limits<F>::infinity() : -std::numeric_limits<F>::infinity();
-    case 4:
-      return std::numeric_limits<F>::denorm_min() * static_cast<F>((r >> 8) % 1000);
-    case 5: {  // any bit pattern: huge, tiny, signalling NaNs
-      const auto bits = static_cast<Bits>(rng());
-      F f;
-      std::memcpy(&f, &bits, sizeof(f));
-      return f;
-    }
-    default:
-      return static_cast<F>(std::ldexp(static_cast<double>((r >> 8) % 2000000) - 1e6, static_cast<int>(r >> 58) - 40));
-  }
-}
-
 // n random elements of `type` as bytes: integers mostly full-range (wrap-around) with some small values (ties,
 // signs); floating types a mix of ordinary values and edge cases (NaN, infinities, +-0, subnormals, any bits).
 inline std::vector<unsigned char> randomElements(chorusDataType_t type, size_t n, std::mt19937_64& rng) {
@@ -181,19 +156,19 @@ inline std::vector<unsigned char> randomElements(chorusDataType_t type, size_t n
     unsigned char* p = out.data() + i * size;
     switch (type) {
       case chorusFloat32: {
-        const float f = edgeOrOrdinaryFloat<float>(rng);
+        const float f = test::edgeOrOrdinaryFloat<float>(rng(), rng);
         std::memcpy(p, &f, 4);
         break;
       }
       case chorusFloat64: {
-        const double d = edgeOrOrdinaryFloat<double>(rng);
+        const double d = test::edgeOrOrdinaryFloat<double>(rng(), rng);
         std::memcpy(p, &d, 8);
         break;
       }
       case chorusFloat16:
       case chorusBfloat16: {
         const uint64_t r = rng();
-        const float f = edgeOrOrdinaryFloat<float>(rng);
+        const float f = test::edgeOrOrdinaryFloat<float>(rng(), rng);
         const uint16_t h =
             (r & 1) ? static_cast<uint16_t>(r >> 8) : (type == chorusFloat16 ? floatToHalf(f) : floatToBfloat16(f));
         std::memcpy(p, &h, 2);

@@ -21,6 +21,7 @@
 #include "algorithms/reduce/reduce_kernels.h"
 #include "src/core/datatype.h"
 #include "src/core/error.h"
+#include "tests/harness/edge_floats.h"
 #include "tests/unit/reducer_kernel_sets.h"
 
 namespace chorus {
@@ -116,37 +117,11 @@ TypeCase integerCase() {
 }
 
 template <typename F>
-F randomFloat(std::mt19937_64& rng, size_t i) {
-  using Bits = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
-  const uint64_t r = rng();
-  switch (i % 16) {
-    case 0:
-      return static_cast<F>(-0.0);
-    case 1:
-      return static_cast<F>(0.0);
-    case 2:
-      return std::numeric_limits<F>::quiet_NaN();
-    case 3:
-      return (r & 1) ? std::numeric_limits<F>::infinity() : -std::numeric_limits<F>::infinity();
-    case 4:
-      return std::numeric_limits<F>::denorm_min() * static_cast<F>(r % 1000);
-    case 5: {  // any bit pattern: huge, tiny, signalling NaNs
-      Bits bits = static_cast<Bits>(r);
-      F f;
-      std::memcpy(&f, &bits, sizeof(f));
-      return f;
-    }
-    default:
-      return static_cast<F>(std::ldexp(static_cast<double>(r % 2000000) - 1e6, static_cast<int>(r >> 58) - 40));
-  }
-}
-
-template <typename F>
 TypeCase floatCase() {
   TypeCase c;
   c.size = sizeof(F);
   c.fill = [](void* p, size_t n, std::mt19937_64& rng) {
-    for (size_t i = 0; i < n; ++i) storeAt<F>(p, i, randomFloat<F>(rng, rng() % 64));
+    for (size_t i = 0; i < n; ++i) storeAt<F>(p, i, test::edgeOrOrdinaryFloat<F>(rng() % 64, rng));
   };
   c.reduce = [](void* dst, const void* a, const void* b, size_t n, chorusRedOp_t op) {
     for (size_t i = 0; i < n; ++i) {
@@ -170,7 +145,9 @@ TypeCase narrowCase(float (*decode)(uint16_t), uint16_t (*encode)(float)) {
     for (size_t i = 0; i < n; ++i) {
       // Half the elements are arbitrary bit patterns (NaNs, infinities, subnormals), half ordinary values.
       const uint64_t r = rng();
-      storeAt<uint16_t>(p, i, (r & 1) ? static_cast<uint16_t>(r >> 8) : encode(randomFloat<float>(rng, 6 + r % 10)));
+      const uint16_t value =
+          (r & 1) ? static_cast<uint16_t>(r >> 8) : encode(test::edgeOrOrdinaryFloat<float>(6 + r % 10, rng));
+      storeAt<uint16_t>(p, i, value);
     }
   };
   c.reduce = [decode, encode](void* dst, const void* a, const void* b, size_t n, chorusRedOp_t op) {

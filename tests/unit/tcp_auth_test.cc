@@ -14,6 +14,7 @@
 
 #include "src/core/error.h"
 #include "src/security/channel_auth.h"
+#include "tests/harness/raw_socket.h"
 #include "transports/tcp/tcp_hello.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -39,29 +40,10 @@ uint16_t portOf(const PeerCard& card) {
   return static_cast<uint16_t>(std::stoi(addr.substr(addr.rfind(':') + 1)));
 }
 
-// A blocking loopback connection with a receive timeout.
-int connectTo(uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  EXPECT_GE(fd, 0);
-  timeval timeout{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  return fd;
-}
+using test::closedByPeer;
 
-// True when the peer closed fd (EOF or reset) within the receive timeout; data is skipped.
-bool closedByPeer(int fd) {
-  char buffer[256];
-  for (;;) {
-    ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (n == 0) return true;
-    if (n < 0) return errno == ECONNRESET;
-  }
-}
+// A blocking loopback connection with a receive timeout.
+int connectTo(uint16_t port) { return test::connectTo("127.0.0.1", port); }
 
 std::vector<std::unique_ptr<Connection>> connect(Rank& self, Rank& peer) {
   return self.transport.connectAll(self.card, {peer.card}, Deadline::after(20));

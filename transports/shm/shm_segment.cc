@@ -52,7 +52,8 @@ ShmSegment ShmSegment::create(size_t ringBytes, const std::string& context, bool
   }
   if (err != 0) {
     std::string advice = err == ENOSPC ? " (" + std::string(kDevShm) + " is full: each shared-memory peer needs " +
-                                             formatBytes(bytes) + " here; give the container more (docker --shm-size), " +
+                                             formatBytes(bytes) +
+                                             " here; give the container more (docker --shm-size), "
                                              "lower CHORUS_SHM_BUFFER, or set CHORUS_TRANSPORT=tcp)"
                                        : "";
     throw Error(chorusSystemError, context + ": reserving " + std::to_string(bytes) + " bytes in " + kDevShm +
@@ -142,7 +143,8 @@ bool devShmUsable(size_t need, std::string* why) {
   }
   const size_t avail = static_cast<size_t>(vfs.f_bavail) * vfs.f_frsize;
   if (avail < need) {
-    *why = std::string(kDevShm) + " has " + formatBytes(avail) + " free, less than the " + formatBytes(need) + " needed";
+    *why = std::string(kDevShm) + " has " + formatBytes(avail) + " free, less than the " + formatBytes(need) +
+           " needed";
     return false;
   }
   // The same call the segments will make, so that a mount that refuses it (read-only, noexec oddities, seccomp)

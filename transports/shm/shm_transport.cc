@@ -113,7 +113,8 @@ void ShmTransport::describeSelf(PeerCard& card) {
     if (!warned.exchange(true)) {
       CHORUS_WARN(rank_, "shared-memory transport unusable here: "
                              << why << " (each peer on this host needs " << formatBytes(need) << " in /dev/shm for a "
-                             << formatBytes(ringBytes_) << " CHORUS_SHM_BUFFER ring); ranks of this host fall back to TCP. "
+                             << formatBytes(ringBytes_)
+                             << " CHORUS_SHM_BUFFER ring); ranks of this host fall back to TCP. "
                              << "To fix: give /dev/shm more room (docker run --shm-size=1g, or a larger tmpfs) "
                              << "or lower CHORUS_SHM_BUFFER");
     }
@@ -124,7 +125,8 @@ void ShmTransport::describeSelf(PeerCard& card) {
   card.entries["shm.pidns"] = namespaceOf("pid");
   card.entries["shm.sock"] = sockName;
   if (cma_) card.entries["shm.cma"] = hex(reinterpret_cast<uintptr_t>(&cmaProbeWord())) + ":" + hex(cmaProbeWord());
-  CHORUS_INFO(rank_, "shm transport listening on @" << sockName << ", " << formatBytes(ringBytes_) << " ring per direction"
+  CHORUS_INFO(rank_, "shm transport listening on @" << sockName << ", " << formatBytes(ringBytes_)
+                                                    << " ring per direction"
                                                     << (cma_ ? ", process_vm_readv allowed" : ""));
 }
 
@@ -180,8 +182,9 @@ size_t ShmTransport::ringFor(size_t localPeers) const {
     if (!warned.exchange(true)) {
       CHORUS_WARN(rank_,
                   "shm: " << localPeers + 1 << " ranks on this host need "
-                          << formatBytes(segments * shm::segmentBytes(ringBytes_)) << " of /dev/shm for " << formatBytes(ringBytes_)
-                          << " rings (CHORUS_SHM_BUFFER), but it has " << formatBytes(free) << " free: using " << (ring >> 10)
+                          << formatBytes(segments * shm::segmentBytes(ringBytes_)) << " of /dev/shm for "
+                          << formatBytes(ringBytes_) << " rings (CHORUS_SHM_BUFFER), but it has " << formatBytes(free)
+                          << " free: using " << (ring >> 10)
                           << " KiB rings, which is slower. "
                           << "To fix: give /dev/shm more room (docker run --shm-size=1g) or lower CHORUS_SHM_BUFFER");
     }

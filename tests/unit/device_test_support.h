@@ -30,6 +30,7 @@
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_connection.h"
 #include "tests/harness/error_capture.h"
+#include "tests/unit/shm_pair.h"
 
 namespace chorus::test {
 
@@ -152,22 +153,9 @@ inline std::pair<std::unique_ptr<Connection>, std::unique_ptr<Connection>> tcpPa
 }
 
 // Two connected shared-memory ends through the real handshake, under a job key unique to this process and caller:
-// rank 0's and rank 1's; throws if the handshake does not give one connection each.
+// rank 0's and rank 1's.
 inline std::pair<std::unique_ptr<Connection>, std::unique_ptr<Connection>> shmPair(const std::string& jobPrefix) {
-  const std::string job = jobPrefix + std::to_string(getpid());
-  ShmTransport t0(0, job, 256 << 10, ShmCma::kOff, ShmTuning{}), t1(1, job, 256 << 10, ShmCma::kOff, ShmTuning{});
-  PeerCard c0, c1;
-  c0.rank = 0;
-  c1.rank = 1;
-  c0.pid = c1.pid = static_cast<int>(getpid());
-  c0.hostId = c1.hostId = "this-host";
-  t0.describeSelf(c0);
-  t1.describeSelf(c1);
-  auto other = std::async(std::launch::async, [&] { return t1.connectAll(c1, {c0}, Deadline::after(20)); });
-  auto mine = t0.connectAll(c0, {c1}, Deadline::after(20));
-  auto theirs = other.get();
-  if (mine.size() != 1 || theirs.size() != 1) throw std::runtime_error("shm connectAll");
-  return {std::move(mine[0]), std::move(theirs[0])};
+  return connectShmPair(jobPrefix, 256 << 10);
 }
 
 // The host connections a device connection suite runs over.

@@ -13,11 +13,13 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "src/core/error.h"
 #include "transports/shm/shm_transport.h"
 #include "tests/harness/error_capture.h"
+#include "tests/unit/shm_pair.h"
 
 namespace chorus {
 namespace {
@@ -34,22 +36,8 @@ struct Pair {
 
 // Two connected ends through the real handshake (two transports, one thread each).
 Pair makePair(size_t ring = 64 << 10, ShmCma cma = ShmCma::kOff, ShmTuning tuning = {}) {
-  const std::string job = "shm-connection-test-" + std::to_string(getpid());
-  ShmTransport t0(0, job, ring, cma, tuning), t1(1, job, ring, cma, tuning);
-  PeerCard c0, c1;
-  c0.rank = 0;
-  c1.rank = 1;
-  c0.pid = c1.pid = static_cast<int>(getpid());
-  c0.hostId = c1.hostId = "this-host";
-  t0.describeSelf(c0);
-  t1.describeSelf(c1);
-  EXPECT_TRUE(t0.canConnect(c0, c1));
-  auto other = std::async(std::launch::async, [&] { return t1.connectAll(c1, {c0}, Deadline::after(20)); });
-  auto mine = t0.connectAll(c0, {c1}, Deadline::after(20));
-  auto theirs = other.get();
-  EXPECT_EQ(mine.size(), 1u);
-  EXPECT_EQ(theirs.size(), 1u);
-  return Pair{std::move(mine.at(0)), std::move(theirs.at(0))};
+  auto [a, b] = test::connectShmPair("shm-connection-test-", ring, cma, tuning);
+  return Pair{std::move(a), std::move(b)};
 }
 
 // Progresses both ends in turn until done() holds; false after 20 s.

@@ -48,6 +48,7 @@ chorusResult_t guarded(chorusComm_t comm, const char* call, F&& f) {
 }
 
 std::string rankOf(chorusComm_t comm) { return "rank " + std::to_string(comm->impl->rank()); }
+std::string whereOf(chorusComm_t comm, const char* call) { return rankOf(comm) + ": " + call + ": "; }
 
 bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
   auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
@@ -56,11 +57,10 @@ bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
 
 // The checks every collective shares; returns "" when all is well, else what is wrong.
 std::string checkCommon(const char* call, chorusComm_t comm, chorusDataType_t type, int op, bool hasOp) {
-  std::string c(call);
-  if (!comm || !comm->impl) return c + ": comm is NULL";
-  if (!chorus::validType(type)) return rankOf(comm) + ": " + c + ": datatype " + std::to_string(type) + " is out of range";
-  if (hasOp && !chorus::validOp(op)) return rankOf(comm) + ": " + c + ": op " + std::to_string(op) + " is out of range";
-  return "";
+  if (!comm || !comm->impl) return std::string(call) + ": comm is NULL";
+  if (!chorus::validType(type)) return whereOf(comm, call) + "datatype " + std::to_string(type) + " is out of range";
+  if (hasOp && !chorus::validOp(op)) return whereOf(comm, call) + "op " + std::to_string(op) + " is out of range";
+  return {};
 }
 
 // count * size * factor without overflow.
@@ -75,21 +75,23 @@ bool bytesFor(size_t count, chorusDataType_t type, size_t factor, size_t* out) {
 // recv either equal or disjoint. Broadcast needs sendbuff only on the root; reduce needs recvbuff only there.
 std::string checkRooted(const char* call, chorusComm_t comm, int root, size_t count, chorusDataType_t type,
                         const void* sendbuff, const void* recvbuff, bool sendOnlyOnRoot) {
-  const std::string where = rankOf(comm) + ": " + call + ": ";
+  auto where = [&] { return whereOf(comm, call); };  // built for a message only: no allocation per call
   const int n = comm->impl->size();
-  if (root < 0 || root >= n) return where + "root " + std::to_string(root) + " is outside [0, " + std::to_string(n) + ")";
+  if (root < 0 || root >= n) {
+    return where() + "root " + std::to_string(root) + " is outside [0, " + std::to_string(n) + ")";
+  }
   size_t bytes = 0;
-  if (!bytesFor(count, type, 1, &bytes)) return where + "count overflows";
+  if (!bytesFor(count, type, 1, &bytes)) return where() + "count overflows";
   const bool isRoot = comm->impl->rank() == root;
   const void* everywhere = sendOnlyOnRoot ? recvbuff : sendbuff;
   const void* onRoot = sendOnlyOnRoot ? sendbuff : recvbuff;
   if (count > 0 && (!everywhere || (isRoot && !onRoot))) {
     std::string which = !everywhere ? (sendOnlyOnRoot ? "recvbuff" : "sendbuff")
                                     : (sendOnlyOnRoot ? "sendbuff (on the root)" : "recvbuff (on the root)");
-    return where + which + " is NULL with count " + std::to_string(count);
+    return where() + which + " is NULL with count " + std::to_string(count);
   }
   if (isRoot && sendbuff != recvbuff && overlaps(sendbuff, bytes, recvbuff, bytes)) {
-    return where + "sendbuff and recvbuff overlap without being equal";
+    return where() + "sendbuff and recvbuff overlap without being equal";
   }
   return "";
 }
@@ -98,19 +100,19 @@ std::string checkRooted(const char* call, chorusComm_t comm, int root, size_t co
 // reduce-scatter's sendbuff), the other one block. In place only at NCCL's layout: the block at rank * count.
 std::string checkBlocks(const char* call, chorusComm_t comm, size_t count, const char* countName,
                         chorusDataType_t type, const void* sendbuff, const void* recvbuff, bool gather) {
-  const std::string where = rankOf(comm) + ": " + call + ": ";
+  auto where = [&] { return whereOf(comm, call); };  // built for a message only: no allocation per call
   size_t block = 0, total = 0;
   if (!bytesFor(count, type, 1, &block) || !bytesFor(count, type, static_cast<size_t>(comm->impl->size()), &total)) {
-    return where + countName + " overflows";
+    return where() + countName + " overflows";
   }
   if (count > 0 && (!sendbuff || !recvbuff)) {
-    return where + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with " + countName + " " + std::to_string(count);
+    return where() + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with " + countName + " " + std::to_string(count);
   }
   const void* one = gather ? sendbuff : recvbuff;
   const void* all = gather ? recvbuff : sendbuff;
   const char* own = static_cast<const char*>(all) + static_cast<size_t>(comm->impl->rank()) * block;
   if (one != own && overlaps(one, block, all, total)) {
-    return where + (gather ? "sendbuff overlaps recvbuff but is not recvbuff + rank * sendcount"
+    return where() + (gather ? "sendbuff overlaps recvbuff but is not recvbuff + rank * sendcount"
                            : "recvbuff overlaps sendbuff but is not sendbuff + rank * recvcount");
   }
   return "";
@@ -134,7 +136,7 @@ struct Placement {
 // be used together with `stream`.
 Placement placeBuffers(const char* call, chorusComm_t comm, const void* send, const void* recv, chorusStream_t stream) {
   chorus::DeviceApi& api = comm->impl->deviceApi();
-  const std::string where = rankOf(comm) + ": " + call + ": ";
+  auto where = [&] { return whereOf(comm, call); };  // built for a message only: no allocation per call
   // Without a device API every buffer is host memory: no runtime call on the host path.
   const bool canLocate = api.available();
   int sendGpu = -1, recvGpu = -1;
@@ -142,12 +144,12 @@ Placement placeBuffers(const char* call, chorusComm_t comm, const void* send, co
   const bool recvOnDevice = canLocate && recv && api.locate(recv, &recvGpu) == chorus::MemoryLocation::kDevice;
   auto kind = [](bool onDevice) { return onDevice ? "device" : "host"; };
   if (send && recv && sendOnDevice != recvOnDevice) {
-    chorus::throwInvalidArgument(where + "sendbuff " + pointerText(send) + " is " + kind(sendOnDevice) +
+    chorus::throwInvalidArgument(where() + "sendbuff " + pointerText(send) + " is " + kind(sendOnDevice) +
                                  " memory but recvbuff " + pointerText(recv) + " is " + kind(recvOnDevice) +
                                  " memory; both must be host memory or both device memory");
   }
   if (sendOnDevice && recvOnDevice && sendGpu != recvGpu) {
-    chorus::throwInvalidArgument(where + "sendbuff " + pointerText(send) + " is on GPU " + std::to_string(sendGpu) +
+    chorus::throwInvalidArgument(where() + "sendbuff " + pointerText(send) + " is on GPU " + std::to_string(sendGpu) +
                                  " but recvbuff " + pointerText(recv) + " is on GPU " + std::to_string(recvGpu));
   }
   Placement p;
@@ -168,7 +170,7 @@ Placement placeBuffers(const char* call, chorusComm_t comm, const void* send, co
     why += std::string(" (no device memory can be used: the ") + api.name() +
            " device API is unavailable in this build or on this machine; CHORUS_DEVICE_EMULATION=1 emulates one)";
   }
-  chorus::throwInvalidArgument(where + "a non-NULL stream needs device buffers, but " + why +
+  chorus::throwInvalidArgument(where() + "a non-NULL stream needs device buffers, but " + why +
                                "; pass NULL as the stream for host buffers");
 }
 
@@ -317,13 +319,13 @@ chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t coun
   const char* call = "chorusAllReduce";
   std::string bad = checkCommon(call, comm, datatype, op, true);
   size_t bytes = 0;
-  if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = rankOf(comm) + ": " + call + ": count overflows";
+  if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = whereOf(comm, call) + "count overflows";
   if (bad.empty() && count > 0 && (!sendbuff || !recvbuff)) {
-    bad = rankOf(comm) + ": " + call + ": " + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with count " +
+    bad = whereOf(comm, call) + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with count " +
           std::to_string(count);
   }
   if (bad.empty() && sendbuff != recvbuff && overlaps(sendbuff, bytes, recvbuff, bytes)) {
-    bad = rankOf(comm) + ": " + call + ": sendbuff and recvbuff overlap without being equal (in place needs equal)";
+    bad = whereOf(comm, call) + "sendbuff and recvbuff overlap without being equal (in place needs equal)";
   }
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   return runCollective(call, comm, {Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, -1, 0}, sendbuff,

@@ -23,7 +23,7 @@ CommIO::CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& con
       aborted_(aborted),
       wakeFd_(wakeFd) {}
 
-void CommIO::begin(uint32_t tag, Deadline deadline, const Op* op) {
+void CommIO::begin(uint32_t tag, LazyDeadline deadline, const Op* op) {
   tag_ = tag;
   deadline_ = deadline;
   op_ = op;
@@ -134,7 +134,7 @@ void CommIO::sleepUntilSomethingMoves() {
   size_t from = addHangupWatch();
   // Capped so that abort and the deadline are seen promptly even if a wakeup is missed. A device copy's end wakes
   // no descriptor: then sleep in short, growing periods (microseconds at first, a millisecond at most).
-  const int capMs = deadline_.remainingMs(50);
+  const int capMs = deadline_.get().remainingMs(50);
   timespec period{capMs / 1000, (capMs % 1000) * 1000000L};
   if (device) {
     const timespec backoff = deviceBackoff_.nextSleep();
@@ -176,7 +176,7 @@ void CommIO::driveLoop(Pred finished) {
         lastLivenessCheck_ = now;
         checkPeersAlive();
       }
-      if (deadline_.expired()) timedOut();
+      if (deadline_.get().expired()) timedOut();
     }
     if (moved) {
       idle = 0;
@@ -194,7 +194,7 @@ void CommIO::driveLoop(Pred finished) {
       sched_yield();
       continue;
     }
-    if (deadline_.expired()) timedOut();
+    if (deadline_.get().expired()) timedOut();
     sleepUntilSomethingMoves();
     idle = spin;  // after a wakeup, yield a little before sleeping again
   }

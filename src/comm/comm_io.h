@@ -26,7 +26,7 @@ class CommIO final : public PeerIO {
          Reducer& reducer, int spinRounds, int yieldRounds, const std::atomic<bool>& aborted, int wakeFd);
 
   // Starts a call: its tag (carried by every frame), deadline, and the op (named in messages; must outlive the call).
-  void begin(uint32_t tag, Deadline deadline, const Op* op);
+  void begin(uint32_t tag, LazyDeadline deadline, const Op* op);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -79,7 +79,7 @@ class CommIO final : public PeerIO {
   const std::atomic<bool>& aborted_;
   int wakeFd_;
   uint32_t tag_ = 0;
-  Deadline deadline_ = Deadline::never();
+  LazyDeadline deadline_;
   const Op* op_ = nullptr;
   std::vector<Connection*> active_;  // connections this call has used
   std::vector<pollfd> pollFds_;

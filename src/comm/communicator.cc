@@ -152,7 +152,7 @@ void Communicator::learnTopology(const std::vector<PeerCard>& cards, Deadline de
   world_ = std::make_unique<GlobalTopology>(std::move(placements));
   links_ = linkModelOf(localHostTopology());
   if (params::asInt("CHORUS_TOPO_PROBE", params::topoProbe(), 0, 1) == 1) {
-    io_->begin(kProbeTag, deadline, nullptr);
+    io_->begin(kProbeTag, LazyDeadline::at(deadline), nullptr);
     links_ = probeLinkModel(*io_, *world_, links_);
   }
   logTopology(rank_, localHostTopology(), *world_, links_);
@@ -215,7 +215,7 @@ void Communicator::execute(const Op& request, const std::function<CommIO&()>& pr
     CommIO& io = prepare();
     AlgorithmChoice algo = selector_->choose(op, size_);
     CHORUS_TRACE(rank_, describeCall(op) << " via " << algo.name);
-    io.begin(tagFor(op), Deadline::after(timeoutSeconds_), &op);
+    io.begin(tagFor(op), LazyDeadline::after(timeoutSeconds_), &op);
     algo.run(io, op);
   } catch (const Error& raw) {
     // Transport errors know the peer but not the call: add it.

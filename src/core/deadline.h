@@ -33,4 +33,38 @@ class Deadline {
   Clock::time_point at_;
 };
 
+// A deadline whose clock starts at the first look. A small call that never waits long reads no clock (a
+// clock_gettime costs ~20 ns on a VM, a fifth of such a call's own work); one that waits looks within a few
+// microseconds, so its deadline starts that much late.
+class LazyDeadline {
+ public:
+  LazyDeadline() : deadline_(Deadline::never()) {}
+  // `seconds` from the first look; seconds <= 0 means never.
+  static LazyDeadline after(double seconds) {
+    LazyDeadline d;
+    d.seconds_ = seconds;
+    d.started_ = seconds <= 0;
+    return d;
+  }
+  // A deadline fixed already.
+  static LazyDeadline at(Deadline fixed) {
+    LazyDeadline d;
+    d.deadline_ = fixed;
+    return d;
+  }
+
+  const Deadline& get() {
+    if (!started_) {
+      deadline_ = Deadline::after(seconds_);
+      started_ = true;
+    }
+    return deadline_;
+  }
+
+ private:
+  Deadline deadline_;
+  double seconds_ = 0;
+  bool started_ = true;
+};
+
 }  // namespace chorus

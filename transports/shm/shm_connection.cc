@@ -281,8 +281,9 @@ bool ShmConnection::pullRecords() {
 bool ShmConnection::progress() {
   if (armed_) disarm();
   bool moved = false;
-  if (!recvs_.empty()) moved |= pullRecords();
+  // Publish first: the peer is waiting for these records, and looking for its records may miss in the cache.
   if (!sends_.empty()) moved |= pushSends();
+  if (!recvs_.empty()) moved |= pullRecords();
   if (!moved && (!recvs_.empty() || !sends_.empty())) throwIfPeerClosed();
   return moved;
 }

@@ -30,10 +30,12 @@ void CommIO::begin(uint32_t tag, LazyDeadline deadline, const Op* op) {
   active_.clear();
 }
 
+void CommIO::badPeer(int peer) const {
+  throwInternal("rank " + std::to_string(rank_) + ": " + callName() + " addressed rank " + std::to_string(peer));
+}
+
 Connection* CommIO::connectionTo(int peer) {
-  if (peer < 0 || peer >= size_ || !conns_[peer]) {
-    throwInternal("rank " + std::to_string(rank_) + ": " + callName() + " addressed rank " + std::to_string(peer));
-  }
+  if (peer < 0 || peer >= size_ || !conns_[peer]) badPeer(peer);
   Connection* c = conns_[peer].get();
   if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
   return c;

@@ -54,6 +54,7 @@ class CommIO final : public PeerIO {
  private:
   static bool done(const Request& r);
   Connection* connectionTo(int peer);
+  [[noreturn, gnu::cold, gnu::noinline]] void badPeer(int peer) const;
   template <class Pred>
   void driveUntil(Pred finished);
   template <class Pred>

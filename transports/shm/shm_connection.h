@@ -12,9 +12,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <string>
 
+#include "src/core/ring_queue.h"
 #include "transports/connection.h"
 #include "transports/shm/shm_layout.h"
 #include "transports/shm/shm_segment.h"
@@ -114,7 +114,7 @@ class ShmConnection final : public Connection {
   size_t producedOffset_ = 0;   // producedBytes_ modulo the ring size
   uint64_t seenConsumed_ = 0;   // the consumer's counters as last read
   uint64_t seenConsumedBytes_ = 0;
-  std::deque<SendOp> sends_;
+  RingQueue<SendOp> sends_;
   size_t firstUnpublished_ = 0;    // index in sends_ of the first send not wholly published
   bool waitForRecords_ = false;    // blocked on a free record slot or on an acknowledgement
   bool waitForRingBytes_ = false;  // blocked on free byte-ring space
@@ -127,7 +127,7 @@ class ShmConnection final : public Connection {
   uint64_t consumed_ = 0;
   uint64_t consumedBytes_ = 0;
   size_t consumedOffset_ = 0;
-  std::deque<RecvOp> recvs_;
+  RingQueue<RecvOp> recvs_;
 
   uint64_t sendsPosted_ = 0, sendsDone_ = 0, recvsPosted_ = 0, recvsDone_ = 0;
   mutable bool armed_ = false;  // addPollFds raised our sleeping flags; progress() lowers them and drains the socket

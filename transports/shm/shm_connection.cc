@@ -43,6 +43,8 @@ ShmConnection::ShmConnection(ShmPairSetup setup)
   inRecords_ = shm::recordsOf(in_.base());
   inRing_ = shm::ringOf(in_.base());
   inRingBytes_ = in_.ringBytes();
+  // Our outbound records and ring are ours alone to write and nothing is published yet: touch them now.
+  ShmSegment::touchPages(outRecords_, shm::kRecordSlots * sizeof(Record) + outRingBytes_);
   // Several pieces in flight, however small the ring: the copy in of one overlaps the copy out of another.
   tuning_.ringPieceMax = std::max<size_t>(4096, std::min(tuning_.ringPieceMax, outRingBytes_ / 4));
   tuning_.ringPieceMin = std::min(tuning_.ringPieceMin, tuning_.ringPieceMax);

@@ -37,6 +37,11 @@ std::string uniqueName() {
 
 }  // namespace
 
+// A process's first touch of each page of a shared mapping costs ~2-3 us here even after MAP_POPULATE (4 MiB: 2.5 ms
+// to write, 2 ms to read). Untouched, a ring's first lap paid it inside calls: at 4 ranks the first 16 allreduces of
+// 64 KiB took 200-1400 us each instead of 30. Zeroing pages that are zero already changes nothing a peer can see.
+void ShmSegment::touchPages(void* from, size_t bytes) { std::memset(from, 0, bytes); }
+
 ShmSegment ShmSegment::create(size_t ringBytes, const std::string& context, bool* noSpace) {
   const size_t bytes = shm::segmentBytes(ringBytes);
   const std::string name = uniqueName();
@@ -65,7 +70,9 @@ ShmSegment ShmSegment::create(size_t ringBytes, const std::string& context, bool
     s.base_ = nullptr;
     throwSystemError(context + ": mapping " + std::to_string(bytes) + " bytes of shared memory", "mmap", errno);
   }
-  // The pages are fresh (zero), so every atomic starts at 0 and every record's seq at 0 (none published).
+  // The pages are fresh (zero), so every atomic starts at 0 and every record's seq at 0 (none published). Writing
+  // them anyway is this process's first touch of each page (see touchPages).
+  touchPages(s.base_, bytes);
   auto* control = new (s.base_) shm::RingControl{};
   control->header = shm::SegmentHeader{shm::kSegmentMagic, shm::kLayoutVersion, shm::kRecordSlots, 0, ringBytes, bytes};
   return s;

@@ -33,6 +33,9 @@ class ShmSegment {
   void* base() const { return base_; }
   size_t bytes() const { return bytes_; }
   size_t ringBytes() const;
+  // Writes zeros over [from, from + bytes) of a mapping whose pages are still zero: this process's first touch of
+  // each page, paid now rather than on a ring's first lap. Only for memory this process alone writes.
+  static void touchPages(void* from, size_t bytes);
 
  private:
   void reset();

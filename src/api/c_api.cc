@@ -113,7 +113,7 @@ std::string checkBlocks(const char* call, chorusComm_t comm, size_t count, const
   const char* own = static_cast<const char*>(all) + static_cast<size_t>(comm->impl->rank()) * block;
   if (one != own && overlaps(one, block, all, total)) {
     return where() + (gather ? "sendbuff overlaps recvbuff but is not recvbuff + rank * sendcount"
-                           : "recvbuff overlaps sendbuff but is not sendbuff + rank * recvcount");
+                             : "recvbuff overlaps sendbuff but is not sendbuff + rank * recvcount");
   }
   return "";
 }
@@ -321,8 +321,7 @@ chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t coun
   size_t bytes = 0;
   if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = whereOf(comm, call) + "count overflows";
   if (bad.empty() && count > 0 && (!sendbuff || !recvbuff)) {
-    bad = whereOf(comm, call) + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with count " +
-          std::to_string(count);
+    bad = whereOf(comm, call) + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with count " + std::to_string(count);
   }
   if (bad.empty() && sendbuff != recvbuff && overlaps(sendbuff, bytes, recvbuff, bytes)) {
     bad = whereOf(comm, call) + "sendbuff and recvbuff overlap without being equal (in place needs equal)";

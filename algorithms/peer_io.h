@@ -29,6 +29,14 @@ class PeerIO {
   virtual Request irecv(int peer, void* buf, size_t bytes) = 0;
   // Drives every busy connection until `r` completes; throws on loss, timeout, abort or mismatch.
   virtual void wait(const Request& r) = 0;
+  // Sends `bytes` from `send` to `peer` and receives as many from it into `recv` (the two must not overlap);
+  // returns once both are done.
+  virtual void exchange(int peer, const void* send, void* recv, size_t bytes) {
+    Request s = isend(peer, send, bytes);
+    Request q = irecv(peer, recv, bytes);
+    wait(q);
+    wait(s);
+  }
   // Drives every busy connection until all posted requests of this call complete.
   virtual void waitAll() = 0;
   virtual Reducer& reducer() = 0;

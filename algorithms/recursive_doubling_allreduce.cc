@@ -33,10 +33,7 @@ void recursiveDoublingAllReduce(PeerIO& io, const Op& op) {
     for (int mask = 1; mask < p2; mask <<= 1) {
       int pv = vrank ^ mask;
       int partner = pv < rem ? pv * 2 + 1 : pv + rem;
-      Request s = io.isend(partner, data, bytes);
-      Request q = io.irecv(partner, tmp, bytes);
-      io.wait(q);
-      io.wait(s);
+      io.exchange(partner, data, tmp, bytes);
       // Both partners compute lower op higher, so every rank ends with bit-identical floats.
       if (partner < r) {
         red.reduce(data, tmp, data, op.count, op.type, op.op);

@@ -18,6 +18,9 @@ class SubgroupIO final : public PeerIO {
   Request isend(int peer, const void* buf, size_t bytes) override;
   Request irecv(int peer, void* buf, size_t bytes) override;
   void wait(const Request& r) override { parent_.wait(r); }
+  void exchange(int peer, const void* send, void* recv, size_t bytes) override {
+    parent_.exchange(global(peer), send, recv, bytes);
+  }
   void waitAll() override { parent_.waitAll(); }
   Reducer& reducer() override { return parent_.reducer(); }
   void copy(void* dst, const void* src, size_t bytes) override { parent_.copy(dst, src, bytes); }

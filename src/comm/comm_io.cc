@@ -206,6 +206,14 @@ void CommIO::wait(const Request& r) {
   driveUntil([&] { return done(r); });
 }
 
+void CommIO::exchange(int peer, const void* send, void* recv, size_t bytes) {
+  Connection* c = connectionTo(peer);
+  uint64_t sendId = 0, recvId = 0;
+  if (c->exchange(send, recv, bytes, tag_, &sendId, &recvId)) return;
+  wait(Request{c, false, recvId});
+  wait(Request{c, true, sendId});
+}
+
 void CommIO::waitAll() {
   driveUntil([&] {
     for (Connection* c : active_) {

@@ -33,6 +33,7 @@ class CommIO final : public PeerIO {
   Request isend(int peer, const void* buf, size_t bytes) override;
   Request irecv(int peer, void* buf, size_t bytes) override;
   void wait(const Request& r) override;
+  void exchange(int peer, const void* send, void* recv, size_t bytes) override;
   void waitAll() override;
   Reducer& reducer() override { return reducer_; }
   // memmove for host memory; for device calls (setDeviceCopies) an async copy on the call's stream, waited for.

@@ -285,7 +285,7 @@ bool ShmConnection::pullRecords() {
 // allreduce spends ~0.1 us of its ~0.4 in software. What has not arrived by then the caller's loop waits for.
 bool ShmConnection::exchange(const void* sendBuf, void* recvBuf, size_t bytes, uint32_t tag, uint64_t* sendId,
                              uint64_t* recvId) {
-  constexpr int kExchangeSpinRounds = 256;  // a few microseconds; the caller's loop spins, yields and sleeps after
+  constexpr int kExchangeSpinRounds = 64;  // about a microsecond; the caller's loop spins, yields and sleeps after
   *sendId = isend(sendBuf, bytes, tag);
   *recvId = irecv(recvBuf, bytes, tag);
   if (bytes > shm::kInlineBytes || sends_.size() != 1 || recvs_.size() != 1) return false;

@@ -47,8 +47,10 @@ chorusResult_t guarded(chorusComm_t comm, const char* call, F&& f) {
   }
 }
 
-std::string rankOf(chorusComm_t comm) { return "rank " + std::to_string(comm->impl->rank()); }
-std::string whereOf(chorusComm_t comm, const char* call) { return rankOf(comm) + ": " + call + ": "; }
+// "rank R: call: ", the start of every message about a call on a communicator (built only when there is one).
+std::string whereOf(chorusComm_t comm, const char* call) {
+  return "rank " + std::to_string(comm->impl->rank()) + ": " + call + ": ";
+}
 
 bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
   auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
@@ -75,23 +77,22 @@ bool bytesFor(size_t count, chorusDataType_t type, size_t factor, size_t* out) {
 // recv either equal or disjoint. Broadcast needs sendbuff only on the root; reduce needs recvbuff only there.
 std::string checkRooted(const char* call, chorusComm_t comm, int root, size_t count, chorusDataType_t type,
                         const void* sendbuff, const void* recvbuff, bool sendOnlyOnRoot) {
-  auto where = [&] { return whereOf(comm, call); };  // built for a message only: no allocation per call
   const int n = comm->impl->size();
   if (root < 0 || root >= n) {
-    return where() + "root " + std::to_string(root) + " is outside [0, " + std::to_string(n) + ")";
+    return whereOf(comm, call) + "root " + std::to_string(root) + " is outside [0, " + std::to_string(n) + ")";
   }
   size_t bytes = 0;
-  if (!bytesFor(count, type, 1, &bytes)) return where() + "count overflows";
+  if (!bytesFor(count, type, 1, &bytes)) return whereOf(comm, call) + "count overflows";
   const bool isRoot = comm->impl->rank() == root;
   const void* everywhere = sendOnlyOnRoot ? recvbuff : sendbuff;
   const void* onRoot = sendOnlyOnRoot ? sendbuff : recvbuff;
   if (count > 0 && (!everywhere || (isRoot && !onRoot))) {
     std::string which = !everywhere ? (sendOnlyOnRoot ? "recvbuff" : "sendbuff")
                                     : (sendOnlyOnRoot ? "sendbuff (on the root)" : "recvbuff (on the root)");
-    return where() + which + " is NULL with count " + std::to_string(count);
+    return whereOf(comm, call) + which + " is NULL with count " + std::to_string(count);
   }
   if (isRoot && sendbuff != recvbuff && overlaps(sendbuff, bytes, recvbuff, bytes)) {
-    return where() + "sendbuff and recvbuff overlap without being equal";
+    return whereOf(comm, call) + "sendbuff and recvbuff overlap without being equal";
   }
   return "";
 }
@@ -100,20 +101,20 @@ std::string checkRooted(const char* call, chorusComm_t comm, int root, size_t co
 // reduce-scatter's sendbuff), the other one block. In place only at NCCL's layout: the block at rank * count.
 std::string checkBlocks(const char* call, chorusComm_t comm, size_t count, const char* countName,
                         chorusDataType_t type, const void* sendbuff, const void* recvbuff, bool gather) {
-  auto where = [&] { return whereOf(comm, call); };  // built for a message only: no allocation per call
   size_t block = 0, total = 0;
   if (!bytesFor(count, type, 1, &block) || !bytesFor(count, type, static_cast<size_t>(comm->impl->size()), &total)) {
-    return where() + countName + " overflows";
+    return whereOf(comm, call) + countName + " overflows";
   }
   if (count > 0 && (!sendbuff || !recvbuff)) {
-    return where() + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with " + countName + " " + std::to_string(count);
+    return whereOf(comm, call) + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with " + countName + " " +
+           std::to_string(count);
   }
   const void* one = gather ? sendbuff : recvbuff;
   const void* all = gather ? recvbuff : sendbuff;
   const char* own = static_cast<const char*>(all) + static_cast<size_t>(comm->impl->rank()) * block;
   if (one != own && overlaps(one, block, all, total)) {
-    return where() + (gather ? "sendbuff overlaps recvbuff but is not recvbuff + rank * sendcount"
-                             : "recvbuff overlaps sendbuff but is not sendbuff + rank * recvcount");
+    return whereOf(comm, call) + (gather ? "sendbuff overlaps recvbuff but is not recvbuff + rank * sendcount"
+                                         : "recvbuff overlaps sendbuff but is not sendbuff + rank * recvcount");
   }
   return "";
 }
@@ -136,7 +137,6 @@ struct Placement {
 // be used together with `stream`.
 Placement placeBuffers(const char* call, chorusComm_t comm, const void* send, const void* recv, chorusStream_t stream) {
   chorus::DeviceApi& api = comm->impl->deviceApi();
-  auto where = [&] { return whereOf(comm, call); };  // built for a message only: no allocation per call
   // Without a device API every buffer is host memory: no runtime call on the host path.
   const bool canLocate = api.available();
   int sendGpu = -1, recvGpu = -1;
@@ -144,13 +144,14 @@ Placement placeBuffers(const char* call, chorusComm_t comm, const void* send, co
   const bool recvOnDevice = canLocate && recv && api.locate(recv, &recvGpu) == chorus::MemoryLocation::kDevice;
   auto kind = [](bool onDevice) { return onDevice ? "device" : "host"; };
   if (send && recv && sendOnDevice != recvOnDevice) {
-    chorus::throwInvalidArgument(where() + "sendbuff " + pointerText(send) + " is " + kind(sendOnDevice) +
+    chorus::throwInvalidArgument(whereOf(comm, call) + "sendbuff " + pointerText(send) + " is " + kind(sendOnDevice) +
                                  " memory but recvbuff " + pointerText(recv) + " is " + kind(recvOnDevice) +
                                  " memory; both must be host memory or both device memory");
   }
   if (sendOnDevice && recvOnDevice && sendGpu != recvGpu) {
-    chorus::throwInvalidArgument(where() + "sendbuff " + pointerText(send) + " is on GPU " + std::to_string(sendGpu) +
-                                 " but recvbuff " + pointerText(recv) + " is on GPU " + std::to_string(recvGpu));
+    chorus::throwInvalidArgument(whereOf(comm, call) + "sendbuff " + pointerText(send) + " is on GPU " +
+                                 std::to_string(sendGpu) + " but recvbuff " + pointerText(recv) + " is on GPU " +
+                                 std::to_string(recvGpu));
   }
   Placement p;
   if (sendOnDevice || recvOnDevice) {
@@ -170,7 +171,7 @@ Placement placeBuffers(const char* call, chorusComm_t comm, const void* send, co
     why += std::string(" (no device memory can be used: the ") + api.name() +
            " device API is unavailable in this build or on this machine; CHORUS_DEVICE_EMULATION=1 emulates one)";
   }
-  chorus::throwInvalidArgument(where() + "a non-NULL stream needs device buffers, but " + why +
+  chorus::throwInvalidArgument(whereOf(comm, call) + "a non-NULL stream needs device buffers, but " + why +
                                "; pass NULL as the stream for host buffers");
 }
 

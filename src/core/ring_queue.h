@@ -17,10 +17,8 @@ class RingQueue {
   bool empty() const { return head_ == tail_; }
   size_t size() const { return tail_ - head_; }
   T& front() { return items_[head_ & mask_]; }
-  const T& front() const { return items_[head_ & mask_]; }
   // The i-th oldest element, front() being the 0th.
   T& operator[](size_t i) { return items_[(head_ + i) & mask_]; }
-  const T& operator[](size_t i) const { return items_[(head_ + i) & mask_]; }
 
   void push_back(T v) {
     if (size() == items_.size()) grow();

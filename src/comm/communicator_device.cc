@@ -13,6 +13,13 @@ DeviceResources::~DeviceResources() {
   io.reset();
   conns.clear();
   staging.reset();
+  for (char* p : retiredStaging) {
+    try {
+      api->deviceFree(p);
+    } catch (const std::exception& e) {
+      CHORUS_WARN(-1, "freeing device staging memory: " << e.what());
+    }
+  }
   if (api != nullptr && stream != nullptr) {
     try {
       api->destroyStream(stream);
@@ -81,14 +88,9 @@ DeviceResources& Communicator::deviceResources(int device) {
   api.setDevice(device);
   r->stream = api.createStream();
   const size_t sliceBytes = staging_->sliceBytes();
+  DeviceResources* resources = r.get();
   StagingAllocator onDevice{[&api](size_t bytes) { return static_cast<char*>(api.deviceAlloc(bytes)); },
-                            [&api](char* p, size_t) {
-                              try {
-                                api.deviceFree(p);
-                              } catch (const std::exception& e) {
-                                CHORUS_WARN(-1, "freeing device staging memory: " << e.what());
-                              }
-                            }};
+                            [resources](char* p, size_t) { resources->retiredStaging.push_back(p); }};
   r->staging = std::make_unique<StagingMemory>(staging_->slots(), sliceBytes, 64 << 10, std::move(onDevice));
   // Collective: every rank reaches its first device call at the same point of its call sequence.
   r->conns = makeDeviceConnections(rank_, conns_, sameMachine_, api, Deadline::after(timeoutSeconds_));

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "algorithms/reduce/cuda/cuda_reducer.h"
 #include "src/core/error.h"
@@ -19,6 +20,7 @@
 
 #include <cstring>
 
+#include "algorithms/reduce/cuda/reduce_launch.h"
 #include "src/cuda/wait_flag_launch.h"
 #endif
 
@@ -156,6 +158,8 @@ class CudaDeviceApi final : public DeviceApi {
           describe("streamWaitEvent", e) + " on stream " + pointerText(s), "cudaStreamWaitEvent");
   }
   void streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_t value) override;
+  // Loads every kernel Chorus launches into the current device's context, once per device; see loadReduceKernels.
+  void loadKernels(const std::string& context);
 
   void ipcExport(void* p, DeviceIpcHandle* handle) override {
     static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(DeviceIpcHandle));
@@ -193,13 +197,29 @@ class CudaDeviceApi final : public DeviceApi {
   std::mutex mutex_;
   std::unordered_map<DeviceStream, std::unique_ptr<CudaReducer>> reducers_;
   std::once_flag waitValueOnce_;
+  std::vector<bool> kernelsLoaded_;  // by device, under mutex_
   StreamWaitValue32 waitValue32_ = nullptr;
   bool waitValueRefused_ = false;  // the driver said the device does not support stream memory operations
 };
 
+void CudaDeviceApi::loadKernels(const std::string& context) {
+  int device = -1;
+  check(cudaGetDevice(&device), context, "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (device < 0) return;
+  if (kernelsLoaded_.size() <= static_cast<size_t>(device)) kernelsLoaded_.resize(device + 1, false);
+  if (kernelsLoaded_[device]) return;
+  check(loadReduceKernels(), context + ": loading the reduction kernels", "cudaFuncGetAttributes");
+  check(static_cast<cudaError_t>(loadWaitFlagKernel()), context + ": loading the flag-wait kernel",
+        "cudaFuncGetAttributes");
+  kernelsLoaded_[device] = true;
+}
+
 void CudaDeviceApi::streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_t value) {
   const std::string context =
       describe("streamWaitFlag", flag) + " for " + std::to_string(value) + " on stream " + pointerText(s);
+  // Before the stream is held: a kernel loaded lazily while it waits would wait for the device, and so for this.
+  loadKernels(context);
   void* devicePointer = nullptr;
   check(cudaHostGetDevicePointer(&devicePointer, const_cast<uint32_t*>(flag), 0), context, "cudaHostGetDevicePointer");
   // cuStreamWaitValue32 holds the stream in the front end without occupying a multiprocessor; the kernel is the

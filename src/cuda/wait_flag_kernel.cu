@@ -19,6 +19,11 @@ __global__ void waitFlagKernel(const volatile uint32_t* flag, uint32_t value) {
 
 }  // namespace
 
+int loadWaitFlagKernel() {
+  cudaFuncAttributes attributes;
+  return static_cast<int>(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&waitFlagKernel)));
+}
+
 int launchWaitFlagKernel(const uint32_t* deviceFlag, uint32_t value, CUstream_st* stream) {
   waitFlagKernel<<<1, 1, 0, stream>>>(deviceFlag, value);
   return static_cast<int>(cudaGetLastError());

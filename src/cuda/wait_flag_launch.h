@@ -8,6 +8,10 @@ struct CUstream_st;
 
 namespace chorus {
 
+// Loads the kernel into the current device's context (see loadReduceKernels, reduce_launch.h); a cudaError_t as an
+// int.
+int loadWaitFlagKernel();
+
 // Enqueues on `stream` a kernel that returns once (int32_t)(*deviceFlag - value) >= 0, the cyclic comparison of
 // CU_STREAM_WAIT_VALUE_GEQ. deviceFlag is the device's view of pinned memory (cudaHostGetDevicePointer). Returns
 // the launch's cudaError_t as an int.

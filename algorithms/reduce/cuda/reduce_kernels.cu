@@ -26,6 +26,28 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
+cudaError_t loadReduceKernels() {
+  cudaError_t first = cudaSuccess;
+  auto load = [&](const void* kernel) {
+    cudaFuncAttributes attributes;
+    const cudaError_t error = cudaFuncGetAttributes(&attributes, kernel);
+    if (first == cudaSuccess) first = error;
+  };
+  for (int type = 0; type < chorusNumTypes; ++type) {
+    for (chorusRedOp_t op : {chorusSum, chorusProd, chorusMax, chorusMin}) {
+      device_ops::visitReduceOp(static_cast<chorusDataType_t>(type), op, [&](auto tag) {
+        using Op = typename decltype(tag)::type;
+        load(reinterpret_cast<const void*>(&reduceKernel<Op>));
+      });
+    }
+    device_ops::visitDivideOp(static_cast<chorusDataType_t>(type), [&](auto tag) {
+      using Divide = typename decltype(tag)::type;
+      load(reinterpret_cast<const void*>(&averageKernel<Divide>));
+    });
+  }
+  return first;
+}
+
 cudaError_t launchReduceKernel(void* dst, const void* a, const void* b, size_t count, chorusDataType_t type,
                                chorusRedOp_t op, cudaStream_t stream, int multiprocessors) {
   if (count == 0) return cudaSuccess;

@@ -10,6 +10,13 @@
 
 namespace chorus {
 
+// Loads every reduction and average kernel into the current device's context now (cudaFuncGetAttributes), so that
+// no launch has to load its module later: under CUDA's lazy loading (the default since 12.2) the first launch of a
+// kernel loads it, and a load waits for the device while a stream sits in a wait on a host flag that only this
+// process's progress thread raises, so that launch never returned (seen on an H100, driver 580). Returns the first
+// error.
+cudaError_t loadReduceKernels();
+
 // Enqueues dst[i] = a[i] op b[i] for i < count on `stream` (current device), op one of sum, prod, max, min
 // (the caller maps avg to sum). dst may alias a or b exactly; any alignment, any count > 0. Returns the launch's
 // error; the kernel's own failures show up at the next synchronization. `multiprocessors` sizes the grid.

@@ -18,7 +18,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "algorithms/reduce/cuda/device_ops.h"
 
@@ -71,34 +70,17 @@ inline int gridFor(const Split& split, size_t count, int multiprocessors) {
   return static_cast<int>(wanted < 1 ? 1 : wanted > cap ? cap : wanted);
 }
 
-// An element at any byte address (the kByte path), assembled from single-byte accesses into an unsigned integer
-// of its size (little-endian) and moved to or from T through registers. Not memcpy from the byte pointer: on an
-// H100, nvcc 13.0's memcpy of 2 bytes at an odd address wrote the wrong low byte (float16 and bfloat16 results).
-template <typename T>
-struct BitsFor {
-  using type = std::conditional_t<sizeof(T) == 1, uint8_t,
-               std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
-};
-
+// An element at any byte address (the kByte path): memcpy of unknown alignment compiles to byte accesses.
 template <typename T>
 __host__ __device__ T loadBytes(const unsigned char* p) {
-  using Bits = typename BitsFor<T>::type;
-  static_assert(sizeof(Bits) == sizeof(T));
-  Bits bits = 0;
-  CHORUS_UNROLL
-  for (size_t k = 0; k < sizeof(T); ++k) bits |= static_cast<Bits>(static_cast<Bits>(p[k]) << (8 * k));
   T v;
-  memcpy(&v, &bits, sizeof(T));
+  memcpy(&v, p, sizeof(T));
   return v;
 }
 
 template <typename T>
 __host__ __device__ void storeBytes(unsigned char* p, T v) {
-  using Bits = typename BitsFor<T>::type;
-  Bits bits;
-  memcpy(&bits, &v, sizeof(T));
-  CHORUS_UNROLL
-  for (size_t k = 0; k < sizeof(T); ++k) p[k] = static_cast<unsigned char>(bits >> (8 * k));
+  memcpy(p, &v, sizeof(T));
 }
 
 // Op applied to every element of a 16-byte vector (memcpy to and from registers compiles to register moves).

@@ -12,6 +12,8 @@
 
 namespace chorus {
 
+struct CommConfig;
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -26,9 +28,10 @@ class Transport {
                                                                Deadline deadline) = 0;
 };
 
-// The transports compiled in, in probe order, restricted by CHORUS_TRANSPORT (unknown names are an error).
+// The transports compiled in, in probe order, restricted by config.transports (unknown names are an error), set
+// up as the config says (shared-memory ring size and CMA, TCP sockets per peer and interfaces).
 // secret: what every connection must prove (HMAC challenge-response); empty: connections are not authenticated.
-std::vector<std::unique_ptr<Transport>> makeTransports(int rank, const std::string& restriction,
-                                                       const std::string& jobKey, const std::string& secret);
+std::vector<std::unique_ptr<Transport>> makeTransports(int rank, const CommConfig& config, const std::string& jobKey,
+                                                       const std::string& secret);
 
 }  // namespace chorus

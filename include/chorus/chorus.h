@@ -58,6 +58,41 @@ typedef struct {
   char internal[128];
 } chorusUniqueId;
 
+/* Per-communicator settings, shaped after NCCL's ncclConfig_t. Start from CHORUS_CONFIG_INITIALIZER (every field
+   "unset"), set the fields you care about, and pass it to an init call; an unset field takes its environment
+   variable's value (or that variable's default), so two communicators of one process can differ in every field.
+   A field with a bad value fails the init with chorusInvalidArgument naming the field. The strings are copied. */
+typedef struct {
+  size_t size;            /* filled by CHORUS_CONFIG_INITIALIZER: sizeof(chorusConfig_t) of the caller's header */
+  unsigned int magic;     /* CHORUS_CONFIG_MAGIC */
+  unsigned int version;   /* CHORUS_VERSION_CODE of the caller's header */
+  double timeoutSeconds;  /* CHORUS_TIMEOUT: seconds any blocking wait may last, 0 = forever */
+  const char* algo;       /* CHORUS_ALGO syntax: "ring", "allreduce:0-64K=recursive_doubling,64K-inf=ring", ... */
+  const char* transports; /* CHORUS_TRANSPORT syntax: comma list restricting the transports, e.g. "tcp" */
+  size_t chunkSize;       /* CHORUS_CHUNK_SIZE: bytes per pipelined slice (4K..64M) */
+  int socketsPerPeer;     /* CHORUS_NSOCKS: TCP sockets per peer pair (1..16) */
+  int checkMismatch;      /* CHORUS_CHECK_MISMATCH: 1 lists ranks that called different collectives; 0 off */
+  const char* commName;   /* shown in every log line and error message of this communicator (no env variable) */
+  size_t shmBufferBytes;  /* CHORUS_SHM_BUFFER: shared ring bytes per direction of a shared-memory pair (64K..64M) */
+  int shmCma;             /* CHORUS_SHM_CMA: 0, 1 or 2 (single-copy large shared-memory messages) */
+  int topoProbe;          /* CHORUS_TOPO_PROBE: 1 measures each link class at init */
+  const char* socketIfname; /* CHORUS_SOCKET_IFNAME: interfaces for TCP, NCCL syntax */
+} chorusConfig_t;
+
+#define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
+/* "Unset" for each kind of field. */
+#define CHORUS_CONFIG_UNDEF_INT (-2147483647 - 1)
+#define CHORUS_CONFIG_UNDEF_SIZE ((size_t)-1)
+#define CHORUS_CONFIG_UNDEF_DOUBLE (-1.0e300)
+#define CHORUS_CONFIG_UNDEF_PTR NULL
+#define CHORUS_CONFIG_INITIALIZER                                                                          \
+  {                                                                                                        \
+    sizeof(chorusConfig_t), CHORUS_CONFIG_MAGIC, CHORUS_VERSION_CODE, CHORUS_CONFIG_UNDEF_DOUBLE,            \
+        CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR                                                   \
+  }
+
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */
 CHORUS_API chorusResult_t chorusGetVersion(int* version);
 /* Starts a rendezvous store in this process and describes it (address, job id) in *uniqueId. */
@@ -66,6 +101,11 @@ CHORUS_API chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId);
 CHORUS_API chorusResult_t chorusCommInitRank(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank);
 /* As chorusCommInitRank, with rank, size and store read from CHORUS_*, torchrun, Open MPI or Slurm variables. */
 CHORUS_API chorusResult_t chorusCommInitFromEnv(chorusComm_t* comm);
+/* As chorusCommInitRank and chorusCommInitFromEnv, with per-communicator settings (NULL: all from the
+   environment). */
+CHORUS_API chorusResult_t chorusCommInitRankConfig(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank,
+                                                   chorusConfig_t* config);
+CHORUS_API chorusResult_t chorusCommInitFromEnvConfig(chorusComm_t* comm, chorusConfig_t* config);
 /* Waits for nothing: closes every connection and frees the communicator. NULL is accepted. */
 CHORUS_API chorusResult_t chorusCommDestroy(chorusComm_t comm);
 /* Makes any call blocked on comm return (chorusRemoteError) and frees the communicator. Safe from another thread. */

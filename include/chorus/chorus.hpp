@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -45,6 +46,39 @@ inline void check(chorusResult_t r, chorusComm_t comm) {
 }
 }  // namespace detail
 
+// Per-communicator settings, chorusConfig_t's fields: a member left empty takes its environment variable's value.
+//   chorus::Communicator comm(n, id, rank, {.algo = "ring", .commName = "gradients"});
+struct Config {
+  std::optional<double> timeoutSeconds{};  // CHORUS_TIMEOUT; 0 = forever
+  std::optional<std::string> algo{};       // CHORUS_ALGO syntax
+  std::optional<std::string> transports{}; // CHORUS_TRANSPORT syntax
+  std::optional<size_t> chunkSize{};       // CHORUS_CHUNK_SIZE
+  std::optional<int> socketsPerPeer{};     // CHORUS_NSOCKS
+  std::optional<bool> checkMismatch{};     // CHORUS_CHECK_MISMATCH
+  std::optional<std::string> commName{};   // in every log line and error message of the communicator
+  std::optional<size_t> shmBufferBytes{};  // CHORUS_SHM_BUFFER
+  std::optional<int> shmCma{};             // CHORUS_SHM_CMA
+  std::optional<bool> topoProbe{};         // CHORUS_TOPO_PROBE
+  std::optional<std::string> socketIfname{};  // CHORUS_SOCKET_IFNAME
+
+  // The C struct; its strings point into this object.
+  chorusConfig_t toC() const {
+    chorusConfig_t c = CHORUS_CONFIG_INITIALIZER;
+    if (timeoutSeconds) c.timeoutSeconds = *timeoutSeconds;
+    if (algo) c.algo = algo->c_str();
+    if (transports) c.transports = transports->c_str();
+    if (chunkSize) c.chunkSize = *chunkSize;
+    if (socketsPerPeer) c.socketsPerPeer = *socketsPerPeer;
+    if (checkMismatch) c.checkMismatch = *checkMismatch ? 1 : 0;
+    if (commName) c.commName = commName->c_str();
+    if (shmBufferBytes) c.shmBufferBytes = *shmBufferBytes;
+    if (shmCma) c.shmCma = *shmCma;
+    if (topoProbe) c.topoProbe = *topoProbe ? 1 : 0;
+    if (socketIfname) c.socketIfname = socketIfname->c_str();
+    return c;
+  }
+};
+
 // A rendezvous token: made on one rank, copied to every rank by the application.
 inline chorusUniqueId makeUniqueId() {
   chorusUniqueId id;
@@ -56,12 +90,16 @@ inline chorusUniqueId makeUniqueId() {
 class Communicator {
  public:
   // Joins as `rank` of `nranks` through `id`.
-  Communicator(int nranks, const chorusUniqueId& id, int rank) { detail::check(chorusCommInitRank(&comm_, nranks, id, rank), nullptr); }
+  Communicator(int nranks, const chorusUniqueId& id, int rank, const Config& config = {}) {
+    chorusConfig_t c = config.toC();
+    detail::check(chorusCommInitRankConfig(&comm_, nranks, id, rank, &c), nullptr);
+  }
   // Joins from the environment (chorusrun, torchrun, mpirun, srun).
-  static Communicator fromEnv() {
-    chorusComm_t c = nullptr;
-    detail::check(chorusCommInitFromEnv(&c), nullptr);
-    return Communicator(c);
+  static Communicator fromEnv(const Config& config = {}) {
+    chorusConfig_t c = config.toC();
+    chorusComm_t comm = nullptr;
+    detail::check(chorusCommInitFromEnvConfig(&comm, &c), nullptr);
+    return Communicator(comm);
   }
   Communicator(Communicator&& o) noexcept : comm_(std::exchange(o.comm_, nullptr)) {}
   Communicator& operator=(Communicator&& o) noexcept {

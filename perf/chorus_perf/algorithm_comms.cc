@@ -1,37 +1,8 @@
 #include "perf/chorus_perf/algorithm_comms.h"
 
 #include <cstdio>
-#include <cstdlib>
-#include <optional>
 
 namespace chorus::perf {
-
-namespace {
-
-constexpr const char* kAlgoVariable = "CHORUS_ALGO";
-
-// Sets CHORUS_ALGO for the scope and puts back what was there (or nothing).
-class AlgoVariable {
- public:
-  explicit AlgoVariable(const std::string& value) {
-    if (const char* old = std::getenv(kAlgoVariable)) saved_ = old;
-    ::setenv(kAlgoVariable, value.c_str(), 1);
-  }
-  ~AlgoVariable() {
-    if (saved_) {
-      ::setenv(kAlgoVariable, saved_->c_str(), 1);
-    } else {
-      ::unsetenv(kAlgoVariable);
-    }
-  }
-  AlgoVariable(const AlgoVariable&) = delete;
-  AlgoVariable& operator=(const AlgoVariable&) = delete;
-
- private:
-  std::optional<std::string> saved_;
-};
-
-}  // namespace
 
 std::vector<chorusComm_t> openAlgorithmComms(chorusComm_t base, int rank, int nranks,
                                              const std::vector<std::string>& algos) {
@@ -46,9 +17,12 @@ std::vector<chorusComm_t> openAlgorithmComms(chorusComm_t base, int rank, int nr
     }
     chorusComm_t comm = nullptr;
     if (r == chorusSuccess) {
-      AlgoVariable forced(algos[i]);
-      call = "chorusCommInitRank";
-      r = chorusCommInitRank(&comm, nranks, id, rank);
+      // Each communicator runs one algorithm wherever it has one (the default selection elsewhere).
+      chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+      config.algo = algos[i].c_str();
+      config.commName = algos[i].c_str();
+      call = "chorusCommInitRankConfig";
+      r = chorusCommInitRankConfig(&comm, nranks, id, rank, &config);
     }
     if (r != chorusSuccess) {
       std::fprintf(stderr, "chorus-perf: rank %d: --algos %s: %s failed: %s: %s\n", rank, algos[i].c_str(), call,

@@ -1,6 +1,5 @@
 // The communicators that --algos compares: one per forced algorithm, made alongside the job's own (the default
-// selection) through a unique id that rank 0 broadcasts on it, with CHORUS_ALGO set to the algorithm's name while
-// each one initializes.
+// selection) through a unique id that rank 0 broadcasts on it, each with the algorithm's name as its config's algo.
 #pragma once
 
 #include <string>

@@ -29,8 +29,6 @@ using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC: one clock for ever
 
 double now() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
-void setTimeout(const char* seconds) { setenv("CHORUS_TIMEOUT", seconds, 1); }
-
 // A rank's report, one line through its pipe: "<result> <time> <message>".
 struct Report {
   bool received = false;
@@ -121,9 +119,17 @@ class RankProcesses {
   int holdWrite_ = -1;
 };
 
-chorusComm_t initOrDie(int nranks, const chorusUniqueId& id, int rank, int reportFd) {
+// A communicator whose waits last at most timeoutSeconds.
+chorusConfig_t withTimeout(double timeoutSeconds) {
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.timeoutSeconds = timeoutSeconds;
+  return config;
+}
+
+chorusComm_t initOrDie(int nranks, const chorusUniqueId& id, int rank, int reportFd, double timeoutSeconds) {
   chorusComm_t comm = nullptr;
-  if (chorusCommInitRank(&comm, nranks, id, rank) != chorusSuccess) {
+  chorusConfig_t config = withTimeout(timeoutSeconds);
+  if (chorusCommInitRankConfig(&comm, nranks, id, rank, &config) != chorusSuccess) {
     sendReport(reportFd, chorusInternalError, now(), chorusGetLastError(nullptr));
     _exit(1);
   }
@@ -151,9 +157,8 @@ int leftoverSegments() {
 }  // namespace
 
 Trial timeoutTrial() {
-  setTimeout("1");
   RankProcesses ranks(2, [](int rank, const chorusUniqueId& id, int out, int hold) {
-    chorusComm_t comm = initOrDie(2, id, rank, out);
+    chorusComm_t comm = initOrDie(2, id, rank, out, 1);
     if (rank == 1) {
       sendReport(out, chorusSuccess, now(), "absent");
       waitForRelease(hold);
@@ -177,10 +182,9 @@ Trial timeoutTrial() {
 namespace {
 
 Trial deadPeerRun(int nranks) {
-  setTimeout("60");
   const int victim = nranks - 1;
   RankProcesses ranks(nranks, [nranks](int rank, const chorusUniqueId& id, int out, int) {
-    chorusComm_t comm = initOrDie(nranks, id, rank, out);
+    chorusComm_t comm = initOrDie(nranks, id, rank, out, 60);
     std::vector<float> v(1 << 20, 1.0f);  // 4 MiB: long enough that the kill lands inside a call
     bool announced = false;
     double end = now() + 60;
@@ -238,7 +242,6 @@ Trial deadPeerTrial(int nranks) {
 }
 
 Trial abortTrial() {
-  setTimeout("60");
   chorusUniqueId id;
   Trial t;
   if (chorusGetUniqueId(&id) != chorusSuccess) {
@@ -246,8 +249,9 @@ Trial abortTrial() {
     return t;
   }
   chorusComm_t comms[2] = {nullptr, nullptr};
-  std::thread peer([&] { chorusCommInitRank(&comms[1], 2, id, 1); });
-  chorusCommInitRank(&comms[0], 2, id, 0);
+  chorusConfig_t config = withTimeout(60);
+  std::thread peer([&] { chorusCommInitRankConfig(&comms[1], 2, id, 1, &config); });
+  chorusCommInitRankConfig(&comms[0], 2, id, 0, &config);
   peer.join();
   if (!comms[0] || !comms[1]) {
     t.detail = "init failed";
@@ -270,9 +274,8 @@ Trial abortTrial() {
 }
 
 Trial mismatchTrial() {
-  setTimeout("60");
   RankProcesses ranks(2, [](int rank, const chorusUniqueId& id, int out, int) {
-    chorusComm_t comm = initOrDie(2, id, rank, out);
+    chorusComm_t comm = initOrDie(2, id, rank, out, 60);
     std::vector<float> v(2000, 1.0f);
     chorusAllReduce(v.data(), v.data(), 1, chorusFloat32, chorusSum, comm, nullptr);  // both ranks are here
     double t0 = now();

@@ -8,9 +8,10 @@
 
 #include "chorus/chorus.h"
 #include "src/api/comm_handle.h"
+#include "src/api/config_arguments.h"
 #include "src/bootstrap/launch_spec.h"
 #include "src/bootstrap/store.h"
-#include "src/comm/communicator.h"
+#include "src/comm/comm_engine.h"
 #include "src/core/datatype.h"
 #include "src/core/error.h"
 #include "src/core/params.h"
@@ -47,9 +48,10 @@ chorusResult_t guarded(chorusComm_t comm, const char* call, F&& f) {
   }
 }
 
-// "rank R: call: ", the start of every message about a call on a communicator (built only when there is one).
+// "[comm NAME: ]rank R: call: ", the start of every message about a call on a communicator (built only when there is
+// one).
 std::string whereOf(chorusComm_t comm, const char* call) {
-  return "rank " + std::to_string(comm->impl->rank()) + ": " + call + ": ";
+  return comm->impl->named("rank " + std::to_string(comm->impl->rank()) + ": " + call + ": ");
 }
 
 bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
@@ -188,6 +190,44 @@ chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::
   });
 }
 
+// Makes the communicator: the config resolved first (a bad field fails before any traffic), then the launch spec;
+// a failure of a named communicator says its name.
+template <class MakeSpec>
+chorusResult_t initWith(const char* call, chorusComm_t* comm, const chorusConfig_t* config, MakeSpec makeSpec) {
+  return guarded(nullptr, call, [&] {
+    chorus::CommConfig resolved = chorus::resolveConfig(config, call);
+    const std::string name = resolved.commName;
+    try {
+      auto h = std::make_unique<chorusComm>();
+      h->impl = std::make_unique<chorus::CommEngine>(makeSpec(), std::move(resolved));
+      *comm = h.release();
+    } catch (const Error& e) {
+      if (name.empty()) throw;
+      throw Error(e.code(), "comm " + name + ": " + e.what());
+    }
+  });
+}
+
+chorusResult_t initRank(const char* call, chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank,
+                        const chorusConfig_t* config) {
+  if (!comm) return fail(nullptr, chorusInvalidArgument, std::string(call) + ": comm is NULL");
+  *comm = nullptr;
+  if (nranks < 1) {
+    return fail(nullptr, chorusInvalidArgument, std::string(call) + ": nranks " + std::to_string(nranks) + " < 1");
+  }
+  if (rank < 0 || rank >= nranks) {
+    return fail(nullptr, chorusInvalidArgument,
+                std::string(call) + ": rank " + std::to_string(rank) + " is outside [0, " + std::to_string(nranks) + ")");
+  }
+  return initWith(call, comm, config, [&] { return chorus::decodeUniqueId(commId, rank, nranks); });
+}
+
+chorusResult_t initFromEnv(const char* call, chorusComm_t* comm, const chorusConfig_t* config) {
+  if (!comm) return fail(nullptr, chorusInvalidArgument, std::string(call) + ": comm is NULL");
+  *comm = nullptr;
+  return initWith(call, comm, config, [] { return chorus::launchSpecFromEnv(); });
+}
+
 std::mutex serversMutex;
 // GetUniqueId's stores, one per process (each id names its own namespace in it); they live as long as the process.
 // Without CHORUS_SECRET the ids carry a secret of their own, so that only holders of an id get in.
@@ -227,30 +267,20 @@ chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId) {
 }
 
 chorusResult_t chorusCommInitRank(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank) {
-  if (!comm) return fail(nullptr, chorusInvalidArgument, "chorusCommInitRank: comm is NULL");
-  *comm = nullptr;
-  if (nranks < 1) {
-    return fail(nullptr, chorusInvalidArgument, "chorusCommInitRank: nranks " + std::to_string(nranks) + " < 1");
-  }
-  if (rank < 0 || rank >= nranks) {
-    return fail(nullptr, chorusInvalidArgument,
-                "chorusCommInitRank: rank " + std::to_string(rank) + " is outside [0, " + std::to_string(nranks) + ")");
-  }
-  return guarded(nullptr, "chorusCommInitRank", [&] {
-    auto h = std::make_unique<chorusComm>();
-    h->impl = std::make_unique<chorus::Communicator>(chorus::decodeUniqueId(commId, rank, nranks));
-    *comm = h.release();
-  });
+  return initRank("chorusCommInitRank", comm, nranks, commId, rank, nullptr);
+}
+
+chorusResult_t chorusCommInitRankConfig(chorusComm_t* comm, int nranks, chorusUniqueId commId, int rank,
+                                        chorusConfig_t* config) {
+  return initRank("chorusCommInitRankConfig", comm, nranks, commId, rank, config);
 }
 
 chorusResult_t chorusCommInitFromEnv(chorusComm_t* comm) {
-  if (!comm) return fail(nullptr, chorusInvalidArgument, "chorusCommInitFromEnv: comm is NULL");
-  *comm = nullptr;
-  return guarded(nullptr, "chorusCommInitFromEnv", [&] {
-    auto h = std::make_unique<chorusComm>();
-    h->impl = std::make_unique<chorus::Communicator>(chorus::launchSpecFromEnv());
-    *comm = h.release();
-  });
+  return initFromEnv("chorusCommInitFromEnv", comm, nullptr);
+}
+
+chorusResult_t chorusCommInitFromEnvConfig(chorusComm_t* comm, chorusConfig_t* config) {
+  return initFromEnv("chorusCommInitFromEnvConfig", comm, config);
 }
 
 chorusResult_t chorusCommDestroy(chorusComm_t comm) {

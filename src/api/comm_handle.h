@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "src/comm/communicator.h"
+#include "src/comm/comm_engine.h"
 
 struct chorusComm {
-  std::unique_ptr<chorus::Communicator> impl;
+  std::unique_ptr<chorus::CommEngine> impl;
 };

@@ -23,6 +23,16 @@ LogLevel logLevel() {
   return level;
 }
 
+namespace {
+thread_local const std::string* currentCommName = nullptr;
+}  // namespace
+
+CommLogScope::CommLogScope(const std::string& commName) : previous_(currentCommName) {
+  currentCommName = commName.empty() ? previous_ : &commName;
+}
+
+CommLogScope::~CommLogScope() { currentCommName = previous_; }
+
 void logLine(LogLevel level, int rank, const std::string& message) {
   static const std::string host = [] {
     char name[256] = {0};
@@ -32,6 +42,7 @@ void logLine(LogLevel level, int rank, const std::string& message) {
   const char* tag = level == LogLevel::kWarn ? "WARN" : level == LogLevel::kInfo ? "INFO" : "TRACE";
   std::string line = host + ":" + std::to_string(getpid());
   if (rank >= 0) line += " [" + std::to_string(rank) + "]";
+  if (currentCommName != nullptr) line += " comm=" + *currentCommName;
   line += " chorus " + std::string(tag) + " " + message + "\n";
   // One write per line so that lines of concurrent ranks do not interleave.
   ssize_t ignored = write(STDERR_FILENO, line.data(), line.size());

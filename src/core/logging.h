@@ -10,8 +10,21 @@ enum class LogLevel { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
 
 // The level chosen by CHORUS_DEBUG, read once.
 LogLevel logLevel();
-// Writes one line at `level` if enabled; `rank` < 0 when not yet known.
+// Writes one line at `level` if enabled; `rank` < 0 when not yet known. The line names the communicator the calling
+// thread works for, when it has a name (CommLogScope).
 void logLine(LogLevel level, int rank, const std::string& message);
+
+// For its scope, log lines of the calling thread carry "comm=NAME" (nothing for an empty name); scopes nest.
+class CommLogScope {
+ public:
+  explicit CommLogScope(const std::string& commName);
+  ~CommLogScope();
+  CommLogScope(const CommLogScope&) = delete;
+  CommLogScope& operator=(const CommLogScope&) = delete;
+
+ private:
+  const std::string* previous_;
+};
 
 }  // namespace chorus
 

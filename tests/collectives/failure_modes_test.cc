@@ -11,7 +11,6 @@
 
 #include "chorus/chorus.h"
 #include "src/api/comm_handle.h"
-#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {
@@ -22,13 +21,16 @@ using namespace std::chrono_literals;
 double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Initialises n communicators on n threads through one unique id.
-std::vector<chorusComm_t> makeWorld(int n) {
+// n communicators of one world, one per rank, each waiting at most timeoutSeconds.
+std::vector<chorusComm_t> makeWorld(int n, double timeoutSeconds) {
   chorusUniqueId id;
   EXPECT_EQ(chorusGetUniqueId(&id), chorusSuccess);
   std::vector<chorusComm_t> comms(n, nullptr);
   std::vector<std::thread> threads;
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.timeoutSeconds = timeoutSeconds;
   for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] { EXPECT_EQ(chorusCommInitRank(&comms[r], n, id, r), chorusSuccess) << r; });
+    threads.emplace_back([&, r] { EXPECT_EQ(chorusCommInitRankConfig(&comms[r], n, id, r, &config), chorusSuccess) << r; });
   }
   for (auto& t : threads) t.join();
   return comms;
@@ -41,9 +43,8 @@ struct Outcome {
 };
 
 TEST(FailureModesTest, ARankThatNeverArrivesTimesOutNamingTheCallAndTheRanks) {
-  ScopedEnv env({{std::string("CHORUS_TIMEOUT"), std::string("1")}});
   const int n = 3;
-  std::vector<chorusComm_t> comms = makeWorld(n);
+  std::vector<chorusComm_t> comms = makeWorld(n, 1);
   ASSERT_EQ(comms.size(), 3u);
   // Ranks 0 and 1 call allreduce; rank 2 never does.
   std::vector<std::future<Outcome>> calls;
@@ -76,8 +77,7 @@ TEST(FailureModesTest, ARankThatNeverArrivesTimesOutNamingTheCallAndTheRanks) {
 }
 
 TEST(FailureModesTest, AbortFromAnotherThreadReturnsTheBlockedCallWithinASecond) {
-  ScopedEnv env({{std::string("CHORUS_TIMEOUT"), std::string("60")}});
-  std::vector<chorusComm_t> comms = makeWorld(2);
+  std::vector<chorusComm_t> comms = makeWorld(2, 60);
   ASSERT_EQ(comms.size(), 2u);
   chorusComm_t victim = comms[0];
   // Rank 0 calls allreduce alone: it blocks on rank 1, which never calls.

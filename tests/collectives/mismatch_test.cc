@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "tests/collectives/suite_knobs.h"
-#include "tests/harness/scoped_env.h"
 #include "tests/harness/thread_world.h"
 
 namespace chorus::test {
@@ -59,7 +58,9 @@ struct RankResult {
 };
 
 // Runs the mismatched call and then one correct allreduce on every rank of a fresh world.
-std::vector<RankResult> runMismatch(int nranks, const Mismatch& m) {
+std::vector<RankResult> runMismatch(int nranks, const Mismatch& m, double timeoutSeconds) {
+  Config config = suiteConfig();
+  config.timeoutSeconds = timeoutSeconds;
   std::vector<RankResult> results(nranks);
   const Clock::time_point start = Clock::now();
   runThreadWorld(
@@ -76,7 +77,7 @@ std::vector<RankResult> runMismatch(int nranks, const Mismatch& m) {
           results[rank].secondsToError = std::chrono::duration<double>(Clock::now() - start).count();
         }
       },
-      60s);
+      60s, config);
   return results;
 }
 
@@ -85,11 +86,10 @@ class MismatchTest : public ::testing::TestWithParam<int> {};
 // Every rank sees an error by the call after the mismatched one at the latest, within CHORUS_TIMEOUT. (A
 // mismatched root can go unnoticed by the call itself: every rank that believes itself root only sends.)
 TEST_P(MismatchTest, EveryRankGetsAnErrorWithinTheTimeout) {
-  ScopedEnv env(suiteKnobs({{"CHORUS_TIMEOUT", std::to_string(static_cast<int>(kTimeoutSeconds))}}));
   const int nranks = GetParam();
   for (const Mismatch& m : mismatches()) {
     SCOPED_TRACE(m.what);
-    std::vector<RankResult> results = runMismatch(nranks, m);
+    std::vector<RankResult> results = runMismatch(nranks, m, kTimeoutSeconds);
     for (int r = 0; r < nranks; ++r) {
       const bool failed = results[r].mismatched != chorusSuccess || results[r].next != chorusSuccess;
       EXPECT_TRUE(failed) << "rank " << r << ": both the mismatched call and the next one succeeded";
@@ -100,11 +100,10 @@ TEST_P(MismatchTest, EveryRankGetsAnErrorWithinTheTimeout) {
 
 // The rank that detects a mismatch abandons its connections, so every peer fails within a second too.
 TEST_P(MismatchTest, EveryRankFailsFastWhenOneDetectsAMismatch) {
-  ScopedEnv env(suiteKnobs({{"CHORUS_TIMEOUT", "30"}}));
   const int nranks = GetParam();
   for (const Mismatch& m : mismatches()) {
     SCOPED_TRACE(m.what);
-    std::vector<RankResult> results = runMismatch(nranks, m);
+    std::vector<RankResult> results = runMismatch(nranks, m, 30);
     for (int r = 0; r < nranks; ++r) {
       EXPECT_GE(results[r].secondsToError.load(), 0) << "rank " << r;
       EXPECT_LT(results[r].secondsToError.load(), 1.0) << "rank " << r;
@@ -114,7 +113,6 @@ TEST_P(MismatchTest, EveryRankFailsFastWhenOneDetectsAMismatch) {
 
 // Every rank learns which ranks called what, and gets chorusInvalidUsage.
 TEST(MismatchListingTest, EveryRankListsWhoCalledWhat) {
-  ScopedEnv env(suiteKnobs({{"CHORUS_TIMEOUT", "30"}}));
   constexpr int kRanks = 3;
   std::vector<std::string> messages(kRanks);
   std::vector<int> codes(kRanks, -1);
@@ -126,7 +124,7 @@ TEST(MismatchListingTest, EveryRankListsWhoCalledWhat) {
                                       comm, nullptr);
         messages[rank] = chorusGetLastError(comm);
       },
-      60s);
+      60s, suiteConfig());
   for (int r = 0; r < kRanks; ++r) {
     EXPECT_EQ(codes[r], chorusInvalidUsage) << "rank " << r << ": " << messages[r];
     EXPECT_NE(messages[r].find("does not match across ranks"), std::string::npos) << messages[r];
@@ -137,9 +135,10 @@ TEST(MismatchListingTest, EveryRankListsWhoCalledWhat) {
   }
 }
 
-// CHORUS_CHECK_MISMATCH=0: no listing, but a size mismatch is still an error (never a buffer overrun).
+// checkMismatch off: no listing, but a size mismatch is still an error (never a buffer overrun).
 TEST(MismatchListingTest, OffStillRefusesWrongSizes) {
-  ScopedEnv env(suiteKnobs({{"CHORUS_TIMEOUT", "30"}, {"CHORUS_CHECK_MISMATCH", "0"}}));
+  Config config = suiteConfig();
+  config.checkMismatch = false;
   std::vector<int> codes(2, -1);
   std::vector<std::string> messages(2);
   runThreadWorld(
@@ -150,7 +149,7 @@ TEST(MismatchListingTest, OffStillRefusesWrongSizes) {
                                       comm, nullptr);
         messages[rank] = chorusGetLastError(comm);
       },
-      60s);
+      60s, config);
   for (int r = 0; r < 2; ++r) {
     EXPECT_NE(codes[r], chorusSuccess) << "rank " << r;
     EXPECT_EQ(messages[r].find("does not match across ranks"), std::string::npos) << messages[r];

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "chorus/chorus.hpp"
+
 namespace chorus::test {
 
 using EnvSettings = std::vector<std::pair<std::string, std::optional<std::string>>>;
@@ -35,6 +37,18 @@ inline EnvSettings suiteKnobs(const EnvSettings& overrides = {}) {
     if (!replaced) settings.push_back(o);
   }
   return settings;
+}
+
+// The same settings as a communicator's config, for worlds of threads (whose ranks share one environment): what
+// suiteKnobs() sets, every other field from the environment. Tests adjust the fields they need.
+inline Config suiteConfig() {
+  Config c;
+  c.chunkSize = 4096;
+  c.timeoutSeconds = 30;
+  c.algo = "";
+  c.socketsPerPeer = 1;
+  c.transports = "";
+  return c;
 }
 
 }  // namespace chorus::test

@@ -9,7 +9,6 @@
 #include <chrono>
 
 #include "tests/collectives/suite_knobs.h"
-#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {
@@ -20,7 +19,6 @@ using namespace std::chrono_literals;
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 TEST(ThreadWorldTest, EveryRankSeesItsRankAndTheSize) {
-  ScopedEnv env(suiteKnobs());
   for (int n : {1, 2, 5}) {
     std::array<std::atomic<int>, 8> seen{};
     runThreadWorld(
@@ -33,7 +31,7 @@ TEST(ThreadWorldTest, EveryRankSeesItsRankAndTheSize) {
           EXPECT_EQ(count, n);
           seen[rank]++;
         },
-        30s);
+        30s, suiteConfig());
     for (int r = 0; r < n; ++r) EXPECT_EQ(seen[r].load(), 1) << "rank " << r << " of " << n;
   }
 }
@@ -41,8 +39,9 @@ TEST(ThreadWorldTest, EveryRankSeesItsRankAndTheSize) {
 // Rank 0 skips the allreduce its peers wait in: the world must be aborted, the blocked calls must return an
 // error, and run() must report it, all well before any library timeout.
 void expectHangAborted(std::chrono::seconds deadline, std::chrono::seconds grace, const char* message) {
-  ScopedEnv env(suiteKnobs({{"CHORUS_TIMEOUT", "120"}}));
-  ThreadWorld world(3, 30s);
+  Config config = suiteConfig();
+  config.timeoutSeconds = 120;
+  ThreadWorld world(3, 30s, config);
   ASSERT_TRUE(world.ready());
   world.setStragglerGrace(grace);
   std::array<std::atomic<int>, 3> results{};
@@ -72,13 +71,14 @@ TEST(ThreadWorldTest, StragglersAreAbortedSoonAfterTheFirstRankLeaves) {
 
 TEST(ThreadWorldTest, InitFailureIsReportedPerRank) {
   // An unknown algorithm makes every rank's communicator refuse to start.
-  ScopedEnv env(suiteKnobs({{"CHORUS_ALGO", "no_such_algorithm"}}));
+  Config config = suiteConfig();
+  config.algo = "no_such_algorithm";
   EXPECT_NONFATAL_FAILURE(
       {
-        ThreadWorld world(2, 30s);
+        ThreadWorld world(2, 30s, config);
         EXPECT_FALSE(world.ready());
       },
-      "rank 1: invalid argument: CHORUS_ALGO=no_such_algorithm");
+      "rank 1: invalid argument: chorusCommInitRankConfig: config->algo = \"no_such_algorithm\" does not parse");
 }
 
 }  // namespace

@@ -8,8 +8,9 @@
 
 namespace chorus::test {
 
-// Communicators read CHORUS_* knobs at init and every thread shares one environment, so a test sets its knobs
-// with this before creating its world and the next test starts from the environment it found.
+// For what the environment alone carries: process-level knobs, the environment that process worlds' ranks inherit,
+// and tests of how unset config fields fall back to the variables. A communicator's own settings belong in its
+// config (ThreadWorld takes one); the next test starts from the environment this one found.
 class ScopedEnv {
  public:
   // Each pair sets name to value; a std::nullopt value unsets name.

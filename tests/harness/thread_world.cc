@@ -20,8 +20,8 @@ constexpr std::chrono::seconds kAbortGrace{30};
 
 }  // namespace
 
-ThreadWorld::ThreadWorld(int n, std::chrono::seconds deadline)
-    : n_(n), comms_(n, nullptr), initErrors_(n), busy_(n, false) {
+ThreadWorld::ThreadWorld(int n, std::chrono::seconds deadline, const Config& config)
+    : n_(n), config_(config), comms_(n, nullptr), initErrors_(n), busy_(n, false) {
   chorusResult_t r = chorusGetUniqueId(&id_);
   if (r != chorusSuccess) {
     ADD_FAILURE() << "thread world of " << n << ": chorusGetUniqueId failed: " << chorusGetErrorString(r) << ": "
@@ -62,7 +62,8 @@ ThreadWorld::~ThreadWorld() {
 
 void ThreadWorld::rankMain(int rank) {
   chorusComm_t comm = nullptr;
-  chorusResult_t r = chorusCommInitRank(&comm, n_, id_, rank);
+  chorusConfig_t config = config_.toC();
+  chorusResult_t r = chorusCommInitRankConfig(&comm, n_, id_, rank, &config);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (r == chorusSuccess) {
@@ -157,8 +158,8 @@ bool ThreadWorld::run(const RankBody& body, std::chrono::seconds deadline) {
   return false;
 }
 
-void runThreadWorld(int n, const RankBody& body, std::chrono::seconds deadline) {
-  ThreadWorld world(n, deadline);
+void runThreadWorld(int n, const RankBody& body, std::chrono::seconds deadline, const Config& config) {
+  ThreadWorld world(n, deadline, config);
   if (world.ready()) world.run(body, deadline);
 }
 

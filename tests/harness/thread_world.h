@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "chorus/chorus.h"
+#include "chorus/chorus.hpp"
 
 namespace chorus::test {
 
@@ -23,11 +24,11 @@ class ThreadWorld {
   // most one collective behind, so a longer wait means a rank is stuck on a peer that has left.
   static constexpr std::chrono::seconds kStragglerGrace{20};
 
-  // Starts n rank threads which join one communicator through a fresh unique id. Waits at most `deadline` for
-  // every rank to be initialised; on failure adds a gtest failure naming each rank's error and ready() is false.
-  // A rank stuck inside chorusCommInitRank cannot be aborted: it returns by itself after CHORUS_TIMEOUT, which a
-  // test should therefore set low (the destructor waits for it).
-  ThreadWorld(int n, std::chrono::seconds deadline);
+  // Starts n rank threads which join one communicator through a fresh unique id, each with `config` (fields left
+  // empty come from the environment). Waits at most `deadline` for every rank to be initialised; on failure adds a
+  // gtest failure naming each rank's error and ready() is false. A rank stuck inside the init cannot be aborted: it
+  // returns by itself after its timeout, which a test should therefore set low (the destructor waits for it).
+  ThreadWorld(int n, std::chrono::seconds deadline, const Config& config = {});
   // Destroys every communicator and joins every thread.
   ~ThreadWorld();
   ThreadWorld(const ThreadWorld&) = delete;
@@ -50,6 +51,7 @@ class ThreadWorld {
   std::string stuckRanksLocked() const;
 
   const int n_;
+  const Config config_;
   chorusUniqueId id_{};
   bool ready_ = false;
   std::chrono::seconds stragglerGrace_ = kStragglerGrace;
@@ -70,6 +72,6 @@ class ThreadWorld {
 };
 
 // Builds a world of n ranks, runs body on it once, tears it down; failures (including a deadline) fail the test.
-void runThreadWorld(int n, const RankBody& body, std::chrono::seconds deadline);
+void runThreadWorld(int n, const RankBody& body, std::chrono::seconds deadline, const Config& config = {});
 
 }  // namespace chorus::test

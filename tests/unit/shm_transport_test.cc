@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "src/core/comm_config.h"
 #include "src/core/error.h"
 #include "transports/shm/shm_handshake.h"
 #include "transports/shm/shm_segment.h"
@@ -90,7 +91,9 @@ TEST(ShmTransportTest, CardsSayWhoCanPairAndBothEndsAgree) {
 TEST(ShmTransportTest, ProbeOrderIsShmThenTcpAndTheRestrictionIsObeyed) {
   auto names = [](const std::string& restriction) {
     std::string out;
-    for (auto& t : makeTransports(0, restriction, "job", "")) out += std::string(t->name()) + " ";
+    CommConfig config;
+    config.transports = restriction;
+    for (auto& t : makeTransports(0, config, "job", "")) out += std::string(t->name()) + " ";
     return out;
   };
   EXPECT_EQ(names(""), "shm tcp ");

@@ -1,4 +1,4 @@
-#include "src/comm/communicator.h"
+#include "src/comm/comm_engine.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -13,6 +13,7 @@
 #include "src/core/datatype.h"
 #include "src/core/error.h"
 #include "src/core/logging.h"
+#include "src/core/comm_config.h"
 #include "src/core/params.h"
 #include "src/cuda/poll_backoff.h"
 #include "algorithms/selection/world_costs.h"
@@ -24,20 +25,21 @@
 #include "transports/transport.h"
 
 namespace chorus {
-Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spec.nranks) {
+CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config)
+    : config_(std::move(config)), rank_(spec.rank), size_(spec.nranks) {
+  CommLogScope logScope(config_.commName);
   params::logSetKnobs(rank_);
   // Chosen once, like every knob: a communicator never switches between the emulation and CUDA.
   deviceApi_ = &chorus::deviceApi();
   (void)deviceApi_->available();  // probes the driver now (once per process) rather than in the first call
-  timeoutSeconds_ = params::asSeconds("CHORUS_TIMEOUT", params::timeout());
-  const size_t sliceBytes = static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), 4096, 64 << 20));
-  (void)AlgoRules::parse(params::algo());  // a bad CHORUS_ALGO fails before any network traffic
+  timeoutSeconds_ = config_.timeoutSeconds;
+  (void)AlgoRules::parse(config_.algo);  // a bad algorithm string fails before any network traffic
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": init", "eventfd", errno);
   try {
     const Deadline deadline = Deadline::after(timeoutSeconds_);
     std::vector<PeerCard> cards = connect(spec, deadline);
-    staging_ = std::make_unique<StagingMemory>(4, sliceBytes, 64 << 10);
+    staging_ = std::make_unique<StagingMemory>(4, config_.chunkSize, 64 << 10);
     // Oversubscribed hosts (more ranks than cores) must not spin: the peer they wait for needs the core.
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     // Oversubscribed, yielding (as Open MPI's yield_when_idle does) lets the peer run at once; sleeping in poll
@@ -49,7 +51,7 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
                                    wakeFd_);
     io_->setHierarchy(&hierarchy_);
     learnTopology(cards, deadline);
-    planSelection(sameHostTransport(cards), sliceBytes);
+    planSelection(sameHostTransport(cards));
   } catch (...) {
     close(wakeFd_);
     throw;
@@ -58,7 +60,8 @@ Communicator::Communicator(const LaunchSpec& spec) : rank_(spec.rank), size_(spe
                                             << spec.storeHost << ":" << spec.storePort << " (" << spec.source << ")");
 }
 
-Communicator::~Communicator() {
+CommEngine::~CommEngine() {
+  CommLogScope logScope(config_.commName);
   // Device calls still queued run (or fail, after an abort) first: their streams wait for them.
   shutDownDevice();
   // After an abort the peers must hear that we gave up, not a goodbye: they may be blocked in a call with us.
@@ -74,13 +77,13 @@ Communicator::~Communicator() {
   if (wakeFd_ >= 0) close(wakeFd_);
 }
 
-std::vector<PeerCard> Communicator::connect(const LaunchSpec& spec, Deadline deadline) {
+std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadline) {
   const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
   // The secret comes from CHORUS_SECRET or the unique id (launch_spec.h): the store and every connection check it.
   if (spec.serveStore) storeServer_ = std::make_unique<StoreServer>("0.0.0.0", spec.storePort, spec.jobId, spec.secret);
   store_ = std::make_unique<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, spec.secret, rank_, deadline);
   const std::string& pre = spec.keyPrefix;
-  auto transports = makeTransports(rank_, params::transport(), spec.jobId + "/" + pre, spec.secret);
+  auto transports = makeTransports(rank_, config_, spec.jobId + "/" + pre, spec.secret);
 
   PeerCard self;
   self.rank = rank_;
@@ -114,7 +117,7 @@ std::vector<PeerCard> Communicator::connect(const LaunchSpec& spec, Deadline dea
     }
     if (chosen == transports.size()) {
       throw Error(chorusInvalidUsage, who + ": no transport can reach rank " + std::to_string(p) +
-                                          " (CHORUS_TRANSPORT=" + params::transport() + ")");
+                                          " (transports '" + config_.transports + "')");
     }
     groups[chosen].push_back(cards[p]);
   }
@@ -130,13 +133,13 @@ std::vector<PeerCard> Communicator::connect(const LaunchSpec& spec, Deadline dea
   }
   // Everyone has read every card before anyone may tear the store down (rank 0 serves it in env mode).
   store_->barrier(pre + "ready", size_, deadline);
-  if (params::asInt("CHORUS_CHECK_MISMATCH", params::checkMismatch(), 0, 1) == 1) {
+  if (config_.checkMismatch) {
     mismatchReport_ = std::make_unique<MismatchReport>(*store_, pre, rank_, size_);
   }
   return cards;
 }
 
-std::string Communicator::sameHostTransport(const std::vector<PeerCard>& cards) const {
+std::string CommEngine::sameHostTransport(const std::vector<PeerCard>& cards) const {
   for (int p = 0; p < size_; ++p) {
     if (p != rank_ && conns_[p] && cards[p].hostId == cards[rank_].hostId) {
       std::string d = conns_[p]->describe();
@@ -146,12 +149,12 @@ std::string Communicator::sameHostTransport(const std::vector<PeerCard>& cards) 
   return "shm";
 }
 
-void Communicator::learnTopology(const std::vector<PeerCard>& cards, Deadline deadline) {
+void CommEngine::learnTopology(const std::vector<PeerCard>& cards, Deadline deadline) {
   std::vector<RankPlacement> placements;
   for (const PeerCard& c : cards) placements.push_back(placementFromCard(c));
   world_ = std::make_unique<GlobalTopology>(std::move(placements));
   links_ = linkModelOf(localHostTopology());
-  if (params::asInt("CHORUS_TOPO_PROBE", params::topoProbe(), 0, 1) == 1) {
+  if (config_.topoProbe) {
     io_->begin(kProbeTag, LazyDeadline::at(deadline), nullptr);
     links_ = probeLinkModel(*io_, *world_, links_);
   }
@@ -160,11 +163,11 @@ void Communicator::learnTopology(const std::vector<PeerCard>& cards, Deadline de
   for (int h = 0; h < world_->nhosts(); ++h) hierarchy_.hosts.push_back(world_->ranksOnHost(h));
 }
 
-void Communicator::planSelection(const std::string& sameHostTransport, size_t sliceBytes) {
-  CostInputs in = costInputsFor(*world_, links_, sameHostTransport, sliceBytes);
+void CommEngine::planSelection(const std::string& sameHostTransport) {
+  CostInputs in = costInputsFor(*world_, links_, sameHostTransport, config_.chunkSize);
   // Emulated hosts on one machine share its cores: each host gets its share of them.
   in.coresPerHost = std::max(1, in.coresPerHost * in.maxRanksPerHost / std::max(1, localRanks_));
-  selector_ = std::make_unique<Selector>(params::algo(), in);
+  selector_ = std::make_unique<Selector>(config_.algo, in);
   // Each level of a two-level algorithm is a flat world of its own: one host's ranks, or one rank per host.
   CostInputs intra = in, inter = in;
   intra.nranks = in.maxRanksPerHost;
@@ -187,7 +190,7 @@ void Communicator::planSelection(const std::string& sameHostTransport, size_t sl
   }
 }
 
-uint32_t Communicator::tagFor(const Op& op) const {
+uint32_t CommEngine::tagFor(const Op& op) const {
   if (!mismatchReport_) return 0;  // CHORUS_CHECK_MISMATCH=0: frames carry no call identity, sizes are still checked
   // Frames carry this tag; ranks that disagree on the call see different tags (or sizes) and fail fast.
   return static_cast<uint32_t>((op.seq & 0xffff) << 16) | (static_cast<uint32_t>(op.collective) << 13) |
@@ -195,15 +198,16 @@ uint32_t Communicator::tagFor(const Op& op) const {
          (static_cast<uint32_t>(op.root + 1) & 0x3f);
 }
 
-void Communicator::run(const Op& request) {
+void CommEngine::run(const Op& request) {
   CallerCount inside(activeCallers_);
   // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it.
   if (deviceQueue_) deviceQueue_->drain();
   execute(request, [this]() -> CommIO& { return *io_; }, false);
 }
 
-void Communicator::execute(const Op& request, const std::function<CommIO&()>& prepare, bool deviceCall) {
+void CommEngine::execute(const Op& request, const std::function<CommIO&()>& prepare, bool deviceCall) {
   std::lock_guard<std::mutex> lock(callMutex_);
+  CommLogScope logScope(config_.commName);
   Op op = request;
   op.seq = seq_++;
   try {
@@ -222,7 +226,7 @@ void Communicator::execute(const Op& request, const std::function<CommIO&()>& pr
     const std::string name = describeCall(op);
     std::string what = raw.what();
     if (what.find(name) == std::string::npos) what += " (during " + name + ")";
-    Error e(raw.code(), what);
+    Error e(raw.code(), named(what));
     // A device call's caller has already returned: whatever went wrong can only be reported as the async error.
     const bool firstFailure = brokenBecause_.empty() && (deviceCall || e.code() != chorusInvalidArgument);
     if (firstFailure) {
@@ -249,30 +253,36 @@ void Communicator::execute(const Op& request, const std::function<CommIO&()>& pr
   }
 }
 
-void Communicator::requestAbort() {
+void CommEngine::requestAbort() {
   aborted_.store(true);
   uint64_t one = 1;
   ssize_t ignored = write(wakeFd_, &one, sizeof(one));
   (void)ignored;
 }
 
-void Communicator::waitIdle() {
+void CommEngine::waitIdle() {
   PollBackoff backoff;
   while (activeCallers_.load() > 0) backoff.pause();
   std::lock_guard<std::mutex> lock(callMutex_);
 }
 
-bool Communicator::callInProgress() {
+bool CommEngine::callInProgress() {
   std::unique_lock<std::mutex> lock(callMutex_, std::try_to_lock);
   return !lock.owns_lock();
 }
 
-const char* Communicator::lastError() {
+const char* CommEngine::lastError() {
   std::lock_guard<std::mutex> g(errorMutex_);
   return lastError_.c_str();
 }
 
-void Communicator::recordError(const std::string& message) {
+std::string CommEngine::named(const std::string& message) const {
+  if (config_.commName.empty()) return message;
+  const std::string prefix = "comm " + config_.commName + ": ";
+  return message.compare(0, prefix.size(), prefix) == 0 ? message : prefix + message;
+}
+
+void CommEngine::recordError(const std::string& message) {
   std::lock_guard<std::mutex> g(errorMutex_);
   lastError_ = message;
 }

@@ -2,7 +2,7 @@
 // resources those calls use (made at the first one, freed at destroy).
 #include <string>
 
-#include "src/comm/communicator.h"
+#include "src/comm/comm_engine.h"
 #include "src/core/error.h"
 #include "src/core/logging.h"
 #include "transports/device/device_connections.h"
@@ -29,10 +29,11 @@ DeviceResources::~DeviceResources() {
   }
 }
 
-void Communicator::enqueueDevice(const Op& op, DeviceStream stream, int device) {
+void CommEngine::enqueueDevice(const Op& op, DeviceStream stream, int device) {
   CallerCount inside(activeCallers_);
   std::lock_guard<std::mutex> lock(enqueueMutex_);
-  const std::string who = "rank " + std::to_string(rank_);
+  CommLogScope logScope(config_.commName);
+  const std::string who = named("rank " + std::to_string(rank_));
   try {
     if (aborted_.load()) throw Error(chorusRemoteError, who + ": communicator was aborted");
     {
@@ -65,7 +66,7 @@ void Communicator::enqueueDevice(const Op& op, DeviceStream stream, int device) 
   }
 }
 
-void Communicator::runDeviceCall(const Op& op, int device, const std::function<void()>& waitReady) {
+void CommEngine::runDeviceCall(const Op& op, int device, const std::function<void()>& waitReady) {
   execute(
       op,
       [&]() -> CommIO& {
@@ -75,7 +76,7 @@ void Communicator::runDeviceCall(const Op& op, int device, const std::function<v
       true);
 }
 
-DeviceResources& Communicator::deviceResources(int device) {
+DeviceResources& CommEngine::deviceResources(int device) {
   if (deviceResources_) return *deviceResources_;
   const std::string context = "rank " + std::to_string(rank_) + ": setting up device calls on GPU " +
                               std::to_string(device) + " (" + deviceApi_->name() + ")";
@@ -102,7 +103,7 @@ DeviceResources& Communicator::deviceResources(int device) {
   return *deviceResources_;
 }
 
-void Communicator::shutDownDevice() {
+void CommEngine::shutDownDevice() {
   deviceQueue_.reset();  // runs or fails what is queued, then joins the progress thread
   if (!deviceResources_) return;
   for (auto& c : deviceResources_->conns) {

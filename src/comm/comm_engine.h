@@ -1,4 +1,5 @@
-// A communicator: its peers' connections, staging memory, and the calls made on it, one at a time.
+// The engine behind a communicator handle (chorusComm_t): its peers' connections, staging memory, and the calls
+// made on it, one at a time. (Not the public C++ chorus::Communicator of chorus.hpp, which wraps a handle.)
 #pragma once
 
 #include <atomic>
@@ -18,6 +19,7 @@
 #include "src/comm/device_resources.h"
 #include "src/comm/mismatch_report.h"
 #include "src/comm/staging_memory.h"
+#include "src/core/comm_config.h"
 #include "src/cuda/device_api.h"
 #include "transports/connection.h"
 #include "topology/global_topology.h"
@@ -26,15 +28,20 @@
 
 namespace chorus {
 
-class Communicator {
+class CommEngine {
  public:
-  // Rendezvous through the store, connect to every peer, allocate staging; bounded by CHORUS_TIMEOUT.
-  explicit Communicator(const LaunchSpec& spec);
-  ~Communicator();
-  Communicator(const Communicator&) = delete;
-  Communicator& operator=(const Communicator&) = delete;
+  // Rendezvous through the store, connect to every peer, allocate staging; bounded by config.timeoutSeconds.
+  // Every setting comes from `config` (resolved by the caller); none is read from the environment here.
+  CommEngine(const LaunchSpec& spec, CommConfig config);
+  ~CommEngine();
+  CommEngine(const CommEngine&) = delete;
+  CommEngine& operator=(const CommEngine&) = delete;
 
   int rank() const { return rank_; }
+  const CommConfig& config() const { return config_; }
+  // "comm NAME: " + message, or the message alone for an unnamed communicator: every error it reports goes
+  // through this, so that a job with several communicators can tell them apart.
+  std::string named(const std::string& message) const;
   int size() const { return size_; }
 
   // Runs one collective on host buffers to completion, after every device call enqueued before it. On failure
@@ -66,7 +73,7 @@ class Communicator {
   // Every rank's placement into the global view, the link model (probed when CHORUS_TOPO_PROBE=1), the hosts.
   void learnTopology(const std::vector<PeerCard>& cards, Deadline deadline);
   // The selector and each level's decision table for this world.
-  void planSelection(const std::string& sameHostTransport, size_t sliceBytes);
+  void planSelection(const std::string& sameHostTransport);
   // The transport between this rank and the others of its host ("shm", "tcp"; "shm" when it is alone).
   std::string sameHostTransport(const std::vector<PeerCard>& cards) const;
   uint32_t tagFor(const Op& op) const;
@@ -80,12 +87,13 @@ class Communicator {
   // Stops the device progress thread after its queue, then closes and frees the device resources.
   void shutDownDevice();
 
+  const CommConfig config_;
   int rank_, size_;
   int localRanks_ = 1;  // ranks on this host (this one included): more than the cores means no spinning
-  double timeoutSeconds_;
+  double timeoutSeconds_;  // config_.timeoutSeconds
   std::unique_ptr<StoreServer> storeServer_;
   std::unique_ptr<StoreClient> store_;
-  std::unique_ptr<MismatchReport> mismatchReport_;  // null when CHORUS_CHECK_MISMATCH=0
+  std::unique_ptr<MismatchReport> mismatchReport_;  // null when config_.checkMismatch is off
   std::vector<std::unique_ptr<Connection>> conns_;
   std::vector<bool> sameMachine_;  // [p]: rank p runs on this physical machine (CUDA IPC can reach it)
   std::unique_ptr<StagingMemory> staging_;

@@ -1,0 +1,51 @@
+// The settings of one communicator, resolved once at its init: each from the caller's chorusConfig_t field when
+// set (src/api/config_arguments.cc), else from its environment variable (params.def), else that one's default.
+// Everything below the API reads these, never the environment, so two communicators of a process can differ.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace chorus {
+
+struct CommConfig {
+  double timeoutSeconds = 300;  // CHORUS_TIMEOUT; 0 = forever
+  std::string algo;             // CHORUS_ALGO syntax; empty: the cost model decides everything
+  std::string transports;       // CHORUS_TRANSPORT syntax; empty: every transport, in probe order
+  size_t chunkSize = 512 << 10;  // CHORUS_CHUNK_SIZE
+  int socketsPerPeer = 1;        // CHORUS_NSOCKS
+  bool checkMismatch = true;     // CHORUS_CHECK_MISMATCH
+  std::string commName;          // empty: unnamed
+  size_t shmBufferBytes = 1 << 20;  // CHORUS_SHM_BUFFER
+  int shmCma = 1;                   // CHORUS_SHM_CMA: 0 never, 1 when calibrated fast enough, 2 always
+  bool topoProbe = false;           // CHORUS_TOPO_PROBE
+  std::string socketIfname;         // CHORUS_SOCKET_IFNAME
+
+  // Every field from the environment (each variable's default when unset); throws chorusInvalidArgument naming
+  // the variable for a value out of range.
+  static CommConfig fromEnvironment();
+};
+
+// The ranges each setting accepts, whether it comes from a config field or a variable.
+struct CommConfigLimits {
+  static constexpr size_t kMinChunk = 4096, kMaxChunk = size_t{64} << 20;
+  static constexpr int kMinSockets = 1, kMaxSockets = 16;
+  static constexpr size_t kMinShmBuffer = size_t{64} << 10, kMaxShmBuffer = size_t{64} << 20;
+  static constexpr int kMaxShmCma = 2;
+};
+
+// One setting from its variable, each as fromEnvironment() reads it (for fields the caller left unset).
+namespace env_config {
+double timeoutSeconds();
+std::string algo();
+std::string transports();
+size_t chunkSize();
+int socketsPerPeer();
+bool checkMismatch();
+size_t shmBufferBytes();
+int shmCma();
+bool topoProbe();
+std::string socketIfname();
+}  // namespace env_config
+
+}  // namespace chorus

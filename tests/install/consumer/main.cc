@@ -4,7 +4,7 @@
 #include <vector>
 
 int main() {
-  chorus::Communicator comm(1, chorus::makeUniqueId(), 0);
+  chorus::Communicator comm(1, chorus::makeUniqueId(), 0, {.timeoutSeconds = 10, .commName = "consumer"});
   std::vector<int32_t> v{1, 2, 3};
   comm.allReduce(std::span<int32_t>(v), chorus::ReduceOp::kMax);
   try {

@@ -203,7 +203,7 @@ chorusResult_t initWith(const char* call, chorusComm_t* comm, const chorusConfig
       *comm = h.release();
     } catch (const Error& e) {
       if (name.empty()) throw;
-      throw Error(e.code(), "comm " + name + ": " + e.what());
+      throw e.withMessage("comm " + name + ": " + e.what());
     }
   });
 }

@@ -211,10 +211,14 @@ void CommEngine::execute(const Op& request, const std::function<CommIO&()>& prep
   Op op = request;
   op.seq = seq_++;
   try {
-    if (aborted_.load()) throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": communicator was aborted");
+    if (aborted_.load()) {
+      throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": communicator was aborted", Failure::kAborted);
+    }
     if (!brokenBecause_.empty()) {
-      throw Error(asyncError_.load(), "rank " + std::to_string(rank_) + ": " + describeCall(op) +
-                                          ": communicator unusable after an earlier failure: " + brokenBecause_);
+      throw Error(asyncError_.load(),
+                  "rank " + std::to_string(rank_) + ": " + describeCall(op) +
+                      ": communicator unusable after an earlier failure: " + brokenBecause_,
+                  brokenFailure_);
     }
     CommIO& io = prepare();
     AlgorithmChoice algo = selector_->choose(op, size_);
@@ -226,7 +230,7 @@ void CommEngine::execute(const Op& request, const std::function<CommIO&()>& prep
     const std::string name = describeCall(op);
     std::string what = raw.what();
     if (what.find(name) == std::string::npos) what += " (during " + name + ")";
-    Error e(raw.code(), named(what));
+    Error e = raw.withMessage(named(what));
     // A device call's caller has already returned: whatever went wrong can only be reported as the async error.
     const bool firstFailure = brokenBecause_.empty() && (deviceCall || e.code() != chorusInvalidArgument);
     if (firstFailure) {
@@ -239,13 +243,17 @@ void CommEngine::execute(const Op& request, const std::function<CommIO&()>& prep
       for (auto& c : conns_) {
         if (c) c->abandon();
       }
-      if (mismatchReport_ && !aborted_.load()) e = mismatchReport_->explain(e, op.seq, name, kMismatchListingWaitSeconds);
+      if (mismatchReport_ && !aborted_.load()) {
+        e = mismatchReport_->explain(e, op.seq, name, kMismatchListingWaitSeconds);
+        e = e.withMessage(named(e.what()));
+      }
     }
     std::lock_guard<std::mutex> g(errorMutex_);
     lastError_ = e.what();
     if (firstFailure) {
       // The streams to the peers are now out of step: refuse further calls rather than deliver garbage.
       brokenBecause_ = e.what();
+      brokenFailure_ = e.failure();
       chorusResult_t expected = chorusSuccess;
       asyncError_.compare_exchange_strong(expected, e.code());
     }

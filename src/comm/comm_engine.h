@@ -121,6 +121,7 @@ class CommEngine {
   int wakeFd_ = -1;
   std::atomic<chorusResult_t> asyncError_{chorusSuccess};
   std::string brokenBecause_;  // set once a failure leaves connections out of step
+  Failure brokenFailure_ = Failure::kUnspecified;  // that failure's kind
   std::mutex errorMutex_;
   std::string lastError_;
   int spinRounds_ = 200, yieldRounds_ = 200;  // CommIO's idle policy, for the device CommIO too

@@ -35,11 +35,12 @@ void CommEngine::enqueueDevice(const Op& op, DeviceStream stream, int device) {
   CommLogScope logScope(config_.commName);
   const std::string who = named("rank " + std::to_string(rank_));
   try {
-    if (aborted_.load()) throw Error(chorusRemoteError, who + ": communicator was aborted");
+    if (aborted_.load()) throw Error(chorusRemoteError, who + ": communicator was aborted", Failure::kAborted);
     {
       std::lock_guard<std::mutex> g(errorMutex_);
       if (!brokenBecause_.empty()) {
-        throw Error(asyncError_.load(), who + ": communicator unusable after an earlier failure: " + brokenBecause_);
+        throw Error(asyncError_.load(), who + ": communicator unusable after an earlier failure: " + brokenBecause_,
+                    brokenFailure_);
       }
     }
     // The staging memory and the device connections belong to one GPU, as an NCCL communicator does.

@@ -108,7 +108,7 @@ std::string CommIO::otherLostPeers(int except) {
     try {
       c->checkAlive();
     } catch (const Error& e) {
-      if (std::string(e.what()).find("gave up") != std::string::npos) continue;  // alive, failed on its own
+      if (e.failure() == Failure::kRemoteError) continue;  // alive, failed on its own
       std::string r = std::to_string(c->peer());
       if (lost.find(r) == std::string::npos) lost += (lost.empty() ? "" : ", ") + r;
     }
@@ -155,7 +155,7 @@ void CommIO::driveUntil(Pred finished) {
     if (e.code() != chorusRemoteError) throw;
     std::string lost = otherLostPeers(-1);
     if (lost.empty()) throw;
-    throw Error(e.code(), std::string(e.what()) + "; vanished without a goodbye: rank(s) " + lost);
+    throw Error(e.code(), std::string(e.what()) + "; vanished without a goodbye: rank(s) " + lost, Failure::kPeerLost);
   }
 }
 
@@ -170,7 +170,7 @@ void CommIO::driveLoop(Pred finished) {
     if (finished()) return;
     if (aborted_.load(std::memory_order_relaxed)) {
       throw Error(chorusRemoteError,
-                  "rank " + std::to_string(rank_) + ": " + callName() + " aborted by chorusCommAbort");
+                  "rank " + std::to_string(rank_) + ": " + callName() + " aborted by chorusCommAbort", Failure::kAborted);
     }
     if ((round & 255) == 0) {
       auto now = Deadline::Clock::now();

@@ -146,7 +146,8 @@ void DeviceCallQueue::waitReady(const Call& call) {
       // The communicator adds the call's name (with its sequence number, which is given when it runs).
       throw Error(chorusRemoteError, "rank " + std::to_string(rank_) +
                                          ": aborted by chorusCommAbort while waiting for " + streamName(call.stream) +
-                                         " to reach the call");
+                                         " to reach the call",
+                  Failure::kAborted);
     }
     if (deadline.expired()) {
       throw Error(chorusTimeout, "rank " + std::to_string(rank_) + ": the work enqueued on " + streamName(call.stream) +

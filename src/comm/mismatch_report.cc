@@ -18,9 +18,7 @@ Error MismatchReport::explain(const Error& e, uint64_t seq, const std::string& d
   const std::string what = e.what();
   // A peer that gave up may have seen a mismatch; one that vanished was lost, and waiting for its description
   // would only delay the error by the whole wait.
-  const bool looksMismatched =
-      e.code() == chorusInvalidUsage ||
-      (what.find("gave up") != std::string::npos && what.find("vanished") == std::string::npos);
+  const bool looksMismatched = e.failure() == Failure::kMismatch || e.failure() == Failure::kRemoteError;
   try {
     Deadline deadline = Deadline::after(waitSeconds);
     store_.set(key(seq, rank_), Bytes(description.begin(), description.end()), deadline);
@@ -54,7 +52,7 @@ Error MismatchReport::explain(const Error& e, uint64_t seq, const std::string& d
       first = false;
     }
     if (!silent.empty()) msg += "; " + list(silent) + " did not say";
-    return Error(chorusInvalidUsage, msg + " (first sign here: " + what + ")");
+    return Error(chorusInvalidUsage, msg + " (first sign here: " + what + ")", Failure::kMismatch);
   } catch (const Error& storeError) {
     CHORUS_INFO(rank_, "no mismatch listing for call #" << seq << ": " << storeError.what());
     return e;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "transports/connection_errors.h"
+
 namespace chorus {
 
 namespace {
@@ -125,7 +127,8 @@ bool IpcConnection::batchDone(CopyBatches& batches, uint64_t n, const char* oper
 void IpcConnection::corrupt(const IpcControl& m, const std::string& why) const {
   throw Error(chorusRemoteError, context("cuda ipc control message") + " is corrupt: " + why + " (kind " +
                                      std::to_string(m.kind) + ", position " + std::to_string(m.position) + ", " +
-                                     std::to_string(m.pieceBytes) + " bytes)");
+                                     std::to_string(m.pieceBytes) + " bytes)",
+              Failure::kCorrupt);
 }
 
 bool IpcConnection::pumpSends() {
@@ -186,12 +189,8 @@ bool IpcConnection::pumpSends() {
 
 void IpcConnection::match(Piece& p, const IpcControl& ready) {
   if (ready.tag != p.tag || ready.messageBytes != p.messageBytes || ready.pieceBytes != p.len) {
-    throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": rank " + std::to_string(host_.peer()) +
-                                        " sent " + std::to_string(ready.messageBytes) + " bytes for call tag " +
-                                        std::to_string(ready.tag) + " where this rank expects " +
-                                        std::to_string(p.messageBytes) + " bytes for tag " + std::to_string(p.tag) +
-                                        ": the ranks called different collectives, counts or types (" + description_ +
-                                        ")");
+    connection_errors::mismatchedMessage(rank_, host_.peer(), ready.messageBytes, ready.tag, p.messageBytes, p.tag,
+                                         description_);
   }
   if (ready.position != expectedPosition_) corrupt(ready, "expected position " + std::to_string(expectedPosition_));
   if (p.len == 0) {

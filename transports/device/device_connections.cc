@@ -83,7 +83,7 @@ void exchange(int rank, std::vector<std::unique_ptr<Connection>>& hostConns, con
       try {
         moved |= c.progress();
       } catch (const Error& e) {
-        throw Error(e.code(), who(rank, x.peer) + " failed (" + what + "): " + e.what());
+        throw e.withMessage(who(rank, x.peer) + " failed (" + what + "): " + e.what());
       }
       x.done = c.sendsDone() > x.send && c.recvsDone() > x.recv;
       all &= x.done;
@@ -116,7 +116,7 @@ void exchange(int rank, std::vector<std::unique_ptr<Connection>>& hostConns, con
       try {
         hostConns[owners[i]]->checkAlive();
       } catch (const Error& e) {
-        throw Error(e.code(), who(rank, owners[i]) + " failed (" + what + "): " + e.what());
+        throw e.withMessage(who(rank, owners[i]) + " failed (" + what + "): " + e.what());
       }
     }
   }

@@ -16,7 +16,7 @@ std::string LayeredDeviceConnection::context(const char* what) const {
 }
 
 void LayeredDeviceConnection::rethrowWithContext(const Error& e, const char* operation) const {
-  throw Error(e.code(), context(operation) + ": " + e.what());
+  throw e.withMessage(context(operation) + ": " + e.what());
 }
 
 void LayeredDeviceConnection::drainStream(DeviceStream s) noexcept {

@@ -10,6 +10,7 @@
 
 #include "src/core/byte_text.h"
 #include "src/core/error.h"
+#include "transports/connection_errors.h"
 
 namespace chorus {
 
@@ -68,27 +69,18 @@ uint64_t ShmConnection::irecv(void* buf, size_t bytes, uint32_t tag) {
 // ---- errors ----
 
 void ShmConnection::lost(const std::string& what) const {
-  throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": lost connection to rank " +
-                                     std::to_string(peer_) + " (" + description_ + "): " + what);
+  connection_errors::peerLost(rank_, peer_, description_, what);
 }
 
-void ShmConnection::peerGaveUp() const {
-  throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) +
-                                     " gave up on the communicator after an error or an abort of its own");
-}
+void ShmConnection::peerGaveUp() const { connection_errors::peerGaveUp(rank_, peer_); }
 
 void ShmConnection::corrupt(const std::string& what) const {
-  throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": corrupt record from rank " +
-                                     std::to_string(peer_) + " (" + description_ + "): " + what);
+  connection_errors::corrupt(rank_, peer_, description_, "record: " + what);
 }
 
 void ShmConnection::checkRecord(const Record& r, const RecvOp& op) const {
   if (r.tag != op.tag || r.messageBytes != op.len) {
-    throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) + " sent " +
-                                        std::to_string(r.messageBytes) + " bytes for call tag " +
-                                        std::to_string(r.tag) + " where this rank expects " + std::to_string(op.len) +
-                                        " bytes for tag " + std::to_string(op.tag) +
-                                        ": the ranks called different collectives, counts or types");
+    connection_errors::mismatchedMessage(rank_, peer_, r.messageBytes, r.tag, op.len, op.tag, "");
   }
   if (r.len > op.len - op.done) corrupt("a piece of " + std::to_string(r.len) + " bytes overruns its message");
   if (r.kind == static_cast<uint32_t>(RecordKind::kInline)) {
@@ -116,10 +108,8 @@ void ShmConnection::throwIfPeerClosed() {
   // The state was stored after the peer's last records: having seen it, one more look finds them all.
   if ((!recvs_.empty() && pullRecords()) || (!sends_.empty() && pushSends())) return;
   if (st == SideState::kAbandoned) peerGaveUp();
-  std::string what = !recvs_.empty() ? "still expected data from it" : "still had data for it";
-  throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) +
-                                      " destroyed its communicator while this rank " + what +
-                                      " (the ranks made different numbers of calls)");
+  connection_errors::peerClosedEarly(rank_, peer_,
+                                     !recvs_.empty() ? "still expected data from it" : "still had data for it");
 }
 
 // ---- producer ----

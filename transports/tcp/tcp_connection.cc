@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "src/core/error.h"
+#include "transports/connection_errors.h"
 
 namespace chorus {
 
@@ -68,8 +69,7 @@ uint64_t TcpConnection::irecv(void* buf, size_t bytes, uint32_t tag) {
 void TcpConnection::lost(const char* call, int err) const {
   std::string what = err == 0 ? std::string("the connection was closed without a goodbye (process exited or killed)")
                               : std::string(call) + " failed: " + std::strerror(err);
-  throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": lost connection to rank " +
-                                     std::to_string(peer_) + " (" + description_ + "): " + what);
+  connection_errors::peerLost(rank_, peer_, description_, what);
 }
 
 void TcpConnection::closeGracefully() {
@@ -100,15 +100,8 @@ void TcpConnection::abandon() {
 
 void TcpConnection::checkControlFrame(const FrameHeader& h, bool expectingData) const {
   if (h.magic != kFrameMagic) return;
-  if (h.tag == kAbandonTag) {
-    throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) +
-                                       " gave up on the communicator after an error or an abort of its own");
-  }
-  if (h.tag == kGoodbyeTag && expectingData) {
-    throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) +
-                                        " destroyed its communicator while this rank still expected data from it " +
-                                        "(the ranks made different numbers of calls)");
-  }
+  if (h.tag == kAbandonTag) connection_errors::peerGaveUp(rank_, peer_);
+  if (h.tag == kGoodbyeTag && expectingData) connection_errors::peerClosedEarly(rank_, peer_, "still expected data from it");
 }
 
 void TcpConnection::addHangupFds(std::vector<pollfd>& fds) const {
@@ -134,16 +127,9 @@ void TcpConnection::checkAlive() {
 
 void TcpConnection::checkHeader(const Slice& sl) const {
   checkControlFrame(sl.hdr, true);
-  if (sl.hdr.magic != kFrameMagic) {
-    throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": corrupt frame from rank " +
-                                       std::to_string(peer_) + " (" + description_ + "): bad magic");
-  }
+  if (sl.hdr.magic != kFrameMagic) connection_errors::corrupt(rank_, peer_, description_, "frame: bad magic");
   if (sl.hdr.tag != sl.expectTag || sl.hdr.bytes != sl.len) {
-    throw Error(chorusInvalidUsage,
-                "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer_) + " sent " +
-                    std::to_string(sl.hdr.bytes) + " bytes for call tag " + std::to_string(sl.hdr.tag) +
-                    " where this rank expects " + std::to_string(sl.len) + " bytes for tag " +
-                    std::to_string(sl.expectTag) + ": the ranks called different collectives, counts or types");
+    connection_errors::mismatchedMessage(rank_, peer_, sl.hdr.bytes, sl.hdr.tag, sl.len, sl.expectTag, "");
   }
 }
 

@@ -1,0 +1,23 @@
+// The failures every connection reports, worded once: each throws a chorus::Error with its code and Failure kind,
+// naming this rank, the peer and (where it helps) the connection's description.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace chorus::connection_errors {
+
+// The peer's process is gone (`what`: how this side noticed, with the system's own text where there is one).
+[[noreturn]] void peerLost(int rank, int peer, const std::string& description, const std::string& what);
+// The peer abandoned the communicator after an error or an abort of its own.
+[[noreturn]] void peerGaveUp(int rank, int peer);
+// The peer's message for this receive has another size or call tag: the ranks called different things.
+[[noreturn]] void mismatchedMessage(int rank, int peer, uint64_t sentBytes, uint32_t sentTag, uint64_t expectedBytes,
+                                    uint32_t expectedTag, const std::string& where);
+// The peer destroyed its communicator while this side still had traffic with it (`what`: "still expected data
+// from it" or "still had data for it").
+[[noreturn]] void peerClosedEarly(int rank, int peer, const std::string& what);
+// Something no correct peer sends (`what`: what is wrong with it).
+[[noreturn]] void corrupt(int rank, int peer, const std::string& description, const std::string& what);
+
+}  // namespace chorus::connection_errors

@@ -16,16 +16,18 @@ inline constexpr Collective kAllCollectives[] = {Collective::kAllReduce, Collect
 // "allreduce", "broadcast", ... (the names chorus-perf and CHORUS_ALGO use).
 const char* collectiveName(Collective c);
 
+// Built with designated initializers (Op{.collective = ..., .count = ...}); a field left out takes its default.
 struct Op {
-  Collective collective;
-  const void* send;
-  void* recv;
+  Collective collective = Collective::kAllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
   // Elements per rank as the C API counts them: allgather's sendcount, reduce-scatter's recvcount.
-  size_t count;
-  chorusDataType_t type;
-  chorusRedOp_t op;
-  int root;  // -1 when the collective has none
-  uint64_t seq;  // this call's sequence number on its communicator
+  size_t count = 0;
+  chorusDataType_t type = chorusFloat32;
+  chorusRedOp_t op = chorusSum;  // reductions only
+  int root = -1;                 // -1 when the collective has none
+  int peer = -1;                 // point-to-point calls: the other rank; -1 otherwise
+  uint64_t seq = 0;              // this call's sequence number on its communicator (set when it runs)
 };
 
 }  // namespace chorus

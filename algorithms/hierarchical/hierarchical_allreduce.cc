@@ -13,13 +13,17 @@ void hierarchicalAllReduce(PeerIO& io, const Op& op) {
   const bool severalLocal = l.local.size() > 1;
   // 1. Within the host, to the leader (its lowest rank). recv holds the host's partial result on the leader.
   if (severalLocal) {
-    runLevel(io, l, l.local, false, Op{Collective::kReduce, op.send, op.recv, op.count, op.type, inner, 0, op.seq});
+    runLevel(io, l, l.local, false,
+             Op{.collective = Collective::kReduce, .send = op.send, .recv = op.recv, .count = op.count,
+                .type = op.type, .op = inner, .root = 0, .seq = op.seq});
   }
   // 2. Among leaders, in place on the host results.
   if (l.isLeader) {
     const void* in = severalLocal ? op.recv : op.send;
     if (l.leaders.size() > 1) {
-      runLevel(io, l, l.leaders, true, Op{Collective::kAllReduce, in, op.recv, op.count, op.type, inner, -1, op.seq});
+      runLevel(io, l, l.leaders, true,
+               Op{.collective = Collective::kAllReduce, .send = in, .recv = op.recv, .count = op.count,
+                  .type = op.type, .op = inner, .seq = op.seq});
     } else if (!severalLocal) {
       copyIfOutOfPlace(io, op.send, op.recv, op.count * typeSize(op.type));
     }
@@ -27,7 +31,9 @@ void hierarchicalAllReduce(PeerIO& io, const Op& op) {
   }
   // 3. Within the host, from the leader.
   if (severalLocal) {
-    runLevel(io, l, l.local, false, Op{Collective::kBroadcast, op.recv, op.recv, op.count, op.type, chorusSum, 0, op.seq});
+    runLevel(io, l, l.local, false,
+             Op{.collective = Collective::kBroadcast, .send = op.recv, .recv = op.recv, .count = op.count,
+                .type = op.type, .root = 0, .seq = op.seq});
   }
 }
 

@@ -17,14 +17,16 @@ void hierarchicalReduce(PeerIO& io, const Op& op) {
   // 1. Within each host, to its leader.
   if (severalLocal) {
     runLevel(io, l, l.local, false,
-             Op{Collective::kReduce, op.send, l.isLeader ? hostResult : nullptr, op.count, op.type, inner,
-                HostLevels::indexIn(l.local, l.myLeader), op.seq});
+             Op{.collective = Collective::kReduce, .send = op.send, .recv = l.isLeader ? hostResult : nullptr,
+                .count = op.count, .type = op.type, .op = inner, .root = HostLevels::indexIn(l.local, l.myLeader),
+                .seq = op.seq});
   }
   // 2. Among leaders, to the root.
   if (l.isLeader && acrossHosts) {
     const void* in = severalLocal ? hostResult : op.send;
     runLevel(io, l, l.leaders, true,
-             Op{Collective::kReduce, in, amRoot ? op.recv : nullptr, op.count, op.type, inner, l.rootHost, op.seq});
+             Op{.collective = Collective::kReduce, .send = in, .recv = amRoot ? op.recv : nullptr, .count = op.count,
+                .type = op.type, .op = inner, .root = l.rootHost, .seq = op.seq});
   }
   if (amRoot) {
     if (!severalLocal && !acrossHosts) copyIfOutOfPlace(io, op.send, op.recv, op.count * typeSize(op.type));

@@ -358,8 +358,9 @@ chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t coun
     bad = whereOf(comm, call) + "sendbuff and recvbuff overlap without being equal (in place needs equal)";
   }
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  return runCollective(call, comm, {Collective::kAllReduce, sendbuff, recvbuff, count, datatype, op, -1, 0}, sendbuff,
-                       recvbuff, stream);
+  const chorus::Op request{.collective = Collective::kAllReduce, .send = sendbuff, .recv = recvbuff, .count = count,
+                           .type = datatype, .op = op};
+  return runCollective(call, comm, request, sendbuff, recvbuff, stream);
 }
 
 chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
@@ -369,8 +370,9 @@ chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t coun
   if (bad.empty()) bad = checkRooted(call, comm, root, count, datatype, sendbuff, recvbuff, true);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   const void* sendUsed = comm->impl->rank() == root ? sendbuff : nullptr;  // read on the root only
-  return runCollective(call, comm, {Collective::kBroadcast, sendbuff, recvbuff, count, datatype, chorusSum, root, 0},
-                       sendUsed, recvbuff, stream);
+  const chorus::Op request{.collective = Collective::kBroadcast, .send = sendbuff, .recv = recvbuff, .count = count,
+                           .type = datatype, .root = root};
+  return runCollective(call, comm, request, sendUsed, recvbuff, stream);
 }
 
 chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
@@ -380,8 +382,9 @@ chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, 
   if (bad.empty()) bad = checkRooted(call, comm, root, count, datatype, sendbuff, recvbuff, false);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   const void* recvUsed = comm->impl->rank() == root ? recvbuff : nullptr;  // written on the root only
-  return runCollective(call, comm, {Collective::kReduce, sendbuff, recvbuff, count, datatype, op, root, 0}, sendbuff,
-                       recvUsed, stream);
+  const chorus::Op request{.collective = Collective::kReduce, .send = sendbuff, .recv = recvbuff, .count = count,
+                           .type = datatype, .op = op, .root = root};
+  return runCollective(call, comm, request, sendbuff, recvUsed, stream);
 }
 
 chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, chorusDataType_t datatype,
@@ -390,8 +393,9 @@ chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t send
   std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
   if (bad.empty()) bad = checkBlocks(call, comm, sendcount, "sendcount", datatype, sendbuff, recvbuff, true);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  return runCollective(call, comm, {Collective::kAllGather, sendbuff, recvbuff, sendcount, datatype, chorusSum, -1, 0},
-                       sendbuff, recvbuff, stream);
+  const chorus::Op request{.collective = Collective::kAllGather, .send = sendbuff, .recv = recvbuff, .count = sendcount,
+                           .type = datatype};
+  return runCollective(call, comm, request, sendbuff, recvbuff, stream);
 }
 
 chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, chorusDataType_t datatype,
@@ -400,8 +404,9 @@ chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t 
   std::string bad = checkCommon(call, comm, datatype, op, true);
   if (bad.empty()) bad = checkBlocks(call, comm, recvcount, "recvcount", datatype, sendbuff, recvbuff, false);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  return runCollective(call, comm, {Collective::kReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1, 0},
-                       sendbuff, recvbuff, stream);
+  const chorus::Op request{.collective = Collective::kReduceScatter, .send = sendbuff, .recv = recvbuff,
+                           .count = recvcount, .type = datatype, .op = op};
+  return runCollective(call, comm, request, sendbuff, recvbuff, stream);
 }
 
 }  // extern "C"

@@ -22,6 +22,7 @@
 #include "topology/local_host.h"
 #include "topology/rank_placement.h"
 #include "topology/topology_description.h"
+#include "transports/reserved_tags.h"
 #include "transports/transport.h"
 
 namespace chorus {
@@ -136,6 +137,8 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   if (config_.checkMismatch) {
     mismatchReport_ = std::make_unique<MismatchReport>(*store_, pre, rank_, size_);
   }
+  // checkMismatch off: frames carry no call identity, sizes are still checked.
+  callTags_ = std::make_unique<CallTags>(size_, config_.checkMismatch);
   return cards;
 }
 
@@ -155,7 +158,7 @@ void CommEngine::learnTopology(const std::vector<PeerCard>& cards, Deadline dead
   world_ = std::make_unique<GlobalTopology>(std::move(placements));
   links_ = linkModelOf(localHostTopology());
   if (config_.topoProbe) {
-    io_->begin(kProbeTag, LazyDeadline::at(deadline), nullptr);
+    io_->beginUntracked(reserved_tags::kLinkProbe, LazyDeadline::at(deadline));
     links_ = probeLinkModel(*io_, *world_, links_);
   }
   logTopology(rank_, localHostTopology(), *world_, links_);
@@ -190,14 +193,6 @@ void CommEngine::planSelection(const std::string& sameHostTransport) {
   }
 }
 
-uint32_t CommEngine::tagFor(const Op& op) const {
-  if (!mismatchReport_) return 0;  // CHORUS_CHECK_MISMATCH=0: frames carry no call identity, sizes are still checked
-  // Frames carry this tag; ranks that disagree on the call see different tags (or sizes) and fail fast.
-  return static_cast<uint32_t>((op.seq & 0xffff) << 16) | (static_cast<uint32_t>(op.collective) << 13) |
-         (static_cast<uint32_t>(op.type) << 9) | (static_cast<uint32_t>(op.op) << 6) |
-         (static_cast<uint32_t>(op.root + 1) & 0x3f);
-}
-
 void CommEngine::run(const Op& request) {
   CallerCount inside(activeCallers_);
   // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it.
@@ -223,7 +218,8 @@ void CommEngine::execute(const Op& request, const std::function<CommIO&()>& prep
     CommIO& io = prepare();
     AlgorithmChoice algo = selector_->choose(op, size_);
     CHORUS_TRACE(rank_, describeCall(op) << " via " << algo.name);
-    io.begin(tagFor(op), LazyDeadline::after(timeoutSeconds_), &op);
+    callTags_->begin(op);
+    io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &op);
     algo.run(io, op);
   } catch (const Error& raw) {
     // Transport errors know the peer but not the call: add it.

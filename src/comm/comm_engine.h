@@ -76,7 +76,6 @@ class CommEngine {
   void planSelection(const std::string& sameHostTransport);
   // The transport between this rank and the others of its host ("shm", "tcp"; "shm" when it is alone).
   std::string sameHostTransport(const std::vector<PeerCard>& cards) const;
-  uint32_t tagFor(const Op& op) const;
   // Runs one call on the CommIO that prepare() returns (it may wait and build), under callMutex_, with the
   // bookkeeping every call shares: sequence number, refusal once broken, error recording.
   void execute(const Op& request, const std::function<CommIO&()>& prepare, bool deviceCall);
@@ -93,6 +92,7 @@ class CommEngine {
   double timeoutSeconds_;  // config_.timeoutSeconds
   std::unique_ptr<StoreServer> storeServer_;
   std::unique_ptr<StoreClient> store_;
+  std::unique_ptr<CallTags> callTags_;  // what each call's frames carry (one call at a time: under callMutex_)
   std::unique_ptr<MismatchReport> mismatchReport_;  // null when config_.checkMismatch is off
   std::vector<std::unique_ptr<Connection>> conns_;
   std::vector<bool> sameMachine_;  // [p]: rank p runs on this physical machine (CUDA IPC can reach it)
@@ -105,7 +105,6 @@ class CommEngine {
   // that completed its side never sends one).
   static constexpr double kMismatchListingWaitSeconds = 0.5;
   static constexpr int kOversubscribedYields = 64;  // before sleeping; see the constructor
-  static constexpr uint32_t kProbeTag = 0xfffffff0;  // the link probe's frames (at init, before any call)
   std::unique_ptr<DecisionTable> intraHostTable_, interHostTable_;  // flat choices for each level
   std::unique_ptr<CommIO> io_;
   uint64_t seq_ = 0;

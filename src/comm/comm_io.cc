@@ -23,10 +23,18 @@ CommIO::CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& con
       aborted_(aborted),
       wakeFd_(wakeFd) {}
 
-void CommIO::begin(uint32_t tag, LazyDeadline deadline, const Op* op) {
-  tag_ = tag;
+void CommIO::begin(const CallTags& tags, LazyDeadline deadline, const Op* op) {
+  tags_ = &tags;
   deadline_ = deadline;
   op_ = op;
+  active_.clear();
+}
+
+void CommIO::beginUntracked(uint32_t tag, LazyDeadline deadline) {
+  tags_ = nullptr;
+  untrackedTag_ = tag;
+  deadline_ = deadline;
+  op_ = nullptr;
   active_.clear();
 }
 
@@ -43,12 +51,12 @@ Connection* CommIO::connectionTo(int peer) {
 
 Request CommIO::isend(int peer, const void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
-  return Request{c, true, c->isend(buf, bytes, tag_)};
+  return Request{c, true, c->isend(buf, bytes, tagFor(peer))};
 }
 
 Request CommIO::irecv(int peer, void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
-  return Request{c, false, c->irecv(buf, bytes, tag_)};
+  return Request{c, false, c->irecv(buf, bytes, tagFor(peer))};
 }
 
 void CommIO::copy(void* dst, const void* src, size_t bytes) {
@@ -209,7 +217,7 @@ void CommIO::wait(const Request& r) {
 void CommIO::exchange(int peer, const void* send, void* recv, size_t bytes) {
   Connection* c = connectionTo(peer);
   uint64_t sendId = 0, recvId = 0;
-  if (c->exchange(send, recv, bytes, tag_, &sendId, &recvId)) return;
+  if (c->exchange(send, recv, bytes, tagFor(peer), &sendId, &recvId)) return;
   wait(Request{c, false, recvId});
   wait(Request{c, true, sendId});
 }

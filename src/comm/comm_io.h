@@ -10,6 +10,7 @@
 
 #include "algorithms/collective.h"
 #include "algorithms/peer_io.h"
+#include "src/comm/call_tags.h"
 #include "src/comm/staging_memory.h"
 #include "src/core/deadline.h"
 #include "src/cuda/device_api.h"
@@ -25,8 +26,11 @@ class CommIO final : public PeerIO {
   CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& conns, StagingMemory& staging,
          Reducer& reducer, int spinRounds, int yieldRounds, const std::atomic<bool>& aborted, int wakeFd);
 
-  // Starts a call: its tag (carried by every frame), deadline, and the op (named in messages; must outlive the call).
-  void begin(uint32_t tag, LazyDeadline deadline, const Op* op);
+  // Starts a call: the tags its frames carry (per peer; `tags` must outlive the call), deadline, and the op (named
+  // in messages; must outlive the call).
+  void begin(const CallTags& tags, LazyDeadline deadline, const Op* op);
+  // Starts traffic outside any call (the link probe at init): every frame carries `tag`.
+  void beginUntracked(uint32_t tag, LazyDeadline deadline);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -80,7 +84,9 @@ class CommIO final : public PeerIO {
   int yieldRounds_;
   const std::atomic<bool>& aborted_;
   int wakeFd_;
-  uint32_t tag_ = 0;
+  const CallTags* tags_ = nullptr;  // null: untracked traffic, every frame carries untrackedTag_
+  uint32_t untrackedTag_ = 0;
+  uint32_t tagFor(int peer) const { return tags_ != nullptr ? tags_->tagFor(peer) : untrackedTag_; }
   LazyDeadline deadline_;
   const Op* op_ = nullptr;
   std::vector<Connection*> active_;  // connections this call has used

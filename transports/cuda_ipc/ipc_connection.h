@@ -36,6 +36,7 @@
 #include "transports/cuda_ipc/copy_batches.h"
 #include "transports/cuda_ipc/device_region.h"
 #include "transports/device/layered_device_connection.h"
+#include "transports/reserved_tags.h"
 
 namespace chorus {
 
@@ -55,9 +56,7 @@ inline constexpr size_t kIpcCopyBatches = 8;
 // Control receives posted ahead at most: enough that one progress step takes a burst of small messages' control
 // in one go, without a deque that grows with the messages in flight (thousands, when they are small).
 inline constexpr size_t kIpcControlWindow = 64;
-// The host connection tag of the control messages (below the communicator's probe tag 0xfffffff0 and the TCP
-// goodbye and abandon frames).
-inline constexpr uint32_t kIpcControlTag = 0xffffffe1u;
+inline constexpr uint32_t kIpcControlTag = reserved_tags::kIpcControl;
 
 // A control message, as sent over the host connection: 32 bytes, so that it rides inside one record of a
 // shared-memory host connection.

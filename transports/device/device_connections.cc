@@ -14,13 +14,13 @@
 #include "src/core/error.h"
 #include "src/core/logging.h"
 #include "transports/cuda_ipc/ipc_connection.h"
+#include "transports/reserved_tags.h"
 #include "transports/device/staged_connection.h"
 
 namespace chorus {
 namespace {
 
-// The host connection tag of the setup messages (below the communicator's probe tag and the IPC control tag).
-constexpr uint32_t kDeviceSetupTag = 0xffffffe0u;
+constexpr uint32_t kDeviceSetupTag = reserved_tags::kDeviceSetup;
 constexpr uint32_t kOfferMagic = 0x56444843;  // "CHDV"
 constexpr uint32_t kOfferVersion = 2;
 

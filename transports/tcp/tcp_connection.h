@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "transports/connection.h"
+#include "transports/reserved_tags.h"
 
 namespace chorus {
 
@@ -18,10 +19,8 @@ struct FrameHeader {
 };
 static_assert(sizeof(FrameHeader) == 16);
 inline constexpr uint32_t kFrameMagic = 0x53524843;  // "CHRS"
-// The tag of the empty frame a rank sends on every connection when it destroys its communicator.
-inline constexpr uint32_t kGoodbyeTag = 0xffffffffu;
-// The tag of the empty frame a rank sends when it abandons the communicator after an error or an abort.
-inline constexpr uint32_t kAbandonTag = 0xfffffffeu;
+inline constexpr uint32_t kGoodbyeTag = reserved_tags::kGoodbye;
+inline constexpr uint32_t kAbandonTag = reserved_tags::kAbandon;
 
 class TcpConnection final : public Connection {
  public:

@@ -1,4 +1,5 @@
-// A kind of link (NCCL's ncclTransport). Probed in order per peer pair; the first that can connect wins.
+// A kind of link (NCCL's ncclTransport). Probed in order per peer pair (transport_registry.h); the first that can
+// connect wins.
 #pragma once
 
 #include <memory>
@@ -12,13 +13,9 @@
 
 namespace chorus {
 
-struct CommConfig;
-
 class Transport {
  public:
   virtual ~Transport() = default;
-  // Short lower-case name used by CHORUS_TRANSPORT ("tcp").
-  virtual std::string_view name() const = 0;
   // Adds this transport's listening address (or other facts) to the card this rank publishes.
   virtual void describeSelf(PeerCard& card) = 0;
   // Symmetric and deterministic: both ranks of a pair reach the same answer from the same two cards.
@@ -27,11 +24,5 @@ class Transport {
   virtual std::vector<std::unique_ptr<Connection>> connectAll(const PeerCard& self, const std::vector<PeerCard>& peers,
                                                                Deadline deadline) = 0;
 };
-
-// The transports compiled in, in probe order, restricted by config.transports (unknown names are an error), set
-// up as the config says (shared-memory ring size and CMA, TCP sockets per peer and interfaces).
-// secret: what every connection must prove (HMAC challenge-response); empty: connections are not authenticated.
-std::vector<std::unique_ptr<Transport>> makeTransports(int rank, const CommConfig& config, const std::string& jobKey,
-                                                       const std::string& secret);
 
 }  // namespace chorus

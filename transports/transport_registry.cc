@@ -1,50 +1,80 @@
+#include "transports/transport_registry.h"
+
 #include <algorithm>
 #include <sstream>
 
-#include "src/core/error.h"
 #include "src/core/comm_config.h"
+#include "src/core/error.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
-#include "transports/transport.h"
 
 namespace chorus {
+namespace {
 
-std::vector<std::unique_ptr<Transport>> makeTransports(int rank, const CommConfig& config, const std::string& jobKey,
-                                                       const std::string& secret) {
+std::unique_ptr<Transport> makeShm(int rank, const CommConfig& config, const std::string& jobKey,
+                                   const std::string& secret) {
+  // 0: never; 1: where it beats the ring on this machine (measured once per process); 2: wherever permitted.
+  const ShmCma cma[] = {ShmCma::kOff, ShmCma::kWhenFaster, ShmCma::kAlways};
+  auto shm = std::make_unique<ShmTransport>(rank, jobKey, config.shmBufferBytes, cma[config.shmCma]);
+  shm->requireSecret(secret);
+  return shm;
+}
+
+std::unique_ptr<Transport> makeTcp(int rank, const CommConfig& config, const std::string& jobKey,
+                                   const std::string& secret) {
+  return std::make_unique<TcpTransport>(rank, jobKey, config.socketsPerPeer, config.socketIfname, secret);
+}
+
+std::string knownNames() {
+  std::string all;
+  for (const TransportRecord& r : transportRegistry()) all += (all.empty() ? "" : ", ") + std::string(r.name);
+  return all;
+}
+
+}  // namespace
+
+const std::vector<TransportRecord>& transportRegistry() {
+  // Probe order: the fastest link first. Later transports (ibverbs) slot in before tcp.
+  static const std::vector<TransportRecord> records = {
+      {TransportId::kShm, "shm", TransportMedium::kSharedMemory, makeShm},
+      {TransportId::kTcp, "tcp", TransportMedium::kNetwork, makeTcp},
+  };
+  return records;
+}
+
+const TransportRecord& transportRecord(TransportId id) {
+  for (const TransportRecord& r : transportRegistry()) {
+    if (r.id == id) return r;
+  }
+  throwInternal("no transport record for id " + std::to_string(static_cast<int>(id)));
+}
+
+std::vector<ChosenTransport> makeTransports(int rank, const CommConfig& config, const std::string& jobKey,
+                                            const std::string& secret) {
   const std::string& restriction = config.transports;
-  // Probe order: the fastest link first. Later transports (cuda_ipc, ibverbs) slot in before tcp.
-  const std::vector<std::string> known = {"shm", "tcp"};
-  std::vector<std::string> chosen;
+  std::vector<const TransportRecord*> chosen;
   if (restriction.empty()) {
-    chosen = known;
+    for (const TransportRecord& r : transportRegistry()) chosen.push_back(&r);
   } else {
     std::stringstream ss(restriction);
     std::string name;
     while (std::getline(ss, name, ',')) {
       if (name.empty()) continue;
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
-        std::string all;
-        for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
-        throwInvalidArgument("transports '" + restriction + "' (CHORUS_TRANSPORT or chorusConfig_t.transports): unknown " +
-                             "transport '" + name + "' (known: " + all + ")");
+      const auto& all = transportRegistry();
+      auto it = std::find_if(all.begin(), all.end(), [&](const TransportRecord& r) { return name == r.name; });
+      if (it == all.end()) {
+        throwInvalidArgument("transports '" + restriction + "' (CHORUS_TRANSPORT or chorusConfig_t.transports): " +
+                             "unknown transport '" + name + "' (known: " + knownNames() + ")");
       }
-      chosen.push_back(name);
+      chosen.push_back(&*it);
     }
   }
-  std::vector<std::unique_ptr<Transport>> out;
-  for (const auto& name : chosen) {
-    if (name == "shm") {
-      // 0: never; 1: where it beats the ring on this machine (measured once per process); 2: wherever permitted.
-      const ShmCma cma[] = {ShmCma::kOff, ShmCma::kWhenFaster, ShmCma::kAlways};
-      auto shm = std::make_unique<ShmTransport>(rank, jobKey, config.shmBufferBytes, cma[config.shmCma]);
-      shm->requireSecret(secret);
-      out.push_back(std::move(shm));
-    } else if (name == "tcp") {
-      out.push_back(
-          std::make_unique<TcpTransport>(rank, jobKey, config.socketsPerPeer, config.socketIfname, secret));
-    }
+  if (chosen.empty()) {
+    throwInvalidArgument("transports '" + restriction +
+                         "' (CHORUS_TRANSPORT or chorusConfig_t.transports) leaves no transport");
   }
-  if (out.empty()) throwInvalidArgument("transports '" + restriction + "' (CHORUS_TRANSPORT or chorusConfig_t.transports) leaves no transport");
+  std::vector<ChosenTransport> out;
+  for (const TransportRecord* r : chosen) out.push_back(ChosenTransport{r, r->make(rank, config, jobKey, secret)});
   return out;
 }
 

@@ -11,7 +11,7 @@ LinkCost costOf(const LinkParams& p) { return LinkCost{p.latencyUs, p.bandwidthG
 
 }  // namespace
 
-CostInputs costInputsFor(const GlobalTopology& world, const LinkModel& links, std::string_view sameHostTransport,
+CostInputs costInputsFor(const GlobalTopology& world, const LinkModel& links, bool sameHostOverNetwork,
                          size_t sliceBytes) {
   CostInputs in;
   in.nranks = world.nranks();
@@ -24,8 +24,8 @@ CostInputs costInputsFor(const GlobalTopology& world, const LinkModel& links, st
   }
   in.coresPerHost = cores > 0 ? cores : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   const LinkClass network = world.interHostLink();
-  in.intraHost = costOf(links.params(sameHostTransport == "tcp" ? LinkClass::kNetwork : world.intraHostLink()));
-  in.intraHostMemory = sameHostTransport != "tcp";
+  in.intraHost = costOf(links.params(sameHostOverNetwork ? LinkClass::kNetwork : world.intraHostLink()));
+  in.intraHostMemory = !sameHostOverNetwork;
   in.interHost = costOf(links.params(network));
   in.sliceBytes = sliceBytes;
   return in;

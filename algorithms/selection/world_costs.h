@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstddef>
-#include <string_view>
 
 #include "algorithms/selection/cost_model.h"
 #include "topology/global_topology.h"
@@ -10,9 +9,9 @@
 
 namespace chorus {
 
-// sameHostTransport: what carries bytes between ranks of one host ("shm", or "tcp" when CHORUS_TRANSPORT forces
-// it: then those pairs cost what the network does).
-CostInputs costInputsFor(const GlobalTopology& world, const LinkModel& links, std::string_view sameHostTransport,
+// sameHostOverNetwork: ranks of one host talk over the network (a transport list without shared memory): then
+// those pairs cost what the network does.
+CostInputs costInputsFor(const GlobalTopology& world, const LinkModel& links, bool sameHostOverNetwork,
                          size_t sliceBytes);
 
 }  // namespace chorus

@@ -28,7 +28,7 @@ namespace {
 void printDecisionTable(std::ostream& out, const GlobalTopology& world, const LinkModel& model) {
   const size_t slice =
       static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), 4096, 64 << 20));
-  const CostInputs in = costInputsFor(world, model, "shm", slice);
+  const CostInputs in = costInputsFor(world, model, false, slice);
   DecisionTable table(in, AlgoRules::parse(params::algo()));
   out << "\nDecision table (" << in.nranks << " ranks, " << in.nhosts << " host(s), up to " << in.maxRanksPerHost
       << " per host, " << in.coresPerHost << " cores per host)\n";

@@ -23,7 +23,7 @@
 #include "topology/rank_placement.h"
 #include "topology/topology_description.h"
 #include "transports/reserved_tags.h"
-#include "transports/transport.h"
+#include "transports/transport_registry.h"
 
 namespace chorus {
 CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config)
@@ -52,7 +52,7 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config)
                                    wakeFd_);
     io_->setHierarchy(&hierarchy_);
     learnTopology(cards, deadline);
-    planSelection(sameHostTransport(cards));
+    planSelection(sameHostMedium(cards) == TransportMedium::kNetwork);
   } catch (...) {
     close(wakeFd_);
     throw;
@@ -92,7 +92,7 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   self.hostId = hostIdentity();
   self.entries["machine"] = machineIdentity();
   addPlacement(self, localHostTopology());
-  for (auto& t : transports) t->describeSelf(self);
+  for (auto& t : transports) t.transport->describeSelf(self);
   store_->set(pre + "card/" + std::to_string(rank_), self.encode(), deadline);
   std::vector<PeerCard> cards(size_);
   cards[rank_] = self;
@@ -110,23 +110,25 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   for (int p = 0; p < size_; ++p) sameMachine_[p] = machineOf(cards[p]) == machineOf(self);
   // Each pair takes the first transport in probe order that both ends can use.
   std::vector<std::vector<PeerCard>> groups(transports.size());
+  peerTransports_.assign(size_, TransportId::kShm);
   for (int p = 0; p < size_; ++p) {
     if (p == rank_) continue;
     size_t chosen = transports.size();
     for (size_t t = 0; t < transports.size() && chosen == transports.size(); ++t) {
-      if (transports[t]->canConnect(self, cards[p])) chosen = t;
+      if (transports[t].transport->canConnect(self, cards[p])) chosen = t;
     }
     if (chosen == transports.size()) {
       throw Error(chorusInvalidUsage, who + ": no transport can reach rank " + std::to_string(p) +
                                           " (transports '" + config_.transports + "')");
     }
     groups[chosen].push_back(cards[p]);
+    peerTransports_[p] = transports[chosen].record->id;
   }
   conns_.resize(size_);
   // In probe order on every rank: each transport's connectAll waits for its peers to be inside the same one.
   for (size_t t = 0; t < transports.size(); ++t) {
     if (groups[t].empty()) continue;
-    for (auto& c : transports[t]->connectAll(self, groups[t], deadline)) {
+    for (auto& c : transports[t].transport->connectAll(self, groups[t], deadline)) {
       CHORUS_INFO(rank_, "peer " << c->peer() << " via " << c->describe());
       int p = c->peer();
       conns_[p] = std::move(c);
@@ -142,14 +144,13 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   return cards;
 }
 
-std::string CommEngine::sameHostTransport(const std::vector<PeerCard>& cards) const {
+TransportMedium CommEngine::sameHostMedium(const std::vector<PeerCard>& cards) const {
   for (int p = 0; p < size_; ++p) {
     if (p != rank_ && conns_[p] && cards[p].hostId == cards[rank_].hostId) {
-      std::string d = conns_[p]->describe();
-      return d.substr(0, d.find(' '));
+      return transportRecord(peerTransports_[p]).medium;
     }
   }
-  return "shm";
+  return TransportMedium::kSharedMemory;
 }
 
 void CommEngine::learnTopology(const std::vector<PeerCard>& cards, Deadline deadline) {
@@ -166,8 +167,8 @@ void CommEngine::learnTopology(const std::vector<PeerCard>& cards, Deadline dead
   for (int h = 0; h < world_->nhosts(); ++h) hierarchy_.hosts.push_back(world_->ranksOnHost(h));
 }
 
-void CommEngine::planSelection(const std::string& sameHostTransport) {
-  CostInputs in = costInputsFor(*world_, links_, sameHostTransport, config_.chunkSize);
+void CommEngine::planSelection(bool sameHostOverNetwork) {
+  CostInputs in = costInputsFor(*world_, links_, sameHostOverNetwork, config_.chunkSize);
   // Emulated hosts on one machine share its cores: each host gets its share of them.
   in.coresPerHost = std::max(1, in.coresPerHost * in.maxRanksPerHost / std::max(1, localRanks_));
   selector_ = std::make_unique<Selector>(config_.algo, in);

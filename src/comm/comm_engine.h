@@ -22,6 +22,7 @@
 #include "src/core/comm_config.h"
 #include "src/cuda/device_api.h"
 #include "transports/connection.h"
+#include "transports/transport_registry.h"
 #include "topology/global_topology.h"
 #include "topology/link_model.h"
 #include "transports/peer_info.h"
@@ -73,9 +74,10 @@ class CommEngine {
   // Every rank's placement into the global view, the link model (probed when CHORUS_TOPO_PROBE=1), the hosts.
   void learnTopology(const std::vector<PeerCard>& cards, Deadline deadline);
   // The selector and each level's decision table for this world.
-  void planSelection(const std::string& sameHostTransport);
-  // The transport between this rank and the others of its host ("shm", "tcp"; "shm" when it is alone).
-  std::string sameHostTransport(const std::vector<PeerCard>& cards) const;
+  // sameHostOverNetwork: ranks of one host talk over the network (a transport list without shm).
+  void planSelection(bool sameHostOverNetwork);
+  // What carries bytes between this rank and the others of its host (shared memory when it is alone).
+  TransportMedium sameHostMedium(const std::vector<PeerCard>& cards) const;
   // Runs one call on the CommIO that prepare() returns (it may wait and build), under callMutex_, with the
   // bookkeeping every call shares: sequence number, refusal once broken, error recording.
   void execute(const Op& request, const std::function<CommIO&()>& prepare, bool deviceCall);
@@ -95,6 +97,7 @@ class CommEngine {
   std::unique_ptr<CallTags> callTags_;  // what each call's frames carry (one call at a time: under callMutex_)
   std::unique_ptr<MismatchReport> mismatchReport_;  // null when config_.checkMismatch is off
   std::vector<std::unique_ptr<Connection>> conns_;
+  std::vector<TransportId> peerTransports_;  // [p]: the transport of conns_[p]
   std::vector<bool> sameMachine_;  // [p]: rank p runs on this physical machine (CUDA IPC can reach it)
   std::unique_ptr<StagingMemory> staging_;
   std::unique_ptr<Selector> selector_;

@@ -19,6 +19,7 @@
 #include "src/core/error.h"
 #include "transports/shm/shm_handshake.h"
 #include "transports/shm/shm_segment.h"
+#include "transports/transport_registry.h"
 
 namespace chorus {
 namespace {
@@ -93,7 +94,7 @@ TEST(ShmTransportTest, ProbeOrderIsShmThenTcpAndTheRestrictionIsObeyed) {
     std::string out;
     CommConfig config;
     config.transports = restriction;
-    for (auto& t : makeTransports(0, config, "job", "")) out += std::string(t->name()) + " ";
+    for (auto& t : makeTransports(0, config, "job", "")) out += std::string(t.record->name) + " ";
     return out;
   };
   EXPECT_EQ(names(""), "shm tcp ");

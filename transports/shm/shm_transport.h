@@ -29,7 +29,6 @@ class ShmTransport final : public Transport {
   ~ShmTransport() override;
   // With a non-empty secret every connection proves it (HMAC challenge-response, channel_auth.h) before its hello.
   void requireSecret(std::string secret) { secret_ = std::move(secret); }
-  std::string_view name() const override { return "shm"; }
   void describeSelf(PeerCard& card) override;
   bool canConnect(const PeerCard& self, const PeerCard& peer) const override;
   std::vector<std::unique_ptr<Connection>> connectAll(const PeerCard& self, const std::vector<PeerCard>& peers,

@@ -23,7 +23,6 @@ class TcpTransport final : public Transport {
   TcpTransport(int rank, std::string jobKey, int nsocks, std::string ifnameSpec);
   // The same with an explicit secret (e.g. the one a unique id carries).
   TcpTransport(int rank, std::string jobKey, int nsocks, std::string ifnameSpec, std::string secret);
-  std::string_view name() const override { return "tcp"; }
   void describeSelf(PeerCard& card) override;
   bool canConnect(const PeerCard& self, const PeerCard& peer) const override;
   std::vector<std::unique_ptr<Connection>> connectAll(const PeerCard& self, const std::vector<PeerCard>& peers,

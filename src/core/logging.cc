@@ -27,11 +27,16 @@ namespace {
 thread_local const std::string* currentCommName = nullptr;
 }  // namespace
 
-CommLogScope::CommLogScope(const std::string& commName) : previous_(currentCommName) {
-  currentCommName = commName.empty() ? previous_ : &commName;
+// An unnamed communicator touches no thread-local state: its calls pay nothing for the feature.
+CommLogScope::CommLogScope(const std::string& commName) : active_(!commName.empty()) {
+  if (!active_) return;
+  previous_ = currentCommName;
+  currentCommName = &commName;
 }
 
-CommLogScope::~CommLogScope() { currentCommName = previous_; }
+CommLogScope::~CommLogScope() {
+  if (active_) currentCommName = previous_;
+}
 
 void logLine(LogLevel level, int rank, const std::string& message) {
   static const std::string host = [] {

@@ -23,7 +23,8 @@ class CommLogScope {
   CommLogScope& operator=(const CommLogScope&) = delete;
 
  private:
-  const std::string* previous_;
+  bool active_;
+  const std::string* previous_ = nullptr;
 };
 
 }  // namespace chorus

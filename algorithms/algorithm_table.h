@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "algorithms/collective.h"
+#include "core/collective.h"
 #include "algorithms/peer_io.h"
 
 namespace chorus {

@@ -1,7 +1,7 @@
 // Every algorithm, each a short script over PeerIO. The selector (selector.h) is the only caller.
 #pragma once
 
-#include "algorithms/collective.h"
+#include "core/collective.h"
 #include "algorithms/peer_io.h"
 
 namespace chorus {

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "algorithms/patterns/ring_pattern.h"
-#include "src/core/datatype.h"
+#include "core/datatype.h"
 
 namespace chorus {
 

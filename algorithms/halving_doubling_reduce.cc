@@ -1,7 +1,7 @@
 #include "algorithms/algorithms.h"
 #include "algorithms/halving_doubling_exchange.h"
 #include "algorithms/patterns/halving_doubling_pattern.h"
-#include "src/core/datatype.h"
+#include "core/datatype.h"
 
 namespace chorus {
 

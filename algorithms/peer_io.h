@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "algorithms/reduce/reducer.h"
+#include "reduce/reducer.h"
 
 namespace chorus {
 

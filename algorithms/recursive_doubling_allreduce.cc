@@ -1,5 +1,5 @@
 #include "algorithms/algorithms.h"
-#include "src/core/datatype.h"
+#include "core/datatype.h"
 
 namespace chorus {
 

@@ -1,7 +1,7 @@
 #include "algorithms/algorithms.h"
 #include "algorithms/patterns/ring_pattern.h"
 #include "algorithms/slice_pipeline.h"
-#include "src/core/datatype.h"
+#include "core/datatype.h"
 
 namespace chorus {
 

@@ -1,19 +1,8 @@
 #include "algorithms/selector.h"
 
-#include "src/core/datatype.h"
+#include "core/datatype.h"
 
 namespace chorus {
-
-const char* collectiveName(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce: return "allreduce";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kReduce: return "reduce";
-    case Collective::kAllGather: return "allgather";
-    case Collective::kReduceScatter: return "reducescatter";
-  }
-  return "unknown";
-}
 
 size_t selectionBytes(const Op& op, int nranks) {
   size_t bytes = op.count * typeSize(op.type);

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "algorithms/algorithm_table.h"
-#include "algorithms/collective.h"
+#include "core/collective.h"
 #include "algorithms/selection/decision_table.h"
 
 namespace chorus {

@@ -1,6 +1,6 @@
 #include "algorithms/algorithms.h"
 #include "algorithms/tree_pipeline.h"
-#include "src/core/datatype.h"
+#include "core/datatype.h"
 
 namespace chorus {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "algorithms/patterns/ring_pattern.h"
-#include "src/core/datatype.h"
-#include "src/core/error.h"
+#include "core/datatype.h"
+#include "core/error.h"
 
 namespace chorus {
 

@@ -1,4 +1,4 @@
-# CUDA support: device-buffer detection (src/cuda) and reduction kernels (algorithms/reduce/cuda).
+# CUDA support: device-buffer detection and the device runtime (device/) and reduction kernels (reduce/cuda).
 #
 # CHORUS_CUDA=AUTO (default) builds the kernels when nvcc is found, ON insists on them, OFF leaves them out.
 # CHORUS_CUDA_ENABLED tells the rest of the build (tests/gpu, perf/gpu_bench) which it got. Either way the
@@ -75,5 +75,5 @@ else()
   message(STATUS "CUDA: off (${chorus_cuda_off_reason})")
 endif()
 
-include(${PROJECT_SOURCE_DIR}/src/cuda/sources.cmake)
-include(${PROJECT_SOURCE_DIR}/algorithms/reduce/cuda/sources.cmake)
+include(${PROJECT_SOURCE_DIR}/device/sources.cmake)
+include(${PROJECT_SOURCE_DIR}/reduce/cuda/sources.cmake)

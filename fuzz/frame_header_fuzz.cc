@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "transports/tcp/tcp_connection.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "src/security/channel_auth.h"
+#include "core/security/channel_auth.h"
 #include "transports/tcp/tcp_hello.h"
 
 namespace {

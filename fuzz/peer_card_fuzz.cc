@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "src/core/error.h"
-#include "transports/peer_info.h"
+#include "core/error.h"
+#include "core/bootstrap/peer_card.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   chorus::Bytes bytes(data, data + size);

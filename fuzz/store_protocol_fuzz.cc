@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "src/bootstrap/store_protocol.h"
+#include "core/bootstrap/store_protocol.h"
 
 namespace wire = chorus::store_protocol;
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "topology/topology_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

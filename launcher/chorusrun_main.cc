@@ -15,10 +15,10 @@
 #include "launcher/launch_options.h"
 #include "launcher/rank_environment.h"
 #include "launcher/rank_supervisor.h"
-#include "src/bootstrap/store.h"
-#include "src/core/error.h"
-#include "src/core/logging.h"
-#include "src/core/params.h"
+#include "core/bootstrap/store.h"
+#include "core/error.h"
+#include "core/logging.h"
+#include "core/params.h"
 #include "topology/host_identity.h"
 
 int main(int argc, char** argv) {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "topology/host_blocks.h"
 
 namespace chorus::launcher {

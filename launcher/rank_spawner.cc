@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <string>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus::launcher {
 

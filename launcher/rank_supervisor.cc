@@ -13,7 +13,7 @@
 
 #include "launcher/rank_environment.h"
 #include "launcher/rank_spawner.h"
-#include "src/core/error.h"
+#include "core/error.h"
 
 extern char** environ;
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "topology/host_blocks.h"
 
 namespace chorus {

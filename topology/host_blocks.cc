@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 

@@ -4,8 +4,8 @@
 
 #include <fstream>
 
-#include "src/core/error.h"
-#include "src/core/params.h"
+#include "core/error.h"
+#include "core/params.h"
 
 namespace chorus {
 

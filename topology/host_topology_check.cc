@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 

@@ -4,8 +4,8 @@
 #include <mutex>
 #include <optional>
 
-#include "src/core/logging.h"
-#include "src/core/params.h"
+#include "core/logging.h"
+#include "core/params.h"
 #include "topology/topology_detector.h"
 #include "topology/topology_json.h"
 

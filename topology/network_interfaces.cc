@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <sstream>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "src/core/error.h"
-#include "src/core/params.h"
+#include "core/error.h"
+#include "core/params.h"
 #include "topology/cpu_list.h"
 #include "topology/host_topology_check.h"
 

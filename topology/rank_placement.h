@@ -4,7 +4,7 @@
 #include <string>
 
 #include "topology/host_topology.h"
-#include "transports/peer_info.h"
+#include "core/bootstrap/peer_card.h"
 
 namespace chorus {
 

@@ -4,8 +4,8 @@
 #include <map>
 #include <sstream>
 
-#include "src/core/byte_text.h"
-#include "src/core/logging.h"
+#include "core/byte_text.h"
+#include "core/logging.h"
 #include "topology/cpu_list.h"
 
 namespace chorus {

@@ -9,7 +9,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "topology/cpu_list.h"
 #include "topology/host_topology_check.h"
 

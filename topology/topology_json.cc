@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "topology/cpu_list.h"
 #include "topology/host_topology_check.h"
 

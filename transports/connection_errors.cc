@@ -1,6 +1,6 @@
 #include "transports/connection_errors.h"
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus::connection_errors {
 

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "src/core/deadline.h"
+#include "core/deadline.h"
 #include "transports/connection.h"
-#include "transports/peer_info.h"
+#include "core/bootstrap/peer_card.h"
 
 namespace chorus {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "src/core/comm_config.h"
-#include "src/core/error.h"
+#include "core/comm_config.h"
+#include "core/error.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
 

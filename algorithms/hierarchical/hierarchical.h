@@ -2,7 +2,7 @@
 // then within each host again. Correct for any split of ranks over hosts, uneven included.
 #pragma once
 
-#include "algorithms/collective.h"
+#include "core/collective.h"
 #include "algorithms/peer_io.h"
 
 namespace chorus {

@@ -2,7 +2,7 @@
 
 #include "algorithms/algorithms.h"
 #include "algorithms/hierarchical/host_levels.h"
-#include "src/core/datatype.h"
+#include "core/datatype.h"
 
 namespace chorus {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "algorithms/algorithm_table.h"
-#include "algorithms/collective.h"
+#include "core/collective.h"
 
 namespace chorus {
 

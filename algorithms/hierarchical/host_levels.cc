@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "algorithms/hierarchical/subgroup_io.h"
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 

@@ -3,7 +3,7 @@
 #include <cctype>
 
 #include "algorithms/algorithm_table.h"
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 namespace {

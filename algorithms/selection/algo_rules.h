@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "algorithms/collective.h"
+#include "core/collective.h"
 
 namespace chorus {
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "algorithms/collective.h"
+#include "core/collective.h"
 
 namespace chorus {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <sstream>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 namespace {

@@ -11,10 +11,10 @@
 #include <memory>
 #include <string>
 
-#include "algorithms/reduce/half.h"
-#include "algorithms/reduce/reduce_kernels.h"
-#include "algorithms/reduce/reducer.h"
-#include "src/core/datatype.h"
+#include "reduce/half.h"
+#include "reduce/reduce_kernels.h"
+#include "reduce/reducer.h"
+#include "core/datatype.h"
 
 namespace chorus {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "src/cuda/device_api.h"
+#include "device/device_api.h"
 
 namespace chorus {
 // Weak: against the shared library, whose internals are hidden, the symbol is absent and --device gpu says so;

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/reduce/cuda/cuda_reducer.h"
-#include "src/core/datatype.h"
-#include "src/core/error.h"
-#include "src/cuda/device_runtime.h"
+#include "reduce/cuda/cuda_reducer.h"
+#include "core/datatype.h"
+#include "core/error.h"
+#include "core/device_runtime.h"
 
 namespace chorus {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "algorithms/selection/algo_rules.h"
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 namespace {

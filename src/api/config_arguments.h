@@ -3,7 +3,7 @@
 #pragma once
 
 #include "chorus/chorus.h"
-#include "src/core/comm_config.h"
+#include "core/comm_config.h"
 
 namespace chorus {
 

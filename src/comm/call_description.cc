@@ -1,6 +1,6 @@
 #include "src/comm/call_description.h"
 
-#include "src/core/datatype.h"
+#include "core/datatype.h"
 
 namespace chorus {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "algorithms/collective.h"
+#include "core/collective.h"
 
 namespace chorus {
 

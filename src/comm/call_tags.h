@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "algorithms/collective.h"
+#include "core/collective.h"
 
 namespace chorus {
 

@@ -9,23 +9,23 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/collective.h"
+#include "core/collective.h"
 #include "algorithms/hierarchical/hierarchy.h"
 #include "algorithms/selector.h"
-#include "src/bootstrap/launch_spec.h"
-#include "src/bootstrap/store.h"
+#include "core/bootstrap/launch_spec.h"
+#include "core/bootstrap/store.h"
 #include "src/comm/comm_io.h"
-#include "src/comm/device_call_queue.h"
+#include "device/device_call_queue.h"
 #include "src/comm/device_resources.h"
 #include "src/comm/mismatch_report.h"
 #include "src/comm/staging_memory.h"
-#include "src/core/comm_config.h"
-#include "src/cuda/device_api.h"
+#include "core/comm_config.h"
+#include "device/device_api.h"
 #include "transports/connection.h"
 #include "transports/transport_registry.h"
 #include "topology/global_topology.h"
 #include "topology/link_model.h"
-#include "transports/peer_info.h"
+#include "core/bootstrap/peer_card.h"
 
 namespace chorus {
 

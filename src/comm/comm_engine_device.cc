@@ -3,8 +3,8 @@
 #include <string>
 
 #include "src/comm/comm_engine.h"
-#include "src/core/error.h"
-#include "src/core/logging.h"
+#include "core/error.h"
+#include "core/logging.h"
 #include "transports/device/device_connections.h"
 
 namespace chorus {

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "src/comm/call_description.h"
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 

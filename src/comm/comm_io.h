@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/collective.h"
+#include "core/collective.h"
 #include "algorithms/peer_io.h"
 #include "src/comm/call_tags.h"
 #include "src/comm/staging_memory.h"
-#include "src/core/deadline.h"
-#include "src/cuda/device_api.h"
-#include "src/cuda/poll_backoff.h"
+#include "core/deadline.h"
+#include "device/device_api.h"
+#include "device/poll_backoff.h"
 #include "transports/connection.h"
 
 namespace chorus {

@@ -8,7 +8,7 @@
 
 #include "src/comm/comm_io.h"
 #include "src/comm/staging_memory.h"
-#include "src/cuda/device_api.h"
+#include "device/device_api.h"
 #include "transports/connection.h"
 
 namespace chorus {

@@ -3,7 +3,7 @@
 #include <map>
 #include <vector>
 
-#include "src/core/logging.h"
+#include "core/logging.h"
 
 namespace chorus {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "src/bootstrap/store.h"
-#include "src/core/error.h"
+#include "core/bootstrap/store.h"
+#include "core/error.h"
 
 namespace chorus {
 

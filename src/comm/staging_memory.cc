@@ -7,7 +7,7 @@
 #include <cstring>
 #include <utility>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 namespace {

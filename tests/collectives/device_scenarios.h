@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "chorus/chorus.h"
-#include "src/cuda/device_api.h"
-#include "src/cuda/poll_backoff.h"
-#include "src/cuda/stream_flag.h"
+#include "device/device_api.h"
+#include "device/poll_backoff.h"
+#include "device/stream_flag.h"
 #include "tests/collectives/typed_values.h"
 
 namespace chorus::test::device_scenarios {

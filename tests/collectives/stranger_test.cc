@@ -24,15 +24,16 @@
 #include <vector>
 
 #include "chorus/chorus.h"
-#include "src/bootstrap/launch_spec.h"
-#include "src/bootstrap/store.h"
-#include "src/core/error.h"
-#include "src/security/channel_auth.h"
+#include "core/bootstrap/launch_spec.h"
+#include "core/bootstrap/store.h"
+#include "core/error.h"
+#include "core/security/channel_auth.h"
 #include "tests/harness/process_world.h"
 #include "tests/harness/raw_socket.h"
 #include "tests/harness/scoped_env.h"
-#include "transports/peer_info.h"
+#include "core/bootstrap/peer_card.h"
 #include "transports/tcp/tcp_hello.h"
+#include "core/host_port.h"
 #include "transports/tcp/tcp_transport.h"
 
 namespace chorus::test {

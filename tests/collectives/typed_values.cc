@@ -4,7 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "algorithms/reduce/half.h"
+#include "reduce/half.h"
 
 namespace chorus::test {
 

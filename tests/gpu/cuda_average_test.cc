@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
-#include "algorithms/reduce/cuda/cuda_reducer.h"
-#include "algorithms/reduce/reducer.h"
-#include "src/core/datatype.h"
+#include "reduce/cuda/cuda_reducer.h"
+#include "reduce/reducer.h"
+#include "core/datatype.h"
 #include "tests/gpu/gpu_test_support.h"
 
 namespace chorus {

@@ -1,7 +1,7 @@
 // The CUDA DeviceApi on a real GPU: streams run in order, flag waits (cuStreamWaitValue32 or the polling kernel)
 // hold a stream and not the host, events report completion, memory is located, the per-stream reducer sees what
 // the stream copied, and an IPC handle maps the same device memory in another process. Skips without a device.
-#include "src/cuda/cuda_device_api.h"
+#include "device/cuda_device_api.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "src/cuda/poll_backoff.h"
-#include "src/cuda/stream_flag.h"
+#include "device/poll_backoff.h"
+#include "device/stream_flag.h"
 #include "tests/gpu/gpu_test_support.h"
 #include "tests/harness/process_world.h"
 

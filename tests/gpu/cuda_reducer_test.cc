@@ -1,7 +1,7 @@
 // The CUDA reduction kernels against the host reducer, bit for bit (NaN payloads aside): every datatype x op,
 // counts around the 16-byte vector and the grid, every pointer at its own misalignment, aliasing, byte-misaligned
 // pointers, every float16/bfloat16 bit pattern, and the synchronous contract of reduce().
-#include "algorithms/reduce/cuda/cuda_reducer.h"
+#include "reduce/cuda/cuda_reducer.h"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include <random>
 #include <vector>
 
-#include "algorithms/reduce/reducer.h"
-#include "src/core/datatype.h"
+#include "reduce/reducer.h"
+#include "core/datatype.h"
 #include "tests/gpu/gpu_test_support.h"
 
 namespace chorus {

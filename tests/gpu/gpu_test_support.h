@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/reduce/half.h"
+#include "reduce/half.h"
 #include "chorus/chorus.h"
-#include "src/core/datatype.h"
-#include "src/cuda/device_runtime.h"
+#include "core/datatype.h"
+#include "core/device_runtime.h"
 #include "tests/harness/edge_floats.h"
 
 namespace chorus::gpu_test {

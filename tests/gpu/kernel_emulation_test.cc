@@ -11,10 +11,10 @@
 #include <random>
 #include <vector>
 
-#include "algorithms/reduce/cuda/device_ops.h"
-#include "algorithms/reduce/cuda/reduce_thread_work.h"
-#include "algorithms/reduce/reducer.h"
-#include "src/core/datatype.h"
+#include "reduce/cuda/device_ops.h"
+#include "reduce/cuda/reduce_thread_work.h"
+#include "reduce/reducer.h"
+#include "core/datatype.h"
 #include "tests/gpu/gpu_test_support.h"
 
 namespace chorus {

@@ -1,6 +1,6 @@
 // locateBuffer on every kind of memory a caller can hand Chorus: host (heap, stack, registered, pinned), device,
 // managed, interior pointers, NULL; and ScopedCudaDevice, which moves a thread to the buffers' device and back.
-#include "src/cuda/memory_location.h"
+#include "device/memory_location.h"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "src/core/error.h"
-#include "src/cuda/scoped_device.h"
+#include "core/error.h"
+#include "device/scoped_device.h"
 #include "tests/gpu/gpu_test_support.h"
 
 namespace chorus {

@@ -7,12 +7,12 @@
 #include <thread>
 #include <vector>
 
-#include "algorithms/reduce/cuda/cuda_reducer.h"
-#include "src/core/error.h"
-#include "src/cuda/cuda_error.h"
-#include "src/cuda/device_runtime.h"
-#include "src/cuda/memory_location.h"
-#include "src/cuda/scoped_device.h"
+#include "reduce/cuda/cuda_reducer.h"
+#include "core/error.h"
+#include "core/cuda_error.h"
+#include "core/device_runtime.h"
+#include "device/memory_location.h"
+#include "device/scoped_device.h"
 
 namespace chorus {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus::test {
 

@@ -16,9 +16,9 @@
 #include <memory>
 #include <sstream>
 
-#include "src/bootstrap/launch_spec.h"
-#include "src/bootstrap/store.h"
-#include "src/core/error.h"
+#include "core/bootstrap/launch_spec.h"
+#include "core/bootstrap/store.h"
+#include "core/error.h"
 
 extern char** environ;
 

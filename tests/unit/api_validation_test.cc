@@ -13,7 +13,7 @@
 #include <string>
 
 #include "chorus/chorus.h"
-#include "src/bootstrap/launch_spec.h"
+#include "core/bootstrap/launch_spec.h"
 
 namespace chorus {
 namespace {

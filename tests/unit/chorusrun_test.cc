@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "src/bootstrap/store.h"
-#include "src/core/params.h"
+#include "core/bootstrap/store.h"
+#include "core/params.h"
 #include "topology/host_identity.h"
 
 extern char** environ;

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 namespace {

@@ -1,4 +1,4 @@
-#include "src/core/datatype.h"
+#include "core/datatype.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Deadlines: fixed ones, and lazy ones whose clock starts at the first look.
-#include "src/core/deadline.h"
+#include "core/deadline.h"
 
 #include <gtest/gtest.h>
 

@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "src/core/error.h"
-#include "src/cuda/emulated_device_api.h"
+#include "core/error.h"
+#include "device/emulated_device_api.h"
 #include "tests/unit/device_test_support.h"
 #include "transports/cuda_ipc/ipc_connection.h"
 #include "transports/device/staged_connection.h"

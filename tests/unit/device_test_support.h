@@ -22,10 +22,10 @@
 #include <utility>
 #include <vector>
 
-#include "src/core/deadline.h"
-#include "src/core/error.h"
-#include "src/cuda/device_api.h"
-#include "src/cuda/emulated_device_api.h"
+#include "core/deadline.h"
+#include "core/error.h"
+#include "device/device_api.h"
+#include "device/emulated_device_api.h"
 #include "transports/connection.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_connection.h"

@@ -1,6 +1,6 @@
-// float16 / bfloat16 conversions (algorithms/reduce/half.h) against an independent double-precision oracle,
+// float16 / bfloat16 conversions (reduce/half.h) against an independent double-precision oracle,
 // against the exact IEEE values of hand-picked rounding cases, and against F16C when the CPU has it.
-#include "algorithms/reduce/half.h"
+#include "reduce/half.h"
 
 #include <gtest/gtest.h>
 

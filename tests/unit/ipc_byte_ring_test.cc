@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "tests/unit/device_test_support.h"
 #include "tests/unit/ipc_test_ends.h"
 #include "transports/cuda_ipc/ipc_connection.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "tests/unit/device_test_support.h"
 #include "tests/unit/ipc_test_ends.h"
 

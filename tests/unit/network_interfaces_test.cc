@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 

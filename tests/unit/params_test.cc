@@ -1,4 +1,4 @@
-#include "src/core/params.h"
+#include "core/params.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 
@@ -18,7 +18,7 @@ TEST(Params, EveryKnobIsInTheReadmeTable) {
   std::string readme = ss.str();
   for (const params::Knob& k : params::all()) {
     EXPECT_NE(readme.find(std::string("| `") + k.name + "`"), std::string::npos)
-        << k.name << " is declared in src/core/params.def but missing from the README's table";
+        << k.name << " is declared in core/params.def but missing from the README's table";
   }
 }
 

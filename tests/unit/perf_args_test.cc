@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/reduce/half.h"
+#include "reduce/half.h"
 #include "perf/chorus_perf/collective_layout.h"
 #include "perf/chorus_perf/half_float.h"
 #include "perf/chorus_perf/perf_options.h"

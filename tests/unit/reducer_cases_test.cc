@@ -1,6 +1,6 @@
 // Host reduction kernels, hand-picked cases through every kernel set: integer wrap-around, NaN in max/min,
 // float16/bfloat16 rounding, average truncation, and bad arguments.
-#include "algorithms/reduce/reducer.h"
+#include "reduce/reducer.h"
 
 #include <gtest/gtest.h>
 
@@ -17,10 +17,10 @@
 #include <utility>
 #include <vector>
 
-#include "algorithms/reduce/half.h"
-#include "algorithms/reduce/reduce_kernels.h"
-#include "src/core/datatype.h"
-#include "src/core/error.h"
+#include "reduce/half.h"
+#include "reduce/reduce_kernels.h"
+#include "core/datatype.h"
+#include "core/error.h"
 #include "tests/unit/reducer_kernel_sets.h"
 namespace chorus {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/reduce/reduce_kernels.h"
-#include "algorithms/reduce/reducer.h"
+#include "reduce/reduce_kernels.h"
+#include "reduce/reducer.h"
 
 namespace chorus::test {
 

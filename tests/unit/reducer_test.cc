@@ -1,6 +1,6 @@
 // Host reduction kernels: every datatype x op against a scalar reference, for each kernel table this CPU can run
 // and through hostReducer(); odd counts, misaligned and aliased buffers, guard bytes around every output.
-#include "algorithms/reduce/reducer.h"
+#include "reduce/reducer.h"
 
 #include <gtest/gtest.h>
 
@@ -17,10 +17,10 @@
 #include <utility>
 #include <vector>
 
-#include "algorithms/reduce/half.h"
-#include "algorithms/reduce/reduce_kernels.h"
-#include "src/core/datatype.h"
-#include "src/core/error.h"
+#include "reduce/half.h"
+#include "reduce/reduce_kernels.h"
+#include "core/datatype.h"
+#include "core/error.h"
 #include "tests/harness/edge_floats.h"
 #include "tests/unit/reducer_kernel_sets.h"
 

@@ -1,5 +1,5 @@
 // RingQueue: first in, first out across growth and wrap-around.
-#include "src/core/ring_queue.h"
+#include "core/ring_queue.h"
 
 #include <gtest/gtest.h>
 

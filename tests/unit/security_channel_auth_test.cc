@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "src/security/channel_auth.h"
-#include "src/security/channel_handshake.h"
+#include "core/security/channel_auth.h"
+#include "core/security/channel_handshake.h"
 
 namespace chorus {
 namespace {

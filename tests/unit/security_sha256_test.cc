@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "src/security/hmac_sha256.h"
-#include "src/security/sha256.h"
+#include "core/security/hmac_sha256.h"
+#include "core/security/sha256.h"
 
 namespace chorus {
 namespace {

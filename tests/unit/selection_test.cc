@@ -7,7 +7,7 @@
 #include "algorithms/selection/algo_rules.h"
 #include "algorithms/selection/cost_model.h"
 #include "algorithms/selection/decision_table.h"
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 namespace {

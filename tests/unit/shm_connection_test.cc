@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "transports/shm/shm_transport.h"
 #include "tests/harness/error_capture.h"
 #include "tests/unit/shm_pair.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "src/core/deadline.h"
+#include "core/deadline.h"
 #include "transports/connection.h"
 #include "transports/shm/shm_transport.h"
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "src/core/comm_config.h"
-#include "src/core/error.h"
+#include "core/comm_config.h"
+#include "core/error.h"
 #include "transports/shm/shm_handshake.h"
 #include "transports/shm/shm_segment.h"
 #include "transports/transport_registry.h"

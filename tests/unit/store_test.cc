@@ -1,4 +1,4 @@
-#include "src/bootstrap/store.h"
+#include "core/bootstrap/store.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -15,8 +15,8 @@
 #include <set>
 #include <thread>
 
-#include "src/bootstrap/store_protocol.h"
-#include "src/core/error.h"
+#include "core/bootstrap/store_protocol.h"
+#include "core/error.h"
 #include "tests/harness/error_capture.h"
 
 namespace chorus {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "src/core/error.h"
-#include "src/security/channel_auth.h"
+#include "core/error.h"
+#include "core/security/channel_auth.h"
 #include "tests/harness/raw_socket.h"
 #include "transports/tcp/tcp_hello.h"
 #include "transports/tcp/tcp_transport.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "topology/global_topology.h"
 #include "topology/host_blocks.h"
 #include "topology/link_model.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "topology/host_topology_check.h"
 #include "topology/topology_description.h"
 #include "tests/unit/topology_test_support.h"

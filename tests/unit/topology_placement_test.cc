@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "tests/unit/topology_test_support.h"
 #include "topology/cpu_list.h"
 #include "topology/global_topology.h"

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "algorithms/peer_io.h"
-#include "algorithms/reduce/reducer.h"
-#include "src/core/error.h"
+#include "reduce/reducer.h"
+#include "core/error.h"
 #include "tests/unit/topology_test_support.h"
 #include "topology/global_topology.h"
-#include "topology/link_probe.h"
+#include "src/comm/link_probe.h"
 
 namespace chorus {
 namespace {

@@ -8,8 +8,8 @@
 #include <deque>
 #include <vector>
 
-#include "src/core/error.h"
-#include "src/cuda/device_api.h"
+#include "core/error.h"
+#include "device/device_api.h"
 
 namespace chorus {
 

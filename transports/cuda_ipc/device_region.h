@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "src/cuda/device_api.h"
+#include "device/device_api.h"
 
 namespace chorus {
 

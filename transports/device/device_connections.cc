@@ -11,8 +11,8 @@
 #include <random>
 #include <string>
 
-#include "src/core/error.h"
-#include "src/core/logging.h"
+#include "core/error.h"
+#include "core/logging.h"
 #include "transports/cuda_ipc/ipc_connection.h"
 #include "transports/reserved_tags.h"
 #include "transports/device/staged_connection.h"

@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "src/core/deadline.h"
-#include "src/cuda/device_api.h"
+#include "core/deadline.h"
+#include "device/device_api.h"
 #include "transports/connection.h"
 
 namespace chorus {

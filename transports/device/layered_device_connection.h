@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "src/core/error.h"
-#include "src/cuda/device_api.h"
+#include "core/error.h"
+#include "device/device_api.h"
 #include "transports/connection.h"
 
 namespace chorus {

@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/core/byte_text.h"
-#include "src/core/error.h"
+#include "core/byte_text.h"
+#include "core/error.h"
 #include "transports/connection_errors.h"
 
 namespace chorus {

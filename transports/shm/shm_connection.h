@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "src/core/ring_queue.h"
+#include "core/ring_queue.h"
 #include "transports/connection.h"
 #include "transports/shm/shm_layout.h"
 #include "transports/shm/shm_segment.h"

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/core/error.h"
+#include "core/error.h"
 
 namespace chorus {
 

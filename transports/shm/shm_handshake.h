@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "src/core/deadline.h"
+#include "core/deadline.h"
 
 namespace chorus {
 

@@ -12,8 +12,8 @@
 #include <new>
 #include <random>
 
-#include "src/core/byte_text.h"
-#include "src/core/error.h"
+#include "core/byte_text.h"
+#include "core/error.h"
 #include "transports/shm/shm_layout.h"
 
 namespace chorus {

@@ -14,10 +14,10 @@
 #include <map>
 #include <random>
 
-#include "src/core/byte_text.h"
-#include "src/core/error.h"
-#include "src/core/logging.h"
-#include "src/security/channel_auth.h"
+#include "core/byte_text.h"
+#include "core/error.h"
+#include "core/logging.h"
+#include "core/security/channel_auth.h"
 #include "transports/shm/cma_calibration.h"
 #include "transports/shm/shm_handshake.h"
 #include "transports/shm/shm_layout.h"

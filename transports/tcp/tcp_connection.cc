@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/core/error.h"
+#include "core/error.h"
 #include "transports/connection_errors.h"
 
 namespace chorus {

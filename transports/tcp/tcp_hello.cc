@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/core/little_endian.h"
+#include "core/little_endian.h"
 
 namespace chorus {
 

@@ -1,5 +1,5 @@
 // The first bytes on every TCP data socket: who is calling, for which job and communicator, which stripe, and
-// whether the channel handshake (src/security/channel_handshake.h) follows. Fixed size, little-endian:
+// whether the channel handshake (core/security/channel_handshake.h) follows. Fixed size, little-endian:
 //   u32 magic "CHHL" | u32 version 2 | i32 from | i32 to | u32 stripe index | u32 nsocks | u32 flags | u32 0 |
 //   32-byte SHA-256 of the job key
 // The job key is hashed, not copied: it has no length limit and two keys never share a truncated prefix.
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "src/security/sha256.h"
+#include "core/security/sha256.h"
 
 namespace chorus {
 

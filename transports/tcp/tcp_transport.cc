@@ -1,5 +1,7 @@
 #include "transports/tcp/tcp_transport.h"
 
+#include "core/host_port.h"
+
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -10,10 +12,10 @@
 #include <cstring>
 #include <map>
 
-#include "src/core/error.h"
-#include "src/core/logging.h"
-#include "src/core/params.h"
-#include "src/security/channel_auth.h"
+#include "core/error.h"
+#include "core/logging.h"
+#include "core/params.h"
+#include "core/security/channel_auth.h"
 #include "topology/network_interfaces.h"
 #include "transports/tcp/tcp_connection.h"
 #include "transports/tcp/tcp_hello.h"
@@ -70,20 +72,6 @@ void tuneSocket(tcp::socket& s, const std::string& context) {
 }
 
 }  // namespace
-
-void splitHostPort(const std::string& s, const std::string& what, std::string* host, uint16_t* port) {
-  size_t colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) {
-    throwInvalidArgument(what + " '" + s + "' is not host:port");
-  }
-  std::string h = s.substr(0, colon);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  char* end = nullptr;
-  long p = std::strtol(s.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || p < 0 || p > 65535) throwInvalidArgument(what + " '" + s + "' has a bad port");
-  *host = h;
-  *port = static_cast<uint16_t>(p);
-}
 
 // A dialled data socket; while `auth` is set its handshake is still running.
 struct TcpTransport::Dialled {

@@ -1,6 +1,6 @@
 // The TCP transport: every pair can use it; lower rank connects to higher, CHORUS_NSOCKS sockets per pair.
 // Each data socket opens with a hello (tcp_hello.h) and, when the job has a secret, the channel handshake
-// (src/security/channel_auth.h). Connections that fail either are refused and logged; the job goes on.
+// (core/security/channel_auth.h). Connections that fail either are refused and logged; the job goes on.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -40,8 +40,5 @@ class TcpTransport final : public Transport {
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
 };
-
-// Splits "host:port" or "[v6]:port"; throws chorusInvalidArgument naming `what` on a malformed string.
-void splitHostPort(const std::string& s, const std::string& what, std::string* host, uint16_t* port);
 
 }  // namespace chorus

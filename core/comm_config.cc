@@ -1,0 +1,43 @@
+#include "core/comm_config.h"
+
+#include "core/params.h"
+
+namespace chorus {
+
+namespace env_config {
+using L = CommConfigLimits;
+double timeoutSeconds() { return params::asSeconds("CHORUS_TIMEOUT", params::timeout()); }
+std::string algo() { return params::algo(); }
+std::string transports() { return params::transport(); }
+size_t chunkSize() {
+  return static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), L::kMinChunk, L::kMaxChunk));
+}
+int socketsPerPeer() {
+  return static_cast<int>(params::asInt("CHORUS_NSOCKS", params::nsocks(), L::kMinSockets, L::kMaxSockets));
+}
+bool checkMismatch() { return params::asInt("CHORUS_CHECK_MISMATCH", params::checkMismatch(), 0, 1) == 1; }
+size_t shmBufferBytes() {
+  return static_cast<size_t>(
+      params::asBytes("CHORUS_SHM_BUFFER", params::shmBuffer(), L::kMinShmBuffer, L::kMaxShmBuffer));
+}
+int shmCma() { return static_cast<int>(params::asInt("CHORUS_SHM_CMA", params::shmCma(), 0, L::kMaxShmCma)); }
+bool topoProbe() { return params::asInt("CHORUS_TOPO_PROBE", params::topoProbe(), 0, 1) == 1; }
+std::string socketIfname() { return params::socketIfname(); }
+}  // namespace env_config
+
+CommConfig CommConfig::fromEnvironment() {
+  CommConfig c;
+  c.timeoutSeconds = env_config::timeoutSeconds();
+  c.algo = env_config::algo();
+  c.transports = env_config::transports();
+  c.chunkSize = env_config::chunkSize();
+  c.socketsPerPeer = env_config::socketsPerPeer();
+  c.checkMismatch = env_config::checkMismatch();
+  c.shmBufferBytes = env_config::shmBufferBytes();
+  c.shmCma = env_config::shmCma();
+  c.topoProbe = env_config::topoProbe();
+  c.socketIfname = env_config::socketIfname();
+  return c;
+}
+
+}  // namespace chorus

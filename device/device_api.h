@@ -1,0 +1,76 @@
+// Everything Chorus asks of a GPU runtime, behind one interface: the CUDA runtime in production, and an emulation
+// on host memory and threads (CHORUS_DEVICE_EMULATION=1) so that the device paths (stream ordering, staging,
+// CUDA IPC) run and are tested on machines without a GPU. Only the CUDA implementation includes CUDA headers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "reduce/reducer.h"
+#include "device/memory_location.h"
+
+namespace chorus {
+
+using DeviceStream = void*;  // a cudaStream_t; nullptr is the legacy default stream
+using DeviceEvent = void*;   // a cudaEvent_t
+
+// What a peer process needs to map another's device allocation (cudaIpcMemHandle_t is 64 bytes).
+struct DeviceIpcHandle {
+  unsigned char bytes[64];
+};
+
+class DeviceApi {
+ public:
+  virtual ~DeviceApi() = default;
+  // "cuda" or "emulated", for messages.
+  virtual const char* name() const = 0;
+  // True when device buffers can be used at all (a CUDA build, a driver and a device; always for the emulation).
+  virtual bool available() = 0;
+  // Where p lives (kHost when unavailable); *device gets the owning GPU's ordinal for device memory.
+  virtual MemoryLocation locate(const void* p, int* device) = 0;
+  // The calling thread's current device, and making one current.
+  virtual int currentDevice() = 0;
+  virtual void setDevice(int device) = 0;
+
+  // Device memory on the current device (exportable with ipcExport), and its release.
+  virtual void* deviceAlloc(size_t bytes) = 0;
+  virtual void deviceFree(void* p) = 0;
+  // Page-locked host memory the device can read and write directly (mapped, portable), and its release.
+  virtual void* pinnedAlloc(size_t bytes) = 0;
+  virtual void pinnedFree(void* p) = 0;
+
+  // A stream that does not synchronize with the legacy default stream, and its release.
+  virtual DeviceStream createStream() = 0;
+  virtual void destroyStream(DeviceStream s) = 0;
+  // Enqueues a copy of any direction (host, pinned or device memory on either side) on s.
+  virtual void copyAsync(void* dst, const void* src, size_t bytes, DeviceStream s) = 0;
+  // Blocks until everything enqueued on s has run; throws chorusUnhandledCudaError if any of it failed.
+  virtual void synchronize(DeviceStream s) = 0;
+
+  // Events without timing, recorded on a stream and polled from the host.
+  virtual DeviceEvent createEvent() = 0;
+  virtual void destroyEvent(DeviceEvent e) = 0;
+  virtual void recordEvent(DeviceEvent e, DeviceStream s) = 0;
+  // True once the work before the last record has run; false while it has not; throws if it failed.
+  virtual bool eventDone(DeviceEvent e) = 0;
+  // Later work on s waits for the work before e's last record (device-side; the host does not block).
+  virtual void streamWaitEvent(DeviceStream s, DeviceEvent e) = 0;
+  // Later work on s waits until *flag >= value (device-side; the host does not block). flag is in pinnedAlloc
+  // memory; the host raises it with a release store.
+  virtual void streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_t value) = 0;
+
+  // Exports a deviceAlloc'd region to other processes of this machine; ipcOpen maps one exported by another
+  // process (a device pointer valid in this process until ipcClose).
+  virtual void ipcExport(void* p, DeviceIpcHandle* handle) = 0;
+  virtual void* ipcOpen(const DeviceIpcHandle& handle) = 0;
+  virtual void ipcClose(void* p) = 0;
+
+  // The reducer for memory this API allocates, launching on s; reduce() returns once the result is in place.
+  virtual Reducer& reducer(DeviceStream s) = 0;
+};
+
+// The process's device API: the emulation when CHORUS_DEVICE_EMULATION=1, otherwise CUDA (which reports
+// available() == false in builds without CUDA or on machines without a driver or a device).
+DeviceApi& deviceApi();
+
+}  // namespace chorus

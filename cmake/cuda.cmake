@@ -6,7 +6,7 @@
 #
 # The CUDA runtime is linked statically (CUDA::cudart_static) so that libchorus.so loads on machines without the
 # CUDA runtime library or a driver; its symbols stay hidden (--exclude-libs,ALL and cmake/chorus.map).
-# Included from the top-level CMakeLists.txt right after chorus_objs is created, before the subdirectories.
+# Included from the top-level CMakeLists.txt right after the layer targets are created, before the subdirectories.
 
 set(CHORUS_CUDA AUTO CACHE STRING "CUDA kernels and device buffers: AUTO (when nvcc is found), ON or OFF")
 set_property(CACHE CHORUS_CUDA PROPERTY STRINGS AUTO ON OFF)
@@ -58,16 +58,17 @@ endif()
 
 if(CHORUS_CUDA_ENABLED)
   message(STATUS "CUDA: on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
-  target_compile_definitions(chorus_objs PUBLIC CHORUS_HAVE_CUDA=1)
-  target_link_libraries(chorus_objs PUBLIC CUDA::cudart_static)
-  # chorus_objs exists before CUDA is enabled, so it gets its CUDA properties here rather than from CMAKE_CUDA_*.
+  target_compile_definitions(chorus_deps INTERFACE CHORUS_HAVE_CUDA=1)
+  target_link_libraries(chorus_deps INTERFACE CUDA::cudart_static)
+  # The layers with kernels (reduce, device) exist before CUDA is enabled, so they get their CUDA properties here
+  # rather than from CMAKE_CUDA_*.
   # C++17 for the kernels: CMake 3.25 knows no C++20 flag for nvcc, and would otherwise borrow CXX_STANDARD.
   # Hidden like the C++ code; the runtime comes from the explicit link above, not from nvcc's own choice.
-  set_target_properties(chorus_objs PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
+  set_target_properties(chorus_reduce_objs chorus_device_objs PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
     CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_VISIBILITY_PRESET hidden CUDA_RUNTIME_LIBRARY None)
   # A compiler cache given for C++ (ccache) serves nvcc too, unless the user chose otherwise.
   if(CMAKE_CXX_COMPILER_LAUNCHER AND NOT DEFINED CMAKE_CUDA_COMPILER_LAUNCHER)
-    set_target_properties(chorus_objs PROPERTIES CUDA_COMPILER_LAUNCHER "${CMAKE_CXX_COMPILER_LAUNCHER}")
+    set_target_properties(chorus_reduce_objs chorus_device_objs PROPERTIES CUDA_COMPILER_LAUNCHER "${CMAKE_CXX_COMPILER_LAUNCHER}")
   endif()
   set(CMAKE_CUDA_STANDARD 17)  # for targets made later (tests, benchmarks) that might hold CUDA sources
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)

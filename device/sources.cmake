@@ -1,6 +1,6 @@
 # The device runtime: where a buffer lives, the DeviceApi (CUDA or emulated), streams, the device call queue.
 # Compiled in every build: without CHORUS_HAVE_CUDA the CUDA parts are stubs, so callers need no #ifdef.
-target_sources(chorus_objs PRIVATE
+target_sources(chorus_device_objs PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/memory_location.cc
   ${CMAKE_CURRENT_LIST_DIR}/scoped_device.cc
   ${CMAKE_CURRENT_LIST_DIR}/device_api.cc
@@ -11,11 +11,11 @@ target_sources(chorus_objs PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/device_call_queue.cc)
 if(CHORUS_CUDA_ENABLED)
   # The polling kernel behind streamWaitFlag where cuStreamWaitValue32 is unavailable.
-  target_sources(chorus_objs PRIVATE ${CMAKE_CURRENT_LIST_DIR}/wait_flag_kernel.cu)
+  target_sources(chorus_device_objs PRIVATE ${CMAKE_CURRENT_LIST_DIR}/wait_flag_kernel.cu)
   set(chorus_wait_kernel_options -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter)
   if(CHORUS_WERROR)
     list(APPEND chorus_wait_kernel_options -Werror=all-warnings -Xcompiler=-Werror)
   endif()
-  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/wait_flag_kernel.cu TARGET_DIRECTORY chorus_objs
+  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/wait_flag_kernel.cu TARGET_DIRECTORY chorus_device_objs
     PROPERTIES COMPILE_OPTIONS "${chorus_wait_kernel_options}")
 endif()

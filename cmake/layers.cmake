@@ -1,0 +1,46 @@
+# The library's layers, ground first (docs/architecture.md), one OBJECT target each: chorus_<layer>_objs.
+#
+# A layer's sources see only the folders of its own layer and the layers below it: their include root is a folder
+# of symbolic links to exactly those (build/layer_include/<layer>/), never the source tree itself, so a header of a
+# higher layer is "file not found" and an upward include fails to build. scripts/check_layers.py says the same in
+# CI without a build. What every layer needs from outside (Threads, Boost, the public headers, CUDA, hwloc) comes
+# from the INTERFACE target chorus_deps; libchorus.so and chorus_core are made of all the layers' objects.
+
+# layer -> the folders its code may include (its own last).
+set(CHORUS_LAYERS core reduce device topology transports algorithms comm)
+set(chorus_layer_sees_core core)
+set(chorus_layer_sees_reduce core reduce)
+set(chorus_layer_sees_device core reduce device)
+set(chorus_layer_sees_topology core reduce device topology)
+set(chorus_layer_sees_transports core reduce device topology transports)
+set(chorus_layer_sees_algorithms core reduce device topology transports algorithms)
+set(chorus_layer_sees_comm core reduce device topology transports algorithms src)
+
+set(CHORUS_LAYER_TARGETS "")
+set(chorus_previous_layer "")
+foreach(layer IN LISTS CHORUS_LAYERS)
+  set(target chorus_${layer}_objs)
+  add_library(${target} OBJECT)
+  set(root ${PROJECT_BINARY_DIR}/layer_include/${layer})
+  file(MAKE_DIRECTORY ${root})
+  foreach(folder IN LISTS chorus_layer_sees_${layer})
+    if(NOT EXISTS ${root}/${folder})
+      file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${folder} ${root}/${folder} SYMBOLIC)
+    endif()
+  endforeach()
+  target_include_directories(${target} PRIVATE ${root})
+  # Usage requirements only: an object library linked to another takes none of its objects.
+  target_link_libraries(${target} PUBLIC chorus_deps)
+  if(chorus_previous_layer)
+    target_link_libraries(${target} PUBLIC chorus_${chorus_previous_layer}_objs)
+  endif()
+  set_target_properties(${target} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  list(APPEND CHORUS_LAYER_TARGETS ${target})
+  set(chorus_previous_layer ${layer})
+endforeach()
+
+# Every layer's objects, for the libraries made of them.
+set(CHORUS_LAYER_OBJECTS "")
+foreach(target IN LISTS CHORUS_LAYER_TARGETS)
+  list(APPEND CHORUS_LAYER_OBJECTS $<TARGET_OBJECTS:${target}>)
+endforeach()

@@ -45,16 +45,8 @@ double pipelined(double n, int hops, double perByte, const Link& l, size_t slice
   return (hops + k - 1) * (l.alpha + s * perByte);
 }
 
-// Corrections measured within one host over shared memory, where the formulas' byte counts miss how memory is
-// touched (the role of NCCL's treeCorrectionFactor). chorus-perf --algos (every algorithm's calls interleaved in
-// one job), allreduce over shm on 2 cores, 2 and 4 ranks (perf/RESULTS.md):
-// - below 128 KiB the operands of a reduction are still in cache from their copy: at 2 ranks recursive doubling
-//   (one step, reducing all n) beat ring and halving-doubling (two steps, reducing n/2) by 16-30% up to 64 KiB,
-//   where the formulas with memory-speed gamma had the crossover at 16 KiB;
-// - from 4 MiB halving-doubling, whose unpipelined steps sweep halves of the buffer, lost to ring by 3-17% (2 ranks,
-//   4-64 MiB; 4 ranks, 8 MiB); below, at 4 ranks, it beat ring by 2-18% (256 KiB-2 MiB).
-// (Corrections calibrated from separate runs per algorithm did not all survive interleaving: tree from 16 MiB, where
-// ring was as fast or 10% faster at 2 and 4 ranks, and halving-doubling's from 256 KiB.)
+// Corrections measured within one host over shared memory (NCCL's treeCorrectionFactor plays this role); how they
+// were measured, and which earlier ones did not survive: docs/cost_model.md.
 constexpr double kCachedReduceIntraHost = 0.25;     // gamma below kCachedBytes
 constexpr double kHalvingDoublingIntraHost = 1.15;  // its per-byte cost from kHalvingDoublingLargeBytes up
 constexpr double kCachedBytes = 128.0 * 1024;

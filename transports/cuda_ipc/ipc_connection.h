@@ -1,31 +1,5 @@
-// Device buffers between processes of one machine through CUDA IPC: data moves device to device (peer to peer
-// where the GPUs differ), control rides the host connection to the same peer.
-//
-// The byte ring. Each receiver owns a ring of R bytes in its device memory and exported it at setup; the sender
-// maps it. Messages are packed into it back to back, at a byte position that only grows (a byte's place in the
-// ring is its position modulo R), so that as many messages are in flight as their bytes fit, however small they
-// are. A message of N bytes travels as ceil(N / P) pieces of at most P bytes (one empty piece when N is 0), cut
-// the same way on both sides from N alone; a message larger than the ring streams through it piece by piece. A
-// piece that crosses the ring's end is copied in two parts (in, and out again), so every byte of the ring is
-// usable: a run of sends of at most R bytes in all completes into an empty ring with no receive posted.
-//
-// Send: once the ring's free bytes (R - (written - credited)) hold the whole piece, copy it in on a stream; once
-// the copy's event is done, announce "the n bytes at position p are a piece of a message of N bytes for tag t"
-// over the host connection. Receive: on the announcement, copy the piece out on a stream; once done, credit its n
-// bytes back. Copies are batched: the pieces a progress step starts share one event (CopyBatches), and a few
-// batches per direction are in flight at most.
-//
-// The control protocol (IpcControl messages, one tag and one size for both directions on the host connection):
-// - exactly one announcement per piece (empty ones too) and one credit per non-empty piece, each side's in the
-//   order of its pieces, so both sides know how many will come; positions are checked on arrival (an
-//   announcement's must be where the last one ended and must fit the ring; a credit's where the last one ended);
-// - the host connection completes receives in order whatever they carry, so each side posts control receives
-//   only for messages it knows will arrive (announcements for the pieces of its posted receives, credits for the
-//   pieces it announced) and never more than kIpcControlWindow at once: the host connection is quiet whenever
-//   this connection is not busy, and the posted receives stay bounded however many messages are in flight (the
-//   rest wait in the host connection);
-// - an announcement that fills a receive posted for a credit (its receive is not posted yet) is kept until the
-//   caller posts it: these are bounded by what the peer's caller posted, as in the host transports.
+// Device buffers between processes of one machine through CUDA IPC: a byte ring in each receiver's device memory,
+// control on the host connection to the same peer. The protocol: docs/protocols.md, "CUDA IPC byte ring".
 #pragma once
 
 #include <cstddef>

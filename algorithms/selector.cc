@@ -10,11 +10,36 @@ size_t selectionBytes(const Op& op, int nranks) {
   return bytes;
 }
 
-Selector::Selector(const std::string& rules, const CostInputs& inputs) : table_(inputs, AlgoRules::parse(rules)) {}
+namespace {
+
+// Each level of a two-level algorithm is a flat world of its own: one host's ranks, or one rank per host.
+CostInputs levelInputs(const CostInputs& world, bool acrossHosts) {
+  CostInputs level = world;
+  if (acrossHosts) {
+    level.nranks = world.nhosts;
+    level.maxRanksPerHost = 1;
+  } else {
+    level.nranks = world.maxRanksPerHost;
+    level.nhosts = 1;
+  }
+  return level;
+}
+
+}  // namespace
+
+Selector::Selector(const std::string& rules, const CostInputs& inputs)
+    : table_(inputs, AlgoRules::parse(rules)),
+      intraHost_(levelInputs(inputs, false), AlgoRules()),
+      interHost_(levelInputs(inputs, true), AlgoRules()) {}
 
 AlgorithmChoice Selector::choose(const Op& op, int nranks) const {
   const DecisionRow& row = table_.lookup(op.collective, selectionBytes(op, nranks));
-  return {row.algorithm.c_str(), row.run};
+  return {row.algorithm, row.run};
+}
+
+AlgorithmChoice Selector::chooseLevel(const Op& op, int groupSize, bool acrossHosts) const {
+  const DecisionRow& row = (acrossHosts ? interHost_ : intraHost_).lookup(op.collective, selectionBytes(op, groupSize));
+  return {row.algorithm, row.run};
 }
 
 }  // namespace chorus

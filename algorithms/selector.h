@@ -1,29 +1,34 @@
-// The only place that decides which algorithm runs for a call: CHORUS_ALGO rules where they apply, else the
-// cost model's choice for this world (see selection/decision_table.h).
+// The only place that decides which algorithm runs: for a call over the whole world, CHORUS_ALGO rules where they
+// apply, else the cost model's choice (selection/decision_table.h); for one level of a two-level call, the cost
+// model's choice for that level's group (within one host, or one rank per host).
 #pragma once
 
 #include <string>
 
-#include "algorithms/algorithm_table.h"
-#include "core/collective.h"
+#include "algorithms/algorithm_registry.h"
 #include "algorithms/selection/decision_table.h"
+#include "core/collective.h"
 
 namespace chorus {
 
 struct AlgorithmChoice {
-  const char* name;
+  AlgorithmId id;
   AlgorithmFn run;
 };
 
 class Selector {
  public:
   // rules: CHORUS_ALGO text ("" = the model decides everything). Throws chorusInvalidArgument on bad rules.
+  // inputs: the world; its levels are derived from it (a host's ranks; one rank per host).
   Selector(const std::string& rules, const CostInputs& inputs);
   AlgorithmChoice choose(const Op& op, int nranks) const;
+  // The flat algorithm for one level of a two-level call over `groupSize` ranks, within one host or across hosts.
+  AlgorithmChoice chooseLevel(const Op& op, int groupSize, bool acrossHosts) const;
   const DecisionTable& table() const { return table_; }
 
  private:
   DecisionTable table_;
+  DecisionTable intraHost_, interHost_;  // one level's flat choices
 };
 
 // The size the selector and CHORUS_ALGO ranges see for a call: nccl-tests' "size" column.

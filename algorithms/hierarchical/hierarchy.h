@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "algorithms/algorithm_table.h"
+#include "algorithms/algorithm_registry.h"
 #include "core/collective.h"
 
 namespace chorus {

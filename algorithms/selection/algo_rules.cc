@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "algorithms/algorithm_table.h"
+#include "algorithms/algorithm_registry.h"
 #include "core/error.h"
 
 namespace chorus {
@@ -52,13 +52,11 @@ size_t parseSize(std::string_view text, std::string_view s) {
 
 std::string algorithmsOf(Collective c) {
   std::string names;
-  for (const auto& e : algorithmTable()) {
-    if (e.collective == c) names += (names.empty() ? "" : ", ") + std::string(e.name);
+  for (const AlgorithmRecord& r : algorithmRegistry()) {
+    if (r.collective == c) names += (names.empty() ? "" : ", ") + std::string(algorithmName(r.id));
   }
   return names;
 }
-
-std::string canonical(std::string_view name) { return name == "chain" ? "ring" : std::string(name); }
 
 }  // namespace
 
@@ -109,14 +107,12 @@ AlgoRules AlgoRules::parse(std::string_view text) {
       } else if (std::isdigit(static_cast<unsigned char>(range.front()))) {
         bad(text, range, "expected lo-hi=algorithm, e.g. 0-64K=tree");
       }
-      rule.algorithm = canonical(name);
-      if (coll) {
-        if (!findAlgorithm(*coll, rule.algorithm)) {
-          bad(text, range, "no algorithm '" + rule.algorithm + "' for " + collectiveName(*coll) + " (it has " +
-                               algorithmsOf(*coll) + ")");
-        }
-      } else if (!isAlgorithmName(rule.algorithm)) {
-        bad(text, range, "not an algorithm name");
+      const std::optional<AlgorithmId> id = algorithmNamed(name);
+      if (!id) bad(text, range, "not an algorithm name");
+      rule.algorithm = *id;
+      if (coll && !findAlgorithm(*coll, rule.algorithm)) {
+        bad(text, range, "no algorithm '" + std::string(algorithmName(rule.algorithm)) + "' for " +
+                             collectiveName(*coll) + " (it has " + algorithmsOf(*coll) + ")");
       }
       out.rules_.push_back(std::move(rule));
     }
@@ -124,14 +120,14 @@ AlgoRules AlgoRules::parse(std::string_view text) {
   return out;
 }
 
-std::string_view AlgoRules::lookup(Collective c, size_t bytes) const {
+std::optional<AlgorithmId> AlgoRules::lookup(Collective c, size_t bytes) const {
   for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
     if (it->collective && *it->collective != c) continue;
     if (bytes < it->lo || bytes >= it->hi) continue;
     if (!findAlgorithm(c, it->algorithm)) continue;  // a catch-all name this collective lacks
     return it->algorithm;
   }
-  return {};
+  return std::nullopt;
 }
 
 }  // namespace chorus

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "algorithms/algorithm_id.h"
 #include "core/collective.h"
 
 namespace chorus {
@@ -17,15 +18,15 @@ namespace chorus {
 struct AlgoRule {
   std::optional<Collective> collective;  // none: every collective the algorithm implements
   size_t lo = 0, hi = SIZE_MAX;          // SIZE_MAX: no upper bound
-  std::string algorithm;
+  AlgorithmId algorithm = AlgorithmId::kRing;
 };
 
 class AlgoRules {
  public:
   // Parses `text`; throws chorusInvalidArgument naming the knob, the offending piece and what was expected.
   static AlgoRules parse(std::string_view text);
-  // The algorithm the rules choose for this call ("" when no rule covers it or the algorithm lacks it).
-  std::string_view lookup(Collective c, size_t bytes) const;
+  // The algorithm the rules choose for this call (none when no rule covers it or the algorithm lacks it).
+  std::optional<AlgorithmId> lookup(Collective c, size_t bytes) const;
   const std::vector<AlgoRule>& rules() const { return rules_; }
   bool empty() const { return rules_.empty(); }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "algorithms/algorithm_registry.h"
+
 namespace chorus {
 namespace {
 
@@ -58,26 +60,26 @@ Link scaledBandwidth(Link l, double factor) {
   return l;
 }
 
-double flatAllReduce(std::string_view a, double n, int p, const Link& l, size_t slice, bool intraHost) {
+double flatAllReduce(AlgorithmId a, double n, int p, const Link& l, size_t slice, bool intraHost) {
   if (p == 1) return 0;
   if (intraHost && n < kCachedBytes) {
     Link cached = l;
     cached.gamma *= kCachedReduceIntraHost;
     return flatAllReduce(a, n, p, cached, slice, false);
   }
-  if (intraHost && a == "halving_doubling" && n >= kHalvingDoublingLargeBytes) {
+  if (intraHost && a == AlgorithmId::kHalvingDoubling && n >= kHalvingDoublingLargeBytes) {
     return flatAllReduce(a, n, p, scaledBandwidth(l, kHalvingDoublingIntraHost), slice, false);
   }
   const int lg = floorLog2(p);
   const double p2 = static_cast<double>(1 << lg);
   const bool pow2 = (1 << lg) == p;
   const double fix = pow2 ? 0 : 2 * (l.alpha + n * l.beta) + n * l.gamma;
-  if (a == "ring") return 2 * (p - 1) * l.alpha + 2.0 * (p - 1) / p * n * l.beta + (p - 1.0) / p * n * l.gamma;
-  if (a == "recursive_doubling") return lg * (l.alpha + n * (l.beta + l.gamma)) + fix;
-  if (a == "halving_doubling") {
+  if (a == AlgorithmId::kRing) return 2 * (p - 1) * l.alpha + 2.0 * (p - 1) / p * n * l.beta + (p - 1.0) / p * n * l.gamma;
+  if (a == AlgorithmId::kRecursiveDoubling) return lg * (l.alpha + n * (l.beta + l.gamma)) + fix;
+  if (a == AlgorithmId::kHalvingDoubling) {
     return 2 * lg * l.alpha + 2 * (p2 - 1) / p2 * n * l.beta + (p2 - 1) / p2 * n * l.gamma + fix;
   }
-  if (a == "tree") {
+  if (a == AlgorithmId::kTree) {
     // Two trees, each half the data, up then down; an interior rank handles two children per slice (one when
     // there are only two ranks).
     const int depth = ceilLog2(p + 1);
@@ -88,35 +90,35 @@ double flatAllReduce(std::string_view a, double n, int p, const Link& l, size_t 
   return kInf;
 }
 
-double flatRooted(std::string_view a, bool reduce, double n, int p, const Link& l, size_t slice) {
+double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, size_t slice) {
   if (p == 1) return 0;
   const double g = reduce ? l.gamma : 0;
   const int lg = ceilLog2(p);
   // A chain's calls overlap along it when they come back to back (as in training loops and every benchmark): the
   // root starts the next call while the last rank still finishes this one, so the chain's length mostly hides.
   // Measured at 4 ranks on 2 cores, 8-byte broadcast: chain 0.64 us, tree 7.7 us, halving-doubling 23.5 us.
-  if (a == "ring") return pipelined(n, 1, l.beta + g, l, slice) + kChainHopHidden * (p - 2) * l.alpha;
-  if (a == "tree") return pipelined(n / 2, lg, 2 * l.beta + g, l, slice);
-  if (a == "halving_doubling") {
+  if (a == AlgorithmId::kRing) return pipelined(n, 1, l.beta + g, l, slice) + kChainHopHidden * (p - 2) * l.alpha;
+  if (a == AlgorithmId::kTree) return pipelined(n / 2, lg, 2 * l.beta + g, l, slice);
+  if (a == AlgorithmId::kHalvingDoubling) {
     // Scatter (or reduce-scatter) then allgather (or gather): 2 log p steps, twice the data once.
     return 2 * lg * l.alpha + 2.0 * (p - 1) / p * n * l.beta + (p - 1.0) / p * n * g;
   }
   return kInf;
 }
 
-double flatBlocks(std::string_view a, bool reduce, double n, int p, const Link& l) {
+double flatBlocks(AlgorithmId a, bool reduce, double n, int p, const Link& l) {
   if (p == 1) return 0;
   const double g = reduce ? l.gamma : 0;
   const double moved = (p - 1.0) / p * n * (l.beta + g);
-  if (a == "ring") return (p - 1) * l.alpha + moved;
-  if (a == "halving_doubling") {
+  if (a == AlgorithmId::kRing) return (p - 1) * l.alpha + moved;
+  if (a == AlgorithmId::kHalvingDoubling) {
     const bool pow2 = (p & (p - 1)) == 0;
     return ceilLog2(p) * l.alpha + moved + (pow2 ? 0 : l.alpha + n / p * l.beta);
   }
   return kInf;
 }
 
-double flat(Collective c, std::string_view a, double n, int p, const Link& l, size_t slice, bool intraHost) {
+double flat(Collective c, AlgorithmId a, double n, int p, const Link& l, size_t slice, bool intraHost) {
   switch (c) {
     case Collective::kAllReduce: return flatAllReduce(a, n, p, l, slice, intraHost);
     case Collective::kBroadcast: return flatRooted(a, false, n, p, l, slice);
@@ -130,8 +132,8 @@ double flat(Collective c, std::string_view a, double n, int p, const Link& l, si
 // The best flat algorithm for one level of a two-level collective.
 double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, bool intraHost) {
   double best = kInf;
-  for (std::string_view a : {"ring", "recursive_doubling", "halving_doubling", "tree"}) {
-    best = std::min(best, flat(c, a, n, p, l, slice, intraHost));
+  for (const AlgorithmRecord& r : algorithmRegistry()) {
+    if (r.collective == c && r.flat) best = std::min(best, flat(c, r.id, n, p, l, slice, intraHost));
   }
   return best;
 }
@@ -153,9 +155,9 @@ double hierarchical(Collective c, double n, const CostInputs& in) {
 
 }  // namespace
 
-double predictUs(Collective collective, std::string_view algorithm, size_t bytes, const CostInputs& in) {
+double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, const CostInputs& in) {
   const double n = static_cast<double>(bytes);
-  if (algorithm == "hierarchical") return hierarchical(collective, n, in);
+  if (algorithm == AlgorithmId::kHierarchical) return hierarchical(collective, n, in);
   const bool across = in.nhosts > 1;
   const Link l = linkFor(in, across, in.maxRanksPerHost);
   return flat(collective, algorithm, n, in.nranks, l, in.sliceBytes, !across && in.intraHostMemory);

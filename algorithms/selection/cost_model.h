@@ -3,8 +3,8 @@
 #pragma once
 
 #include <cstddef>
-#include <string_view>
 
+#include "algorithms/algorithm_id.h"
 #include "core/collective.h"
 
 namespace chorus {
@@ -32,6 +32,6 @@ struct CostInputs {
 // Predicted microseconds for `algorithm` running `collective` on `bytes` (the nccl-tests size: the whole
 // buffer for allreduce, broadcast and reduce; all ranks' blocks for allgather and reduce-scatter).
 // +infinity when the algorithm does not implement the collective or cannot help in this world.
-double predictUs(Collective collective, std::string_view algorithm, size_t bytes, const CostInputs& in);
+double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, const CostInputs& in);
 
 }  // namespace chorus

@@ -13,14 +13,14 @@ namespace {
 constexpr int kMaxLog2 = 30;  // the last row, from 1 GiB, runs to infinity
 
 // The cheapest algorithm at `bytes` (the first in table order on ties), and its predicted time.
-std::pair<const AlgorithmEntry*, double> cheapest(Collective c, size_t bytes, const CostInputs& in) {
-  const AlgorithmEntry* best = nullptr;
+std::pair<const AlgorithmRecord*, double> cheapest(Collective c, size_t bytes, const CostInputs& in) {
+  const AlgorithmRecord* best = nullptr;
   double bestUs = std::numeric_limits<double>::infinity();
-  for (const auto& e : algorithmTable()) {
-    if (e.collective != c) continue;
-    double us = predictUs(c, e.name, bytes, in);
+  for (const AlgorithmRecord& r : algorithmRegistry()) {
+    if (r.collective != c) continue;
+    double us = r.cost(c, bytes, in);
     if (!best || us < bestUs) {
-      best = &e;
+      best = &r;
       bestUs = us;
     }
   }
@@ -46,16 +46,16 @@ DecisionTable::DecisionTable(const CostInputs& inputs, const AlgoRules& rules) {
       row.collective = c;
       row.lo = lo;
       row.hi = hi;
-      std::string_view forced = rules.lookup(c, lo);
-      if (!forced.empty()) {
-        row.algorithm = std::string(forced);
-        row.run = findAlgorithm(c, forced);
+      if (const std::optional<AlgorithmId> forced = rules.lookup(c, lo)) {
+        const AlgorithmRecord* record = findAlgorithm(c, *forced);
+        row.algorithm = record->id;
+        row.run = record->run;
         row.forced = true;
-        row.predictedLoUs = predictUs(c, forced, lo, inputs);
+        row.predictedLoUs = record->cost(c, lo, inputs);
       } else {
-        auto [entry, us] = cheapest(c, lo, inputs);
-        row.algorithm = entry->name;
-        row.run = entry->run;
+        auto [record, us] = cheapest(c, lo, inputs);
+        row.algorithm = record->id;
+        row.run = record->run;
         row.predictedLoUs = us;
       }
       row.predictedHiUs = row.predictedLoUs;
@@ -83,7 +83,7 @@ std::string DecisionTable::asRules() const {
   for (const auto& r : rows_) {
     bool first = !prev || prev->collective != r.collective;
     if (first) out += std::string(out.empty() ? "" : ";") + collectiveName(r.collective) + ":";
-    out += std::string(first ? "" : ",") + formatSize(r.lo) + "-" + formatSize(r.hi) + "=" + r.algorithm;
+    out += std::string(first ? "" : ",") + formatSize(r.lo) + "-" + formatSize(r.hi) + "=" + algorithmName(r.algorithm);
     prev = &r;
   }
   return out;
@@ -94,7 +94,7 @@ void DecisionTable::print(std::ostream& out) const {
       << "predicted us (at lo .. near hi)\n";
   for (const auto& r : rows_) {
     out << std::left << std::setw(14) << collectiveName(r.collective) << std::setw(16)
-        << (formatSize(r.lo) + "-" + formatSize(r.hi)) << std::setw(20) << r.algorithm
+        << (formatSize(r.lo) + "-" + formatSize(r.hi)) << std::setw(20) << algorithmName(r.algorithm)
         << formatUs(r.predictedLoUs) << " .. " << formatUs(r.predictedHiUs) << (r.forced ? "  (CHORUS_ALGO)" : "")
         << "\n";
   }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/algorithm_table.h"
+#include "algorithms/algorithm_registry.h"
 #include "algorithms/selection/algo_rules.h"
 #include "algorithms/selection/cost_model.h"
 
@@ -16,7 +16,7 @@ namespace chorus {
 struct DecisionRow {
   Collective collective;
   size_t lo = 0, hi = SIZE_MAX;  // [lo, hi) in nccl-tests bytes
-  std::string algorithm;
+  AlgorithmId algorithm = AlgorithmId::kRing;
   AlgorithmFn run = nullptr;
   double predictedLoUs = 0, predictedHiUs = 0;  // at lo, and at the last power of two below hi
   bool forced = false;                           // from CHORUS_ALGO rather than the model

@@ -172,18 +172,8 @@ void CommEngine::planSelection(bool sameHostOverNetwork) {
   // Emulated hosts on one machine share its cores: each host gets its share of them.
   in.coresPerHost = std::max(1, in.coresPerHost * in.maxRanksPerHost / std::max(1, localRanks_));
   selector_ = std::make_unique<Selector>(config_.algo, in);
-  // Each level of a two-level algorithm is a flat world of its own: one host's ranks, or one rank per host.
-  CostInputs intra = in, inter = in;
-  intra.nranks = in.maxRanksPerHost;
-  intra.nhosts = 1;
-  inter.nranks = in.nhosts;
-  inter.maxRanksPerHost = 1;
-  const AlgoRules none;
-  intraHostTable_ = std::make_unique<DecisionTable>(intra, none);
-  interHostTable_ = std::make_unique<DecisionTable>(inter, none);
   hierarchy_.chooseFlat = [this](const Op& op, int groupSize, bool acrossHosts) {
-    const DecisionTable& t = acrossHosts ? *interHostTable_ : *intraHostTable_;
-    return t.lookup(op.collective, selectionBytes(op, groupSize)).run;
+    return selector_->chooseLevel(op, groupSize, acrossHosts).run;
   };
   if (logLevel() >= LogLevel::kInfo && rank_ == 0) {
     std::ostringstream table;
@@ -218,7 +208,7 @@ void CommEngine::execute(const Op& request, const std::function<CommIO&()>& prep
     }
     CommIO& io = prepare();
     AlgorithmChoice algo = selector_->choose(op, size_);
-    CHORUS_TRACE(rank_, describeCall(op) << " via " << algo.name);
+    CHORUS_TRACE(rank_, describeCall(op) << " via " << algorithmName(algo.id));
     callTags_->begin(op);
     io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &op);
     algo.run(io, op);

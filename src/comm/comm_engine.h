@@ -108,7 +108,6 @@ class CommEngine {
   // that completed its side never sends one).
   static constexpr double kMismatchListingWaitSeconds = 0.5;
   static constexpr int kOversubscribedYields = 64;  // before sleeping; see the constructor
-  std::unique_ptr<DecisionTable> intraHostTable_, interHostTable_;  // flat choices for each level
   std::unique_ptr<CommIO> io_;
   uint64_t seq_ = 0;
   std::mutex callMutex_;

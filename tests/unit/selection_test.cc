@@ -24,20 +24,21 @@ std::string parseError(const std::string& text) {
 
 TEST(AlgoRulesTest, PlainNameAppliesWhereTheAlgorithmExists) {
   AlgoRules r = AlgoRules::parse("recursive_doubling");
-  EXPECT_EQ(r.lookup(Collective::kAllReduce, 0), "recursive_doubling");
-  EXPECT_EQ(r.lookup(Collective::kAllReduce, size_t{1} << 40), "recursive_doubling");
-  EXPECT_EQ(r.lookup(Collective::kBroadcast, 8), "");  // broadcast has no recursive doubling: the model decides
+  EXPECT_EQ(r.lookup(Collective::kAllReduce, 0), AlgorithmId::kRecursiveDoubling);
+  EXPECT_EQ(r.lookup(Collective::kAllReduce, size_t{1} << 40), AlgorithmId::kRecursiveDoubling);
+  // Broadcast has no recursive doubling: the model decides.
+  EXPECT_EQ(r.lookup(Collective::kBroadcast, 8), std::nullopt);
 }
 
 TEST(AlgoRulesTest, RangesPerCollectiveAndLaterRulesWin) {
   AlgoRules r = AlgoRules::parse(" allreduce:0-64K=recursive_doubling, 64K-inf=ring ; broadcast:hierarchical;ring");
-  EXPECT_EQ(r.lookup(Collective::kBroadcast, 100), "ring");  // the trailing catch-all overrides
+  EXPECT_EQ(r.lookup(Collective::kBroadcast, 100), AlgorithmId::kRing);  // the trailing catch-all overrides
   AlgoRules s = AlgoRules::parse("ring;allreduce:0-64K=recursive_doubling;broadcast:hierarchical");
-  EXPECT_EQ(s.lookup(Collective::kAllReduce, 65535), "recursive_doubling");
-  EXPECT_EQ(s.lookup(Collective::kAllReduce, 65536), "ring");
-  EXPECT_EQ(s.lookup(Collective::kBroadcast, 1), "hierarchical");
-  EXPECT_EQ(s.lookup(Collective::kAllGather, 1), "ring");
-  EXPECT_EQ(AlgoRules::parse("chain").lookup(Collective::kReduce, 5), "ring");  // the old name still works
+  EXPECT_EQ(s.lookup(Collective::kAllReduce, 65535), AlgorithmId::kRecursiveDoubling);
+  EXPECT_EQ(s.lookup(Collective::kAllReduce, 65536), AlgorithmId::kRing);
+  EXPECT_EQ(s.lookup(Collective::kBroadcast, 1), AlgorithmId::kHierarchical);
+  EXPECT_EQ(s.lookup(Collective::kAllGather, 1), AlgorithmId::kRing);
+  EXPECT_EQ(AlgoRules::parse("chain").lookup(Collective::kReduce, 5), AlgorithmId::kRing);  // the old name still works
   EXPECT_TRUE(AlgoRules::parse("").empty());
   EXPECT_TRUE(AlgoRules::parse(" ; ").empty());
 }
@@ -79,22 +80,24 @@ CostInputs oneHost(int ranks) {
 
 TEST(CostModelTest, LatencyAlgorithmsWinSmallBandwidthAlgorithmsWinLarge) {
   CostInputs in = oneHost(8);
-  EXPECT_LT(predictUs(Collective::kAllReduce, "recursive_doubling", 8, in), predictUs(Collective::kAllReduce, "ring", 8, in));
-  EXPECT_LT(predictUs(Collective::kAllReduce, "ring", 64 << 20, in),
-            predictUs(Collective::kAllReduce, "recursive_doubling", 64 << 20, in));
-  EXPECT_TRUE(std::isinf(predictUs(Collective::kAllGather, "recursive_doubling", 8, in)));
-  EXPECT_TRUE(std::isinf(predictUs(Collective::kAllReduce, "hierarchical", 8, in)));  // one host: nothing to gain
-  EXPECT_EQ(predictUs(Collective::kAllReduce, "ring", 1 << 20, oneHost(1)), 0.0);
+  EXPECT_LT(predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, in),
+            predictUs(Collective::kAllReduce, AlgorithmId::kRing, 8, in));
+  EXPECT_LT(predictUs(Collective::kAllReduce, AlgorithmId::kRing, 64 << 20, in),
+            predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 64 << 20, in));
+  EXPECT_TRUE(std::isinf(predictUs(Collective::kAllGather, AlgorithmId::kRecursiveDoubling, 8, in)));
+  // One host: nothing to gain.
+  EXPECT_TRUE(std::isinf(predictUs(Collective::kAllReduce, AlgorithmId::kHierarchical, 8, in)));
+  EXPECT_EQ(predictUs(Collective::kAllReduce, AlgorithmId::kRing, 1 << 20, oneHost(1)), 0.0);
 }
 
 TEST(CostModelTest, HierarchicalPaysOffAcrossSlowLinksWithManyRanksPerHost) {
   CostInputs in = oneHost(32);
   in.nhosts = 4;
   in.maxRanksPerHost = 8;
-  EXPECT_LT(predictUs(Collective::kAllReduce, "hierarchical", 4096, in),
-            predictUs(Collective::kAllReduce, "ring", 4096, in));
-  EXPECT_LT(predictUs(Collective::kBroadcast, "hierarchical", 4096, in),
-            predictUs(Collective::kBroadcast, "ring", 4096, in));
+  EXPECT_LT(predictUs(Collective::kAllReduce, AlgorithmId::kHierarchical, 4096, in),
+            predictUs(Collective::kAllReduce, AlgorithmId::kRing, 4096, in));
+  EXPECT_LT(predictUs(Collective::kBroadcast, AlgorithmId::kHierarchical, 4096, in),
+            predictUs(Collective::kBroadcast, AlgorithmId::kRing, 4096, in));
 }
 
 TEST(DecisionTableTest, CoversEverySizeOnceAndRoundTripsThroughRules) {
@@ -112,8 +115,8 @@ TEST(DecisionTableTest, CoversEverySizeOnceAndRoundTripsThroughRules) {
     }
     EXPECT_EQ(expectLo, SIZE_MAX) << collectiveName(c);
   }
-  EXPECT_EQ(t.lookup(Collective::kAllReduce, 8).algorithm, "recursive_doubling");
-  EXPECT_NE(t.lookup(Collective::kAllReduce, 256 << 20).algorithm, "recursive_doubling");  // a bandwidth algorithm
+  EXPECT_EQ(t.lookup(Collective::kAllReduce, 8).algorithm, AlgorithmId::kRecursiveDoubling);
+  EXPECT_NE(t.lookup(Collective::kAllReduce, 256 << 20).algorithm, AlgorithmId::kRecursiveDoubling);  // a bandwidth algorithm
   // The defaults printed as CHORUS_ALGO reproduce themselves when fed back.
   DecisionTable again(in, AlgoRules::parse(t.asRules()));
   for (size_t bytes : {size_t{0}, size_t{7}, size_t{4096}, size_t{1} << 20, size_t{3} << 30}) {
@@ -128,7 +131,7 @@ TEST(DecisionTableTest, CoversEverySizeOnceAndRoundTripsThroughRules) {
 
 TEST(DecisionTableTest, RulesOverrideOnlyWhereTheyApply) {
   DecisionTable t(oneHost(4), AlgoRules::parse("allreduce:1M-inf=recursive_doubling"));
-  EXPECT_EQ(t.lookup(Collective::kAllReduce, 2 << 20).algorithm, "recursive_doubling");
+  EXPECT_EQ(t.lookup(Collective::kAllReduce, 2 << 20).algorithm, AlgorithmId::kRecursiveDoubling);
   EXPECT_TRUE(t.lookup(Collective::kAllReduce, 2 << 20).forced);
   EXPECT_FALSE(t.lookup(Collective::kAllReduce, 1000).forced);
   EXPECT_FALSE(t.lookup(Collective::kBroadcast, 2 << 20).forced);

@@ -1,0 +1,21 @@
+// The algorithms, by number. Inside the library an algorithm is its id; its name exists only at the edges
+// (CHORUS_ALGO and config algo strings, chorus-topo and chorus-perf, logs).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace chorus {
+
+enum class AlgorithmId : uint8_t { kRing, kRecursiveDoubling, kTree, kHalvingDoubling, kHierarchical };
+inline constexpr AlgorithmId kAllAlgorithms[] = {AlgorithmId::kRing, AlgorithmId::kRecursiveDoubling,
+                                                 AlgorithmId::kTree, AlgorithmId::kHalvingDoubling,
+                                                 AlgorithmId::kHierarchical};
+
+// "ring", "recursive_doubling", "tree", "halving_doubling", "hierarchical".
+const char* algorithmName(AlgorithmId id);
+// The algorithm called `name` ("chain", the ring's old name for broadcast and reduce, too), if any.
+std::optional<AlgorithmId> algorithmNamed(std::string_view name);
+
+}  // namespace chorus

@@ -38,9 +38,10 @@ class Connection {
   virtual bool largeReceivePending() const = 0;
   // Adds the descriptors to sleep on while nothing can move (none for transports that cannot sleep on one).
   virtual void addPollFds(std::vector<pollfd>& fds) const = 0;
-  // True while progress waits on work that no descriptor announces (a device copy in flight): a caller then sleeps
-  // in short, growing periods instead of until a descriptor fires.
-  virtual bool awaitingDevice() const { return false; }
+  // True while progress waits on work that no descriptor announces (a layered connection's copies in flight, for
+  // instance): a caller then sleeps in short, growing periods instead of until a descriptor fires. The one hook
+  // the waiting loop needs from connections that are not plain byte streams.
+  virtual bool movesWithoutDescriptor() const { return false; }
   // Tells the peer this side is closing on purpose (a communicator destroyed, not a process lost). Best effort.
   virtual void closeGracefully() = 0;
   // Tells the peer this side gave up (an error or an abort) and stops sending: a peer waiting on us then fails

@@ -139,7 +139,7 @@ void CommIO::sleepUntilSomethingMoves() {
   for (Connection* c : active_) {
     if (!c->busy()) continue;
     c->addPollFds(pollFds_);
-    device |= c->awaitingDevice();
+    device |= c->movesWithoutDescriptor();
   }
   size_t from = addHangupWatch();
   // Capped so that abort and the deadline are seen promptly even if a wakeup is missed. A device copy's end wakes

@@ -375,7 +375,7 @@ class DeviceEndsTest : public ::testing::TestWithParam<HostKind> {
     e_->a->isend(out.get(), n, 1);
     EXPECT_TRUE(e_->a->progress());  // the copy starts (to pinned memory, or into the peer's ring)
     for (int i = 0; i < 50; ++i) EXPECT_FALSE(e_->a->progress()) << "nothing can move behind the gate";
-    EXPECT_TRUE(e_->a->awaitingDevice());
+    EXPECT_TRUE(e_->a->movesWithoutDescriptor());
     EXPECT_FALSE(e_->a->largeReceivePending());
     whileHeld();
 
@@ -390,12 +390,12 @@ class DeviceEndsTest : public ::testing::TestWithParam<HostKind> {
       std::vector<pollfd> fds;
       e_->a->addPollFds(fds);
       e_->b->addPollFds(fds);
-      ::poll(fds.data(), fds.size(), e_->a->awaitingDevice() || e_->b->awaitingDevice() ? 1 : 20);
+      ::poll(fds.data(), fds.size(), e_->a->movesWithoutDescriptor() || e_->b->movesWithoutDescriptor() ? 1 : 20);
     }
     ASSERT_FALSE(e_->a->busy() || e_->b->busy());
     EXPECT_TRUE(in.read() == data);
-    EXPECT_FALSE(e_->a->awaitingDevice());
-    EXPECT_FALSE(e_->b->awaitingDevice());
+    EXPECT_FALSE(e_->a->movesWithoutDescriptor());
+    EXPECT_FALSE(e_->b->movesWithoutDescriptor());
   }
 
   // Sends a value from hostA to hostB directly and expects it to arrive: the host connection carries host messages.

@@ -21,10 +21,10 @@ class LayeredDeviceConnection : public Connection {
   LayeredDeviceConnection& operator=(const LayeredDeviceConnection&) = delete;
 
   // True while a device copy is in flight: its completion moves things on, yet no descriptor announces it.
-  bool awaitingDevice() const override { return copiesInFlight_ > 0; }
+  bool movesWithoutDescriptor() const override { return copiesInFlight_ > 0; }
 
   // Sleeping until much of a large receive has arrived pays only when no device copy waits to be noticed.
-  bool largeReceivePending() const override { return !awaitingDevice() && host_.largeReceivePending(); }
+  bool largeReceivePending() const override { return !movesWithoutDescriptor() && host_.largeReceivePending(); }
   void addPollFds(std::vector<pollfd>& fds) const override { host_.addPollFds(fds); }
   // The host connection says goodbye for both: a second goodbye on it would be a frame the peer does not expect.
   void closeGracefully() override {}

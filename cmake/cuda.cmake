@@ -76,5 +76,16 @@ else()
   message(STATUS "CUDA: off (${chorus_cuda_off_reason})")
 endif()
 
+# Adds CUDA source `file` to layer target `target` with host-side warnings as for the C++ code (errors with
+# CHORUS_WERROR) and any further nvcc options.
+function(chorus_add_cuda_source target file)
+  set(options -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter ${ARGN})
+  if(CHORUS_WERROR)
+    list(APPEND options -Werror=all-warnings -Xcompiler=-Werror)
+  endif()
+  target_sources(${target} PRIVATE ${file})
+  set_source_files_properties(${file} TARGET_DIRECTORY ${target} PROPERTIES COMPILE_OPTIONS "${options}")
+endfunction()
+
 include(${PROJECT_SOURCE_DIR}/device/sources.cmake)
 include(${PROJECT_SOURCE_DIR}/reduce/cuda/sources.cmake)

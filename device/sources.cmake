@@ -11,11 +11,5 @@ target_sources(chorus_device_objs PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/device_call_queue.cc)
 if(CHORUS_CUDA_ENABLED)
   # The polling kernel behind streamWaitFlag where cuStreamWaitValue32 is unavailable.
-  target_sources(chorus_device_objs PRIVATE ${CMAKE_CURRENT_LIST_DIR}/wait_flag_kernel.cu)
-  set(chorus_wait_kernel_options -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter)
-  if(CHORUS_WERROR)
-    list(APPEND chorus_wait_kernel_options -Werror=all-warnings -Xcompiler=-Werror)
-  endif()
-  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/wait_flag_kernel.cu TARGET_DIRECTORY chorus_device_objs
-    PROPERTIES COMPILE_OPTIONS "${chorus_wait_kernel_options}")
+  chorus_add_cuda_source(chorus_device_objs ${CMAKE_CURRENT_LIST_DIR}/wait_flag_kernel.cu)
 endif()

@@ -11,7 +11,6 @@
 #include "tests/collectives/case_matrix.h"
 #include "tests/collectives/case_runner.h"
 #include "tests/collectives/suite_knobs.h"
-#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {
@@ -80,8 +79,9 @@ class AlgorithmMatrixTest : public ::testing::TestWithParam<std::tuple<std::stri
 
 TEST_P(AlgorithmMatrixTest, EveryCollectiveCountRootPlacement) {
   const auto& [algo, nranks] = GetParam();
-  ScopedEnv env(suiteKnobs({{"CHORUS_ALGO", algo}}));
-  runCasesOnNewWorld(nranks, casesFor(algo, nranks), kCaseDeadline);
+  Config config = suiteConfig();
+  config.algo = algo;
+  runCasesOnNewWorld(nranks, casesFor(algo, nranks), kCaseDeadline, config);
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, AlgorithmMatrixTest,

@@ -6,7 +6,6 @@
 #include "tests/collectives/case_matrix.h"
 #include "tests/collectives/case_runner.h"
 #include "tests/collectives/suite_knobs.h"
-#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {
@@ -15,7 +14,6 @@ class AllGatherTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(AllGatherTest, EveryTypeCountPlacement) {
   const int nranks = GetParam();
-  ScopedEnv env(suiteKnobs());
   CaseGrid grid;
   grid.kind = CollectiveKind::kAllGather;
   runCasesOnNewWorld(nranks, casesOf(grid), kCaseDeadline);

@@ -8,7 +8,6 @@
 #include "tests/collectives/case_matrix.h"
 #include "tests/collectives/case_runner.h"
 #include "tests/collectives/suite_knobs.h"
-#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {
@@ -17,10 +16,11 @@ class AllReduceTest : public ::testing::TestWithParam<std::tuple<int, std::strin
 
 TEST_P(AllReduceTest, EveryTypeOpCountPlacement) {
   const auto& [nranks, algo] = GetParam();
-  ScopedEnv env(suiteKnobs({{"CHORUS_ALGO", algo.empty() ? std::nullopt : std::optional<std::string>(algo)}}));
+  Config config = suiteConfig();
+  config.algo = algo;  // empty: the model decides
   CaseGrid grid;
   grid.kind = CollectiveKind::kAllReduce;
-  runCasesOnNewWorld(nranks, casesOf(grid), kCaseDeadline);
+  runCasesOnNewWorld(nranks, casesOf(grid), kCaseDeadline, config);
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, AllReduceTest,
@@ -45,8 +45,8 @@ class AllReduceThresholdTest : public ::testing::TestWithParam<std::tuple<int, s
 
 TEST_P(AllReduceThresholdTest, CountsAroundTheSwitch) {
   const auto& [nranks, threshold] = GetParam();
-  ScopedEnv env(suiteKnobs(
-      {{"CHORUS_ALGO", "allreduce:0-" + threshold + "=recursive_doubling," + threshold + "-inf=ring"}}));
+  Config config = suiteConfig();
+  config.algo = "allreduce:0-" + threshold + "=recursive_doubling," + threshold + "-inf=ring";
   const size_t bytes = std::stoul(threshold);
   std::vector<CollectiveCase> cases;
   for (chorusDataType_t type : {chorusInt8, chorusFloat16, chorusFloat32, chorusFloat64}) {
@@ -59,7 +59,7 @@ TEST_P(AllReduceThresholdTest, CountsAroundTheSwitch) {
     std::vector<CollectiveCase> some = casesOf(grid, static_cast<uint32_t>(cases.size() + 1));
     cases.insert(cases.end(), some.begin(), some.end());
   }
-  runCasesOnNewWorld(nranks, cases, kCaseDeadline);
+  runCasesOnNewWorld(nranks, cases, kCaseDeadline, config);
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, AllReduceThresholdTest,

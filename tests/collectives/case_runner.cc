@@ -29,8 +29,9 @@ void runCases(ThreadWorld& world, const std::vector<CollectiveCase>& cases, std:
       deadline);
 }
 
-void runCasesOnNewWorld(int nranks, const std::vector<CollectiveCase>& cases, std::chrono::seconds deadline) {
-  ThreadWorld world(nranks, deadline);
+void runCasesOnNewWorld(int nranks, const std::vector<CollectiveCase>& cases, std::chrono::seconds deadline,
+                        const Config& config) {
+  ThreadWorld world(nranks, deadline, config);
   if (world.ready()) runCases(world, cases, deadline);
 }
 

@@ -7,7 +7,6 @@
 #include "tests/collectives/case_matrix.h"
 #include "tests/collectives/case_runner.h"
 #include "tests/collectives/suite_knobs.h"
-#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {
@@ -19,7 +18,10 @@ class StripedLargeMessageTest : public ::testing::TestWithParam<std::tuple<int, 
 
 TEST_P(StripedLargeMessageTest, EveryCollective) {
   const auto& [nranks, algo] = GetParam();
-  ScopedEnv env(suiteKnobs({{"CHORUS_NSOCKS", "2"}, {"CHORUS_CHUNK_SIZE", "1048576"}, {"CHORUS_ALGO", algo}}));
+  Config config = suiteConfig();
+  config.socketsPerPeer = 2;
+  config.chunkSize = 1 << 20;
+  config.algo = algo;
   std::vector<CollectiveCase> cases;
   uint32_t salt = 1;
   for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce,
@@ -34,7 +36,7 @@ TEST_P(StripedLargeMessageTest, EveryCollective) {
     salt += static_cast<uint32_t>(some.size());
     cases.insert(cases.end(), some.begin(), some.end());
   }
-  runCasesOnNewWorld(nranks, cases, kCaseDeadline);
+  runCasesOnNewWorld(nranks, cases, kCaseDeadline, config);
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, StripedLargeMessageTest,

@@ -6,7 +6,6 @@
 #include "tests/collectives/case_matrix.h"
 #include "tests/collectives/case_runner.h"
 #include "tests/collectives/suite_knobs.h"
-#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {
@@ -35,13 +34,11 @@ std::vector<CollectiveCase> interleavedCases(int nranks, size_t calls, uint32_t 
 class SequenceTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(SequenceTest, InterleavedCollectivesOnOneCommunicator) {
-  ScopedEnv env(suiteKnobs());
   runCasesOnNewWorld(GetParam(), interleavedCases(GetParam(), 400, 1), kCaseDeadline);
 }
 
 TEST_P(SequenceTest, SameCallRepeated) {
-  ScopedEnv env(suiteKnobs());
-  ThreadWorld world(GetParam(), kCaseDeadline);
+  ThreadWorld world(GetParam(), kCaseDeadline, suiteConfig());
   if (!world.ready()) return;
   // The identical call (same inputs) ten times, then with fresh inputs each time: no state may leak between calls.
   for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kReduce}) {
@@ -63,7 +60,6 @@ TEST_P(SequenceTest, SameCallRepeated) {
 }
 
 TEST_P(SequenceTest, ThousandsOfTinyCalls) {
-  ScopedEnv env(suiteKnobs());
   CollectiveCase c;
   c.kind = CollectiveKind::kAllReduce;
   c.type = chorusInt32;
@@ -82,9 +78,8 @@ INSTANTIATE_TEST_SUITE_P(Worlds, SequenceTest, ::testing::Values(2, 3, 5),
                          [](const auto& info) { return std::to_string(info.param) + "ranks"; });
 
 TEST(TwoWorldsTest, RunAtTheSameTimeWithoutMixing) {
-  ScopedEnv env(suiteKnobs());
-  ThreadWorld first(3, kCaseDeadline);
-  ThreadWorld second(4, kCaseDeadline);
+  ThreadWorld first(3, kCaseDeadline, suiteConfig());
+  ThreadWorld second(4, kCaseDeadline, suiteConfig());
   if (!first.ready() || !second.ready()) return;
   std::vector<CollectiveCase> a = interleavedCases(3, 150, 1);
   std::vector<CollectiveCase> b = interleavedCases(4, 150, 5000);

@@ -14,7 +14,6 @@
 #include "tests/collectives/case_runner.h"
 #include "tests/collectives/suite_knobs.h"
 #include "tests/harness/process_world.h"
-#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {
@@ -44,29 +43,31 @@ class ShmThreadWorldTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(ShmThreadWorldTest, AllreduceBroadcastAllgather) {
   const int nranks = GetParam();
-  ScopedEnv env(suiteKnobs({{"CHORUS_TRANSPORT", "shm"}}));
+  Config config = suiteConfig();
+  config.transports = "shm";
   CaseGrid grid;
   grid.types = {chorusFloat32, chorusInt64};
   grid.ops = {chorusSum, chorusMax};
-  runCasesOnNewWorld(nranks, casesFor(grid, nranks), kCaseDeadline);
+  runCasesOnNewWorld(nranks, casesFor(grid, nranks), kCaseDeadline, config);
 }
 
 // Slices of 1 MiB: large enough for process_vm_readv (2: always) and for pieces pipelined through a 64 KiB ring
 // (0: never).
 TEST_P(ShmThreadWorldTest, LargeMessagesByEitherPath) {
   const int nranks = GetParam();
-  for (const char* cma : {"2", "0"}) {
-    SCOPED_TRACE(std::string("CHORUS_SHM_CMA=") + cma);
-    ScopedEnv env(suiteKnobs({{"CHORUS_TRANSPORT", "shm"},
-                              {"CHORUS_CHUNK_SIZE", "1048576"},
-                              {"CHORUS_SHM_BUFFER", "65536"},
-                              {"CHORUS_SHM_CMA", cma}}));
+  for (int cma : {2, 0}) {
+    SCOPED_TRACE("shmCma " + std::to_string(cma));
+    Config config = suiteConfig();
+    config.transports = "shm";
+    config.chunkSize = 1 << 20;
+    config.shmBufferBytes = 65536;
+    config.shmCma = cma;
     CaseGrid grid;
     grid.types = {chorusFloat32};
     grid.ops = {chorusSum};
     grid.counts = {300001};
     grid.inPlace = {false};
-    runCasesOnNewWorld(nranks, casesFor(grid, nranks), kCaseDeadline);
+    runCasesOnNewWorld(nranks, casesFor(grid, nranks), kCaseDeadline, config);
   }
 }
 

@@ -8,7 +8,6 @@
 #include "tests/collectives/case_matrix.h"
 #include "tests/collectives/case_runner.h"
 #include "tests/collectives/suite_knobs.h"
-#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {
@@ -17,7 +16,8 @@ class SliceSizeTest : public ::testing::TestWithParam<std::tuple<int, std::strin
 
 TEST_P(SliceSizeTest, EveryCollective) {
   const auto& [nranks, sliceBytes] = GetParam();
-  ScopedEnv env(suiteKnobs({{"CHORUS_CHUNK_SIZE", sliceBytes}}));
+  Config config = suiteConfig();
+  config.chunkSize = std::stoul(sliceBytes);
   std::vector<CollectiveCase> cases;
   for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce,
                               CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
@@ -30,7 +30,7 @@ TEST_P(SliceSizeTest, EveryCollective) {
     std::vector<CollectiveCase> some = casesOf(grid, static_cast<uint32_t>(cases.size() + 1));
     cases.insert(cases.end(), some.begin(), some.end());
   }
-  runCasesOnNewWorld(nranks, cases, kCaseDeadline);
+  runCasesOnNewWorld(nranks, cases, kCaseDeadline, config);
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, SliceSizeTest,

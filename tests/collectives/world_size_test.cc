@@ -8,7 +8,6 @@
 #include "tests/collectives/case_matrix.h"
 #include "tests/collectives/case_runner.h"
 #include "tests/collectives/suite_knobs.h"
-#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {
@@ -17,7 +16,8 @@ class WorldSizeTest : public ::testing::TestWithParam<std::tuple<int, std::strin
 
 TEST_P(WorldSizeTest, EveryCollectiveOnASmallerGrid) {
   const auto& [nranks, algo] = GetParam();
-  ScopedEnv env(suiteKnobs({{"CHORUS_ALGO", algo}}));
+  Config config = suiteConfig();
+  config.algo = algo;
   std::vector<CollectiveCase> cases;
   for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce,
                               CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
@@ -29,7 +29,7 @@ TEST_P(WorldSizeTest, EveryCollectiveOnASmallerGrid) {
     std::vector<CollectiveCase> some = casesOf(grid, static_cast<uint32_t>(cases.size() + 1));
     cases.insert(cases.end(), some.begin(), some.end());
   }
-  runCasesOnNewWorld(nranks, cases, kCaseDeadline);
+  runCasesOnNewWorld(nranks, cases, kCaseDeadline, config);
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, WorldSizeTest,

@@ -19,6 +19,10 @@ class CallTags {
 
   // Starts a call: op.peer < 0 is a collective (every pair takes part), else a point-to-point call with op.peer.
   void begin(const Op& op);
+  // The current collective's number among the communicator's collectives (0 for the first): every rank makes the
+  // same collectives in the same order, so this names a collective across ranks however many point-to-point calls
+  // each made in between. The mismatch listing keys on it.
+  uint64_t collectiveNumber() const { return collectives_ - 1; }
   // The tag of the current call's frames to and from `peer`.
   uint32_t tagFor(int peer) const {
     if (!checking_) return 0;

@@ -206,10 +206,10 @@ void CommEngine::execute(const Op& request, const std::function<CommIO&()>& prep
                       ": communicator unusable after an earlier failure: " + brokenBecause_,
                   brokenFailure_);
     }
+    callTags_->begin(op);
     CommIO& io = prepare();
     AlgorithmChoice algo = selector_->choose(op, size_);
     CHORUS_TRACE(rank_, describeCall(op) << " via " << algorithmName(algo.id));
-    callTags_->begin(op);
     io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &op);
     algo.run(io, op);
   } catch (const Error& raw) {
@@ -231,7 +231,10 @@ void CommEngine::execute(const Op& request, const std::function<CommIO&()>& prep
         if (c) c->abandon();
       }
       if (mismatchReport_ && !aborted_.load()) {
-        e = mismatchReport_->explain(e, op.seq, name, kMismatchListingWaitSeconds);
+        // Collectives only: a point-to-point call's listing would be its pair's, not every rank's.
+        if (op.peer < 0) {
+          e = mismatchReport_->explain(e, callTags_->collectiveNumber(), name, kMismatchListingWaitSeconds);
+        }
         e = e.withMessage(named(e.what()));
       }
     }

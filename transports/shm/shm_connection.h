@@ -1,11 +1,5 @@
-// A Connection over shared memory to a peer on this host: one single-producer single-consumer ring per direction
-// (transports/shm/shm_layout.h), a unix socket beside it for doorbells and hang-ups.
-//
-// Small messages ride inside a one-cache-line record (no syscall, one line transfer); larger ones are pipelined
-// through the byte ring in pieces, or, where the peer can read this process's memory and that is faster here,
-// published as an address that the receiver copies once with process_vm_readv and then acknowledges.
-// Waiting: a side about to sleep raises a flag in shared memory and re-checks; the other side writes a byte to
-// the socket only when it sees the flag, so the fast path makes no syscall.
+// A Connection over shared memory to a peer on this host: records and a byte ring per direction, a unix socket for
+// doorbells and hang-ups. Which message takes which path, and how a side sleeps: docs/protocols.md.
 #pragma once
 
 #include <sys/types.h>
@@ -21,10 +15,7 @@
 
 namespace chorus {
 
-// Where the message paths switch. Measured on the 2-core dev VM (two processes, 64 KiB..64 MiB): pieces of
-// 16..64 KiB are within noise of each other from 256 KiB up and beat 8 KiB (too many records) and 128 KiB+ (too
-// little overlap) on 64 KiB messages; process_vm_readv only catches up with the ring's two copies from a few
-// hundred KiB on, where it is faster at all (it is not on that VM: see cma_calibration.h).
+// Where the message paths switch (how these were measured: docs/protocols.md).
 struct ShmTuning {
   size_t cmaMinBytes = 256 * 1024;  // messages this large go by process_vm_readv when the pair uses it
   size_t ringPieceMax = 64 * 1024;  // largest piece copied through the byte ring at once (at most a quarter ring)

@@ -13,7 +13,8 @@ set(chorus_layer_sees_reduce core reduce)
 set(chorus_layer_sees_device core reduce device)
 set(chorus_layer_sees_topology core reduce device topology)
 set(chorus_layer_sees_transports core reduce device topology transports)
-set(chorus_layer_sees_algorithms core reduce device topology transports algorithms)
+# An algorithm never names a transport or the device runtime (DESIGN.md): it speaks PeerIO and Reducer only.
+set(chorus_layer_sees_algorithms core reduce topology algorithms)
 set(chorus_layer_sees_comm core reduce device topology transports algorithms src)
 
 set(CHORUS_LAYER_TARGETS "")
@@ -22,11 +23,10 @@ foreach(layer IN LISTS CHORUS_LAYERS)
   set(target chorus_${layer}_objs)
   add_library(${target} OBJECT)
   set(root ${PROJECT_BINARY_DIR}/layer_include/${layer})
+  file(REMOVE_RECURSE ${root})  # made afresh at every configure: no link survives a change of the lists above
   file(MAKE_DIRECTORY ${root})
   foreach(folder IN LISTS chorus_layer_sees_${layer})
-    if(NOT EXISTS ${root}/${folder})
-      file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${folder} ${root}/${folder} SYMBOLIC)
-    endif()
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${folder} ${root}/${folder} SYMBOLIC)
   endforeach()
   target_include_directories(${target} PRIVATE ${root})
   # Usage requirements only: an object library linked to another takes none of its objects.

@@ -23,6 +23,8 @@ LAYERS = [
     ("api", "src/api/"),
 ]
 ORDER = [name for name, _ in LAYERS]
+# Lower layers a layer still may not include: an algorithm never names a transport or the device runtime.
+FORBIDDEN = {"algorithms": {"transports", "device"}}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -56,6 +58,8 @@ def main():
                             bad.append(f"{path}:{number}: {mine} includes {m.group(1)}, which is in no layer")
                         elif ORDER.index(theirs) > ORDER.index(mine):
                             bad.append(f"{path}:{number}: {mine} includes {m.group(1)} ({theirs}, a higher layer)")
+                        elif theirs in FORBIDDEN.get(mine, ()):
+                            bad.append(f"{path}:{number}: {mine} includes {m.group(1)} ({theirs}: not for {mine})")
     for b in bad:
         print(b)
     print(f"check_layers: {checked} files, {len(bad)} upward include(s)")

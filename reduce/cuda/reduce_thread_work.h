@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "reduce/cuda/device_ops.h"
 
@@ -80,7 +81,31 @@ __host__ __device__ T loadBytes(const unsigned char* p) {
 
 template <typename T>
 __host__ __device__ void storeBytes(unsigned char* p, T v) {
+#ifdef __CUDA_ARCH__
+  // Each byte is cut out of the element's bits by a bit-field extract (bfe) before its store. Storing the low byte
+  // of a 16-bit register straight after cvt.rn.f16.f32 (correct PTX: st.global.u8 of that register) wrote the
+  // float's integer value instead on an H100 with CUDA 13.0's ptxas (1.8125 -> 0x01 where 0x40 belongs), the high
+  // byte right.
+  using Bits = std::conditional_t<sizeof(T) <= 4, unsigned, unsigned long long>;
+  std::conditional_t<sizeof(T) == 1, unsigned char,
+                     std::conditional_t<sizeof(T) == 2, unsigned short, Bits>> raw;
+  memcpy(&raw, &v, sizeof(T));
+  const Bits bits = raw;
+  CHORUS_UNROLL
+  for (unsigned k = 0; k < sizeof(T); ++k) {
+    unsigned byte;
+    if constexpr (sizeof(T) <= 4) {
+      asm("bfe.u32 %0, %1, %2, 8;" : "=r"(byte) : "r"(bits), "r"(8 * k));
+    } else {
+      unsigned long long wide;
+      asm("bfe.u64 %0, %1, %2, 8;" : "=l"(wide) : "l"(bits), "r"(8 * k));
+      byte = static_cast<unsigned>(wide);
+    }
+    p[k] = static_cast<unsigned char>(byte);
+  }
+#else
   memcpy(p, &v, sizeof(T));
+#endif
 }
 
 // Op applied to every element of a 16-byte vector (memcpy to and from registers compiles to register moves).

@@ -17,13 +17,14 @@ class Connection {
   virtual uint64_t isend(const void* buf, size_t bytes, uint32_t tag) = 0;
   // Queues a receive of exactly `bytes` into buf; the peer's matching send must carry the same size and tag.
   virtual uint64_t irecv(void* buf, size_t bytes, uint32_t tag) = 0;
-  // Posts a send of `bytes` from sendBuf and a receive of as many into recvBuf (two ranks trading data), and may
-  // complete both before returning: true when both are done; either way *sendId and *recvId name them. The default
-  // only posts; shared memory answers a tiny one here, without the caller's progress loop.
-  virtual bool exchange(const void* sendBuf, void* recvBuf, size_t bytes, uint32_t tag, uint64_t* sendId,
-                        uint64_t* recvId) {
-    *sendId = isend(sendBuf, bytes, tag);
-    *recvId = irecv(recvBuf, bytes, tag);
+  // Posts a send of `bytes` from sendBuf (framed with sendTag) and a receive of as many into recvBuf (expecting
+  // recvTag): two ranks trading data. May complete both before returning: true when both are done; either way
+  // *sendId and *recvId name them. The default only posts; shared memory answers a tiny one here, without the
+  // caller's progress loop.
+  virtual bool exchange(const void* sendBuf, void* recvBuf, size_t bytes, uint32_t sendTag, uint32_t recvTag,
+                        uint64_t* sendId, uint64_t* recvId) {
+    *sendId = isend(sendBuf, bytes, sendTag);
+    *recvId = irecv(recvBuf, bytes, recvTag);
     return false;
   }
   // Moves whatever can move without blocking; true when any byte moved. Throws chorus::Error on loss or bad frames.

@@ -1,5 +1,6 @@
 #include "src/comm/call_tags.h"
 
+#include "core/error.h"
 #include "transports/reserved_tags.h"
 
 namespace chorus {
@@ -16,15 +17,24 @@ uint32_t hashCall(const Op& op) {
 
 }  // namespace
 
-CallTags::CallTags(int nranks, bool checking) : checking_(checking), pairCalls_(static_cast<size_t>(nranks), 0) {}
+CallTags::CallTags(int nranks, bool checking)
+    : checking_(checking), sends_(static_cast<size_t>(nranks), 0), recvs_(static_cast<size_t>(nranks), 0) {}
 
 void CallTags::begin(const Op& op) {
-  if (op.peer < 0) {
-    ++collectives_;
-  } else {
-    ++pairCalls_[static_cast<size_t>(op.peer)];
-  }
+  if (op.peer >= 0) throwInternal("CallTags::begin takes collectives; point-to-point calls use beginPointToPoint");
+  ++collectives_;
   signature_ = hashCall(op) >> (32 - kSignatureBits);
+}
+
+void CallTags::beginPointToPoint(const Op& op, bool sends, bool receives) {
+  const auto peer = static_cast<size_t>(op.peer);
+  if (op.peer < 0 || peer >= sends_.size()) throwInternal("CallTags::beginPointToPoint without a valid peer");
+  if (sends) ++sends_[peer];
+  if (receives) ++recvs_[peer];
+  // One kind for both ends (0xff, beside the collectives' numbers) and the datatype: what a send and the receive it
+  // meets agree on.
+  signature_ = static_cast<uint32_t>(((0xffull | (static_cast<uint64_t>(op.type) << 8)) * 0x9e3779b97f4a7c15ull) >> 32) >>
+               (32 - kSignatureBits);
 }
 
 uint32_t CallTags::fold(uint32_t tag) {

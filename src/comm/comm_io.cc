@@ -51,12 +51,12 @@ Connection* CommIO::connectionTo(int peer) {
 
 Request CommIO::isend(int peer, const void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
-  return Request{c, true, c->isend(buf, bytes, tagFor(peer))};
+  return Request{c, true, c->isend(buf, bytes, sendTag(peer))};
 }
 
 Request CommIO::irecv(int peer, void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
-  return Request{c, false, c->irecv(buf, bytes, tagFor(peer))};
+  return Request{c, false, c->irecv(buf, bytes, recvTag(peer))};
 }
 
 void CommIO::copy(void* dst, const void* src, size_t bytes) {
@@ -217,7 +217,7 @@ void CommIO::wait(const Request& r) {
 void CommIO::exchange(int peer, const void* send, void* recv, size_t bytes) {
   Connection* c = connectionTo(peer);
   uint64_t sendId = 0, recvId = 0;
-  if (c->exchange(send, recv, bytes, tagFor(peer), &sendId, &recvId)) return;
+  if (c->exchange(send, recv, bytes, sendTag(peer), recvTag(peer), &sendId, &recvId)) return;
   wait(Request{c, false, recvId});
   wait(Request{c, true, sendId});
 }

@@ -86,7 +86,8 @@ class CommIO final : public PeerIO {
   int wakeFd_;
   const CallTags* tags_ = nullptr;  // null: untracked traffic, every frame carries untrackedTag_
   uint32_t untrackedTag_ = 0;
-  uint32_t tagFor(int peer) const { return tags_ != nullptr ? tags_->tagFor(peer) : untrackedTag_; }
+  uint32_t sendTag(int peer) const { return tags_ != nullptr ? tags_->sendTag(peer) : untrackedTag_; }
+  uint32_t recvTag(int peer) const { return tags_ != nullptr ? tags_->recvTag(peer) : untrackedTag_; }
   LazyDeadline deadline_;
   const Op* op_ = nullptr;
   std::vector<Connection*> active_;  // connections this call has used

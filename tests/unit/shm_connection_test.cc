@@ -106,7 +106,7 @@ TEST(ShmConnectionTest, TinyExchangeCompletesAtOnceWhenThePeerHasAnswered) {
   p.b->irecv(&gotB, sizeof(gotB), 3);
   ASSERT_TRUE(drive(*p.b, *p.b, [&] { return p.b->sendsDone() == 1; }));
   uint64_t sendId = 99, recvId = 99;
-  EXPECT_TRUE(p.a->exchange(&mine, &gotA, sizeof(mine), 3, &sendId, &recvId));
+  EXPECT_TRUE(p.a->exchange(&mine, &gotA, sizeof(mine), 3, 3, &sendId, &recvId));
   EXPECT_EQ(sendId, 0u);
   EXPECT_EQ(recvId, 0u);
   EXPECT_FALSE(p.a->busy());
@@ -124,7 +124,7 @@ TEST(ShmConnectionTest, ExchangeNotAnsweredYetCompletesThroughProgress) {
     std::vector<char> outA = pattern(bytes, 1), outB = pattern(bytes, 2), inA(bytes), inB(bytes);
     const uint64_t before = p.a->sendsDone();
     uint64_t sendId = 0, recvId = 0;
-    EXPECT_FALSE(p.a->exchange(outA.data(), inA.data(), bytes, 4, &sendId, &recvId));
+    EXPECT_FALSE(p.a->exchange(outA.data(), inA.data(), bytes, 4, 4, &sendId, &recvId));
     EXPECT_EQ(sendId, before);
     EXPECT_EQ(recvId, before);
     p.b->isend(outB.data(), bytes, 4);
@@ -137,7 +137,7 @@ TEST(ShmConnectionTest, ExchangeNotAnsweredYetCompletesThroughProgress) {
   uint64_t first = 0, x = 7, y = 0, z = 0, w = 8;
   p.a->irecv(&first, sizeof(first), 4);
   uint64_t sendId = 0, recvId = 0;
-  EXPECT_FALSE(p.a->exchange(&x, &y, sizeof(x), 4, &sendId, &recvId));
+  EXPECT_FALSE(p.a->exchange(&x, &y, sizeof(x), 4, 4, &sendId, &recvId));
   p.b->isend(&w, sizeof(w), 4);
   p.b->isend(&w, sizeof(w), 4);
   p.b->irecv(&z, sizeof(z), 4);
@@ -156,7 +156,7 @@ TEST(ShmConnectionTest, ConcurrentTinyExchangesKeepEveryValueInOrder) {
     const auto until = Clock::now() + 20s;
     for (uint64_t i = 0; i < n; ++i) {
       uint64_t out = i * 2 + salt, in = ~uint64_t{0}, sendId = 0, recvId = 0;
-      if (!c.exchange(&out, &in, sizeof(out), 6, &sendId, &recvId)) {
+      if (!c.exchange(&out, &in, sizeof(out), 6, 6, &sendId, &recvId)) {
         while (c.busy()) {
           if (Clock::now() > until) return false;
           c.progress();

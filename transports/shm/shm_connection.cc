@@ -273,11 +273,11 @@ bool ShmConnection::pullRecords() {
 // A tiny exchange on an otherwise idle pair (a 2-rank allreduce of a few bytes is one): publish at once and watch
 // for the peer's record a little while, here rather than through the caller's progress loop; a 2-rank 8-byte
 // allreduce spends ~0.1 us of its ~0.4 in software. What has not arrived by then the caller's loop waits for.
-bool ShmConnection::exchange(const void* sendBuf, void* recvBuf, size_t bytes, uint32_t tag, uint64_t* sendId,
-                             uint64_t* recvId) {
+bool ShmConnection::exchange(const void* sendBuf, void* recvBuf, size_t bytes, uint32_t sendTag, uint32_t recvTag,
+                             uint64_t* sendId, uint64_t* recvId) {
   constexpr int kExchangeSpinRounds = 64;  // about a microsecond; the caller's loop spins, yields and sleeps after
-  *sendId = isend(sendBuf, bytes, tag);
-  *recvId = irecv(recvBuf, bytes, tag);
+  *sendId = isend(sendBuf, bytes, sendTag);
+  *recvId = irecv(recvBuf, bytes, recvTag);
   if (bytes > shm::kInlineBytes || sends_.size() != 1 || recvs_.size() != 1) return false;
   for (int round = 0; round < kExchangeSpinRounds && busy(); ++round) progress();
   return !busy();

@@ -40,7 +40,7 @@ class ShmConnection final : public Connection {
 
   uint64_t isend(const void* buf, size_t bytes, uint32_t tag) override;
   uint64_t irecv(void* buf, size_t bytes, uint32_t tag) override;
-  bool exchange(const void* sendBuf, void* recvBuf, size_t bytes, uint32_t tag, uint64_t* sendId,
+  bool exchange(const void* sendBuf, void* recvBuf, size_t bytes, uint32_t sendTag, uint32_t recvTag, uint64_t* sendId,
                 uint64_t* recvId) override;
   bool progress() override;
   uint64_t sendsDone() const override { return sendsDone_; }

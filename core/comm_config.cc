@@ -25,6 +25,12 @@ bool topoProbe() { return params::asInt("CHORUS_TOPO_PROBE", params::topoProbe()
 std::string socketIfname() { return params::socketIfname(); }
 }  // namespace env_config
 
+std::string withCommName(const std::string& commName, const std::string& message) {
+  if (commName.empty()) return message;
+  const std::string prefix = "comm " + commName + ": ";
+  return message.compare(0, prefix.size(), prefix) == 0 ? message : prefix + message;
+}
+
 CommConfig CommConfig::fromEnvironment() {
   CommConfig c;
   c.timeoutSeconds = env_config::timeoutSeconds();

@@ -26,6 +26,10 @@ struct CommConfig {
   static CommConfig fromEnvironment();
 };
 
+// "comm NAME: " + message for a named communicator (once: a message that starts so already is left alone); the
+// message alone for an unnamed one. Every error a communicator reports goes through this.
+std::string withCommName(const std::string& commName, const std::string& message);
+
 // The ranges each setting accepts, whether it comes from a config field or a variable.
 struct CommConfigLimits {
   static constexpr size_t kMinChunk = 4096, kMaxChunk = size_t{64} << 20;

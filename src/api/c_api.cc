@@ -202,8 +202,7 @@ chorusResult_t initWith(const char* call, chorusComm_t* comm, const chorusConfig
       h->impl = std::make_unique<chorus::CommEngine>(makeSpec(), std::move(resolved));
       *comm = h.release();
     } catch (const Error& e) {
-      if (name.empty()) throw;
-      throw e.withMessage("comm " + name + ": " + e.what());
+      throw e.withMessage(chorus::withCommName(name, e.what()));
     }
   });
 }

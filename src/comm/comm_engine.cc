@@ -274,11 +274,7 @@ const char* CommEngine::lastError() {
   return lastError_.c_str();
 }
 
-std::string CommEngine::named(const std::string& message) const {
-  if (config_.commName.empty()) return message;
-  const std::string prefix = "comm " + config_.commName + ": ";
-  return message.compare(0, prefix.size(), prefix) == 0 ? message : prefix + message;
-}
+std::string CommEngine::named(const std::string& message) const { return withCommName(config_.commName, message); }
 
 void CommEngine::recordError(const std::string& message) {
   std::lock_guard<std::mutex> g(errorMutex_);

@@ -8,12 +8,25 @@
 
 namespace chorus {
 
-enum class AlgorithmId : uint8_t { kRing, kRecursiveDoubling, kTree, kHalvingDoubling, kHierarchical };
-inline constexpr AlgorithmId kAllAlgorithms[] = {AlgorithmId::kRing, AlgorithmId::kRecursiveDoubling,
-                                                 AlgorithmId::kTree, AlgorithmId::kHalvingDoubling,
-                                                 AlgorithmId::kHierarchical};
+enum class AlgorithmId : uint8_t {
+  kRing,
+  kRecursiveDoubling,
+  kTree,
+  kHalvingDoubling,
+  kHierarchical,
+  kPairwise,
+  kBruck,
+  kDirect,
+  kBinomial,
+  kDissemination,
+};
+inline constexpr AlgorithmId kAllAlgorithms[] = {
+    AlgorithmId::kRing,     AlgorithmId::kRecursiveDoubling, AlgorithmId::kTree,   AlgorithmId::kHalvingDoubling,
+    AlgorithmId::kHierarchical, AlgorithmId::kPairwise,      AlgorithmId::kBruck,  AlgorithmId::kDirect,
+    AlgorithmId::kBinomial, AlgorithmId::kDissemination};
 
-// "ring", "recursive_doubling", "tree", "halving_doubling", "hierarchical".
+// "ring", "recursive_doubling", "tree", "halving_doubling", "hierarchical", "pairwise", "bruck", "direct",
+// "binomial", "dissemination".
 const char* algorithmName(AlgorithmId id);
 // The algorithm called `name` ("chain", the ring's old name for broadcast and reduce, too), if any.
 std::optional<AlgorithmId> algorithmNamed(std::string_view name);

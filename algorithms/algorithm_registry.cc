@@ -26,6 +26,11 @@ const char* algorithmName(AlgorithmId id) {
     case A::kTree: return "tree";
     case A::kHalvingDoubling: return "halving_doubling";
     case A::kHierarchical: return "hierarchical";
+    case A::kPairwise: return "pairwise";
+    case A::kBruck: return "bruck";
+    case A::kDirect: return "direct";
+    case A::kBinomial: return "binomial";
+    case A::kDissemination: return "dissemination";
   }
   return "unknown";
 }
@@ -57,6 +62,14 @@ const std::vector<AlgorithmRecord>& algorithmRegistry() {
       {A::kHierarchical, C::kAllReduce, hierarchicalAllReduce, costOf<A::kHierarchical>, false},
       {A::kHierarchical, C::kBroadcast, hierarchicalBroadcast, costOf<A::kHierarchical>, false},
       {A::kHierarchical, C::kReduce, hierarchicalReduce, costOf<A::kHierarchical>, false},
+      {A::kPairwise, C::kAllToAll, pairwiseAllToAll, costOf<A::kPairwise>, true},
+      {A::kBruck, C::kAllToAll, bruckAllToAll, costOf<A::kBruck>, true},
+      {A::kPairwise, C::kAllToAllv, pairwiseAllToAllv, costOf<A::kPairwise>, true},
+      {A::kDirect, C::kGather, directGather, costOf<A::kDirect>, true},
+      {A::kBinomial, C::kGather, binomialGather, costOf<A::kBinomial>, true},
+      {A::kDirect, C::kScatter, directScatter, costOf<A::kDirect>, true},
+      {A::kBinomial, C::kScatter, binomialScatter, costOf<A::kBinomial>, true},
+      {A::kDissemination, C::kBarrier, disseminationBarrier, costOf<A::kDissemination>, true},
   };
   return records;
 }

@@ -39,6 +39,20 @@ void halvingDoublingReduce(PeerIO& io, const Op& op);
 // Binomial scatter from the root, then recursive-doubling allgather (van de Geijn).
 void halvingDoublingBroadcast(PeerIO& io, const Op& op);
 
+// Alltoall(v): every block posted at once in pairwise order (step s: send to r+s, receive from r-s).
+void pairwiseAllToAll(PeerIO& io, const Op& op);
+void pairwiseAllToAllv(PeerIO& io, const Op& op);
+// Alltoall in ceil(log2 p) steps of half the data each (Bruck): for small blocks.
+void bruckAllToAll(PeerIO& io, const Op& op);
+// Gather and scatter: the root posts one message per rank, all at once.
+void directGather(PeerIO& io, const Op& op);
+void directScatter(PeerIO& io, const Op& op);
+// Gather and scatter along a binomial tree rooted at the root: log2(p) steps.
+void binomialGather(PeerIO& io, const Op& op);
+void binomialScatter(PeerIO& io, const Op& op);
+// Barrier by dissemination: ceil(log2 p) rounds of empty messages to r+k, from r-k.
+void disseminationBarrier(PeerIO& io, const Op& op);
+
 // The out-of-place copy every algorithm needs when a rank has nothing to exchange (a world of one); through
 // io.copy(), so that it works on device buffers too.
 void copyIfOutOfPlace(PeerIO& io, const void* send, void* recv, size_t bytes);

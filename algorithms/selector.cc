@@ -6,8 +6,17 @@ namespace chorus {
 
 size_t selectionBytes(const Op& op, int nranks) {
   size_t bytes = op.count * typeSize(op.type);
-  if (op.collective == Collective::kAllGather || op.collective == Collective::kReduceScatter) bytes *= nranks;
-  return bytes;
+  switch (op.collective) {
+    case Collective::kAllGather:
+    case Collective::kReduceScatter:
+    case Collective::kAllToAll:
+    case Collective::kGather:
+    case Collective::kScatter: return bytes * static_cast<size_t>(nranks);
+    // Each rank's alltoallv sizes differ while every rank must choose alike: its choice cannot depend on them.
+    case Collective::kAllToAllv:
+    case Collective::kBarrier: return 0;
+    default: return bytes;
+  }
 }
 
 namespace {

@@ -31,7 +31,8 @@ class Selector {
   DecisionTable intraHost_, interHost_;  // one level's flat choices
 };
 
-// The size the selector and CHORUS_ALGO ranges see for a call: nccl-tests' "size" column.
+// The size the selector and CHORUS_ALGO ranges see for a call: nccl-tests' "size" column (0 for alltoallv, whose
+// sizes differ from rank to rank, and for barrier).
 size_t selectionBytes(const Op& op, int nranks);
 
 }  // namespace chorus

@@ -9,6 +9,13 @@ const char* collectiveName(Collective c) {
     case Collective::kReduce: return "reduce";
     case Collective::kAllGather: return "allgather";
     case Collective::kReduceScatter: return "reducescatter";
+    case Collective::kAllToAll: return "alltoall";
+    case Collective::kAllToAllv: return "alltoallv";
+    case Collective::kGather: return "gather";
+    case Collective::kScatter: return "scatter";
+    case Collective::kBarrier: return "barrier";
+    case Collective::kSend: return "send";
+    case Collective::kRecv: return "recv";
   }
   return "unknown";
 }

@@ -19,7 +19,7 @@ const char* typeName(chorusDataType_t t) {
 }
 
 const char* opName(chorusRedOp_t op) {
-  static const char* const names[] = {"sum", "prod", "max", "min", "avg"};
+  static const char* const names[] = {"sum", "prod", "max", "min", "avg", "band", "bor", "bxor"};
   return validOp(op) ? names[op] : "unknown";
 }
 

@@ -14,5 +14,9 @@ const char* typeName(chorusDataType_t t);
 const char* opName(chorusRedOp_t op);
 inline bool validType(int t) { return t >= 0 && t < chorusNumTypes; }
 inline bool validOp(int op) { return op >= 0 && op < chorusNumOps; }
+inline bool isBitwiseOp(int op) { return op == chorusBand || op == chorusBor || op == chorusBxor; }
+inline bool isIntegerType(int t) { return validType(t) && t <= chorusUint64; }
+// Whether `op` reduces `type`: every op reduces every type, except that bitwise ops take integers only.
+inline bool opSupportsType(int op, int t) { return validOp(op) && validType(t) && (!isBitwiseOp(op) || isIntegerType(t)); }
 
 }  // namespace chorus

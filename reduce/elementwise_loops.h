@@ -86,6 +86,20 @@ struct MinOp {
   }
 };
 
+// The bitwise ops, for integer types only.
+template <typename T>
+struct BandOp {
+  static T apply(T a, T b) { return static_cast<T>(a & b); }
+};
+template <typename T>
+struct BorOp {
+  static T apply(T a, T b) { return static_cast<T>(a | b); }
+};
+template <typename T>
+struct BxorOp {
+  static T apply(T a, T b) { return static_cast<T>(a ^ b); }
+};
+
 // Average's divide: integers truncate toward zero, floating point divides in its own type (a true division,
 // not a multiplication by 1/n, so that the result is correctly rounded).
 template <typename T>
@@ -178,6 +192,11 @@ constexpr void fillNativeType(ReduceKernelTable& table, chorusDataType_t type) {
   table.reduce[type][chorusProd] = &reduceLoop<T, ProdOp<T>>;
   table.reduce[type][chorusMax] = &reduceLoop<T, MaxOp<T>>;
   table.reduce[type][chorusMin] = &reduceLoop<T, MinOp<T>>;
+  if constexpr (std::is_integral_v<T>) {
+    table.reduce[type][chorusBand] = &reduceLoop<T, BandOp<T>>;
+    table.reduce[type][chorusBor] = &reduceLoop<T, BorOp<T>>;
+    table.reduce[type][chorusBxor] = &reduceLoop<T, BxorOp<T>>;
+  }
   table.average[type] = &averageLoop<T, DivideOp<T>>;
 }
 

@@ -14,7 +14,7 @@ class HostReducer final : public Reducer {
   explicit HostReducer(const ReduceKernelTable& kernels) : kernels_(kernels) {}
 
   void reduce(void* dst, const void* a, const void* b, size_t count, chorusDataType_t type, chorusRedOp_t op) override {
-    if (!validType(type) || !validOp(op)) {
+    if (!opSupportsType(op, type)) {
       throwInvalidArgument(describe("reduce", count, type, op) + ": unsupported datatype or reduction op");
     }
     if (count == 0) return;

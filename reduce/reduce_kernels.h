@@ -13,8 +13,9 @@ using ReduceKernel = void (*)(void* dst, const void* a, const void* b, size_t co
 // data[i] /= nranks for i < count (nranks >= 1).
 using AverageKernel = void (*)(void* data, size_t count, int nranks);
 
-// The ops that have a kernel of their own; chorusAvg reduces with the sum kernel.
-inline constexpr int kReduceKernelOps = chorusAvg;
+// Kernels are indexed by op; chorusAvg's entry is null (it reduces with the sum kernel), and so are the bitwise
+// ops' entries for floating-point types (they take integers only).
+inline constexpr int kReduceKernelOps = chorusNumOps;
 
 struct ReduceKernelTable {
   const char* name;  // "portable", "avx2+f16c": for logs and test names

@@ -118,6 +118,28 @@ double flatBlocks(AlgorithmId a, bool reduce, double n, int p, const Link& l) {
   return kInf;
 }
 
+// Alltoall(v) of `n` bytes per rank (n / p per peer). Pairwise sends p - 1 messages of n / p; Bruck sends log2 p
+// messages of about n / 2 and copies the data twice per step (pack, unpack) plus twice around it (rotations).
+double flatAllToAll(AlgorithmId a, double n, int p, const Link& l) {
+  if (p == 1) return n * l.gamma;
+  if (a == AlgorithmId::kPairwise) return (p - 1) * l.alpha + (p - 1.0) / p * n * l.beta;
+  if (a == AlgorithmId::kBruck) {
+    const int lg = ceilLog2(p);
+    return lg * (l.alpha + n / 2 * (l.beta + 2 * l.gamma)) + 2 * n * l.gamma;
+  }
+  return kInf;
+}
+
+// Gather and scatter of `n` bytes in all (n / p per rank): both move (p - 1) / p of them through the root; direct
+// pays a message per rank there, binomial log2 p messages and a staging copy of everything.
+double flatGatherScatter(AlgorithmId a, double n, int p, const Link& l) {
+  if (p == 1) return 0;
+  const double moved = (p - 1.0) / p * n * l.beta;
+  if (a == AlgorithmId::kDirect) return (p - 1) * l.alpha + moved;
+  if (a == AlgorithmId::kBinomial) return ceilLog2(p) * l.alpha + moved + 2 * n * l.gamma;
+  return kInf;
+}
+
 double flat(Collective c, AlgorithmId a, double n, int p, const Link& l, size_t slice, bool intraHost) {
   switch (c) {
     case Collective::kAllReduce: return flatAllReduce(a, n, p, l, slice, intraHost);
@@ -125,6 +147,13 @@ double flat(Collective c, AlgorithmId a, double n, int p, const Link& l, size_t 
     case Collective::kReduce: return flatRooted(a, true, n, p, l, slice);
     case Collective::kAllGather: return flatBlocks(a, false, n, p, l);
     case Collective::kReduceScatter: return flatBlocks(a, true, n, p, l);
+    case Collective::kAllToAll:
+    case Collective::kAllToAllv: return flatAllToAll(a, n, p, l);
+    case Collective::kGather:
+    case Collective::kScatter: return flatGatherScatter(a, n, p, l);
+    case Collective::kBarrier: return a == AlgorithmId::kDissemination ? ceilLog2(p) * l.alpha : kInf;
+    case Collective::kSend:
+    case Collective::kRecv: return kInf;  // no algorithm: the engine posts them itself
   }
   return kInf;
 }

@@ -47,7 +47,18 @@ typedef enum {
   chorusNumTypes
 } chorusDataType_t;
 
-typedef enum { chorusSum = 0, chorusProd, chorusMax, chorusMin, chorusAvg, chorusNumOps } chorusRedOp_t;
+/* chorusBand, chorusBor and chorusBxor (bitwise and, or, xor) are for the integer types only. */
+typedef enum {
+  chorusSum = 0,
+  chorusProd,
+  chorusMax,
+  chorusMin,
+  chorusAvg,
+  chorusBand,
+  chorusBor,
+  chorusBxor,
+  chorusNumOps
+} chorusRedOp_t;
 
 typedef struct chorusComm* chorusComm_t;
 /* A cudaStream_t for device buffers: the call enqueues on it and returns (NULL: the legacy default stream).
@@ -140,6 +151,41 @@ CHORUS_API chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, 
 CHORUS_API chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                               chorusDataType_t datatype, chorusRedOp_t op, chorusComm_t comm,
                                               chorusStream_t stream);
+
+/* Point-to-point, as NCCL's: a rank's sends to a peer meet that peer's receives from it in call order, with equal
+   datatype and count (count 0 included). Outside a group each call blocks (host buffers) until its transfer is
+   done; inside a group a rank may also send to and receive from itself. */
+CHORUS_API chorusResult_t chorusSend(const void* sendbuff, size_t count, chorusDataType_t datatype, int peer,
+                                     chorusComm_t comm, chorusStream_t stream);
+CHORUS_API chorusResult_t chorusRecv(void* recvbuff, size_t count, chorusDataType_t datatype, int peer,
+                                     chorusComm_t comm, chorusStream_t stream);
+/* Groups, as NCCL's: calls between chorusGroupStart and chorusGroupEnd (which nest) are only recorded, and the
+   outermost chorusGroupEnd runs them together, so that any pattern of sends and receives in them completes (a ring,
+   every pair of an alltoall). Groups may span communicators. A call that fails its argument checks inside a group
+   returns its error and makes chorusGroupEnd drop the group (chorusInvalidUsage); chorusGroupEnd without a
+   chorusGroupStart is chorusInvalidUsage. */
+CHORUS_API chorusResult_t chorusGroupStart(void);
+CHORUS_API chorusResult_t chorusGroupEnd(void);
+/* Block j (count elements) of rank i's sendbuff lands as block i of rank j's recvbuff. Out of place only. */
+CHORUS_API chorusResult_t chorusAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                                         chorusDataType_t datatype, chorusComm_t comm, chorusStream_t stream);
+/* As MPI_Alltoallv: sendcounts[j] elements from sendbuff + sdispls[j] go to rank j, which receives them into
+   recvbuff + rdispls[i] (displacements in elements; zeros allowed). Rank i's sendcounts[j] must equal rank j's
+   recvcounts[i]: a pair that disagrees fails on both ranks. The arrays are copied before the call returns. */
+CHORUS_API chorusResult_t chorusAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                                          void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                                          chorusDataType_t datatype, chorusComm_t comm, chorusStream_t stream);
+/* Root's recvbuff (nranks * count elements) gets every rank's sendbuff in rank order; recvbuff is used on the root
+   only. In place on the root when sendbuff == recvbuff + root * count elements. */
+CHORUS_API chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                                       int root, chorusComm_t comm, chorusStream_t stream);
+/* Rank r's recvbuff gets block r (count elements) of root's sendbuff; sendbuff is used on the root only. In place
+   on the root when recvbuff == sendbuff + root * count elements. */
+CHORUS_API chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, size_t count,
+                                        chorusDataType_t datatype, int root, chorusComm_t comm,
+                                        chorusStream_t stream);
+/* Returns once every rank of comm has entered it. */
+CHORUS_API chorusResult_t chorusBarrier(chorusComm_t comm, chorusStream_t stream);
 
 /* Extensions beyond NCCL's set. */
 /* Size in bytes of one element of datatype, or 0 when out of range. */

@@ -38,7 +38,16 @@ constexpr chorusDataType_t dataTypeOf() {
   else static_assert(sizeof(T) == 0, "no Chorus datatype for this element type");
 }
 
-enum class ReduceOp { kSum = chorusSum, kProd = chorusProd, kMax = chorusMax, kMin = chorusMin, kAvg = chorusAvg };
+enum class ReduceOp {
+  kSum = chorusSum,
+  kProd = chorusProd,
+  kMax = chorusMax,
+  kMin = chorusMin,
+  kAvg = chorusAvg,
+  kBand = chorusBand,  // bitwise and, or, xor: integer types only
+  kBor = chorusBor,
+  kBxor = chorusBxor,
+};
 
 namespace detail {
 inline void check(chorusResult_t r, chorusComm_t comm) {
@@ -85,6 +94,25 @@ inline chorusUniqueId makeUniqueId() {
   detail::check(chorusGetUniqueId(&id), nullptr);
   return id;
 }
+
+// chorusGroupStart for its lifetime: the calls made while it lives run together when it ends (chorusGroupEnd,
+// whose error is thrown by end(); the destructor ends a group still open but cannot throw).
+class Group {
+ public:
+  Group() { detail::check(chorusGroupStart(), nullptr); }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+  ~Group() {
+    if (open_) chorusGroupEnd();
+  }
+  void end() {
+    open_ = false;
+    detail::check(chorusGroupEnd(), nullptr);
+  }
+
+ private:
+  bool open_ = true;
+};
 
 // Owns a chorusComm_t; destroys it on scope exit. Calls block (host buffers) and throw chorus::Exception.
 class Communicator {
@@ -163,9 +191,63 @@ class Communicator {
     detail::check(chorusReduceScatter(send.data(), recv.data(), recv.size(), dataTypeOf<T>(),
                                       static_cast<chorusRedOp_t>(op), comm_, nullptr), comm_);
   }
+  // Sends data to `peer`, which receives it with recv(); blocks until sent, unless inside a Group.
+  template <class T>
+  void send(std::span<const T> data, int peer) {
+    detail::check(chorusSend(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, nullptr), comm_);
+  }
+  // Receives exactly data.size() elements from `peer`'s send().
+  template <class T>
+  void recv(std::span<T> data, int peer) {
+    detail::check(chorusRecv(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, nullptr), comm_);
+  }
+  // Block j of send (size() blocks of send.size() / size() elements) lands as block rank() of rank j's recv.
+  template <class T>
+  void allToAll(std::span<const T> send, std::span<T> recv) {
+    sameLength(send.size(), recv.size(), "allToAll");
+    const size_t n = static_cast<size_t>(size());
+    if (send.size() % n != 0) {
+      throw Exception(chorusInvalidArgument, "chorus::Communicator::allToAll: " + std::to_string(send.size()) +
+                                                 " elements do not split into " + std::to_string(n) + " blocks");
+    }
+    detail::check(chorusAllToAll(send.data(), recv.data(), send.size() / n, dataTypeOf<T>(), comm_, nullptr), comm_);
+  }
+  // As MPI_Alltoallv: per-peer counts and displacements in elements (size() of each).
+  template <class T>
+  void allToAllv(std::span<const T> send, std::span<const size_t> sendCounts, std::span<const size_t> sendDispls,
+                 std::span<T> recv, std::span<const size_t> recvCounts, std::span<const size_t> recvDispls) {
+    const size_t n = static_cast<size_t>(size());
+    for (size_t s : {sendCounts.size(), sendDispls.size(), recvCounts.size(), recvDispls.size()}) {
+      sameLength(s, n, "allToAllv (counts and displacements per rank)");
+    }
+    for (size_t p = 0; p < n; ++p) {
+      if (sendCounts[p] > 0 && sendDispls[p] + sendCounts[p] > send.size()) outOfRange("allToAllv", "send", p);
+      if (recvCounts[p] > 0 && recvDispls[p] + recvCounts[p] > recv.size()) outOfRange("allToAllv", "recv", p);
+    }
+    detail::check(chorusAllToAllv(send.data(), sendCounts.data(), sendDispls.data(), recv.data(), recvCounts.data(),
+                                  recvDispls.data(), dataTypeOf<T>(), comm_, nullptr), comm_);
+  }
+  // root's recv (size() * send.size() elements) = every rank's send, in rank order (recv is ignored elsewhere).
+  template <class T>
+  void gather(std::span<const T> send, std::span<T> recv, int root) {
+    if (rank() == root) sameLength(send.size() * static_cast<size_t>(size()), recv.size(), "gather");
+    detail::check(chorusGather(send.data(), recv.data(), send.size(), dataTypeOf<T>(), root, comm_, nullptr), comm_);
+  }
+  // recv = block rank() of root's send (size() * recv.size() elements; ignored elsewhere).
+  template <class T>
+  void scatter(std::span<const T> send, std::span<T> recv, int root) {
+    if (rank() == root) sameLength(recv.size() * static_cast<size_t>(size()), send.size(), "scatter");
+    detail::check(chorusScatter(send.data(), recv.data(), recv.size(), dataTypeOf<T>(), root, comm_, nullptr), comm_);
+  }
+  // Returns once every rank has entered.
+  void barrier() { detail::check(chorusBarrier(comm_, nullptr), comm_); }
 
  private:
   explicit Communicator(chorusComm_t c) : comm_(c) {}
+  [[noreturn]] static void outOfRange(const char* call, const char* side, size_t peer) {
+    throw Exception(chorusInvalidArgument, std::string("chorus::Communicator::") + call + ": " + side +
+                                               " block for rank " + std::to_string(peer) + " runs past the buffer");
+  }
   static void sameLength(size_t a, size_t b, const char* call) {
     if (a != b) {
       throw Exception(chorusInvalidArgument, std::string("chorus::Communicator::") + call + ": buffer lengths " +

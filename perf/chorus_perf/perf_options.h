@@ -141,7 +141,7 @@ inline size_t dataTypeSize(chorusDataType_t type) {
 
 // The op named `name`; nullopt when unknown.
 inline std::optional<chorusRedOp_t> parseRedOp(std::string_view name) {
-  static constexpr std::string_view kNames[] = {"sum", "prod", "max", "min", "avg"};
+  static constexpr std::string_view kNames[] = {"sum", "prod", "max", "min", "avg", "band", "bor", "bxor"};
   for (int op = 0; op < chorusNumOps; ++op) {
     if (kNames[op] == name) return static_cast<chorusRedOp_t>(op);
   }
@@ -150,7 +150,7 @@ inline std::optional<chorusRedOp_t> parseRedOp(std::string_view name) {
 
 // The lower-case name of `op` ("sum"), as chorusOpName prints it.
 inline std::string_view redOpName(chorusRedOp_t op) {
-  static constexpr std::string_view kNames[] = {"sum", "prod", "max", "min", "avg"};
+  static constexpr std::string_view kNames[] = {"sum", "prod", "max", "min", "avg", "band", "bor", "bxor"};
   return op >= 0 && op < chorusNumOps ? kNames[op] : "unknown";
 }
 

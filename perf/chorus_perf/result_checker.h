@@ -199,13 +199,19 @@ class TypedResultChecker final : public ResultChecker {
     uint64_t wrapped = op_ == chorusProd ? 1 : 0;  // integer sum and prod, modulo 2^64 then the type's width
     double exact = op_ == chorusProd ? 1.0 : 0.0;  // floating sum and prod: small integers, exact in double
     int64_t extreme = 0;
+    uint64_t bits = op_ == chorusBand ? ~uint64_t{0} : 0;  // bitwise ops (integer types only)
     for (int r = 0; r < shape_.nranks; ++r) {
       const int64_t v = patternValue(shape_, seed_, r, position);
+      const uint64_t u = static_cast<uint64_t>(v);
+      bits = op_ == chorusBand ? bits & u : op_ == chorusBor ? bits | u : bits ^ u;
       wrapped = op_ == chorusProd ? wrapped * static_cast<uint64_t>(v) : wrapped + static_cast<uint64_t>(v);
       exact = op_ == chorusProd ? exact * static_cast<double>(v) : exact + static_cast<double>(v);
       if (r == 0 || (op_ == chorusMax && v > extreme) || (op_ == chorusMin && v < extreme)) extreme = v;
     }
     if (op_ == chorusMax || op_ == chorusMin) return encode(extreme);
+    if constexpr (!Codec::kFloating) {
+      if (op_ == chorusBand || op_ == chorusBor || op_ == chorusBxor) return static_cast<Storage>(bits);
+    }
     Storage combined;
     if constexpr (Codec::kFloating) {
       combined = Codec::fromDouble(exact);

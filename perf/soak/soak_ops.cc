@@ -92,6 +92,12 @@ int64_t combine(chorusRedOp_t op, int64_t a, int64_t b) {
       return std::max(a, b);
     case chorusMin:
       return std::min(a, b);
+    case chorusBand:
+      return a & b;
+    case chorusBor:
+      return a | b;
+    case chorusBxor:
+      return a ^ b;
     default:
       return 0;
   }
@@ -183,6 +189,7 @@ SoakOp OpSequence::next() {
   op.kind = static_cast<Kind>(rng_() % kKinds);
   op.type = kTypes[rng_() % (sizeof(kTypes) / sizeof(kTypes[0]))];
   op.op = static_cast<chorusRedOp_t>(rng_() % chorusNumOps);
+  if (op.op >= chorusBand && op.type > chorusUint64) op.op = chorusSum;  // bitwise ops take integers only
   op.root = static_cast<int>(rng_() % static_cast<uint64_t>(nranks_));
   op.inPlace = rng_() % 3 == 0;
   // Sizes skewed small: 1 in 20 is empty, the rest log-uniform from one element to maxBytes in all.

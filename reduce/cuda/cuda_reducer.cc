@@ -28,7 +28,7 @@ std::string describe(const char* what, size_t count, chorusDataType_t type, chor
 
 void checkReduceArguments(const void* dst, const void* a, const void* b, size_t count, chorusDataType_t type,
                           chorusRedOp_t op, const void* stream) {
-  if (!validType(type) || !validOp(op)) {
+  if (!opSupportsType(op, type)) {
     throwInvalidArgument(describe("reduce", count, type, op, stream) + ": unsupported datatype or reduction op");
   }
   if (count != 0 && (dst == nullptr || a == nullptr || b == nullptr)) {

@@ -73,6 +73,23 @@ struct Min {
   }
 };
 
+// The bitwise ops, for integer types only.
+template <typename T>
+struct Band {
+  using Element = T;
+  __host__ __device__ static T apply(T a, T b) { return static_cast<T>(a & b); }
+};
+template <typename T>
+struct Bor {
+  using Element = T;
+  __host__ __device__ static T apply(T a, T b) { return static_cast<T>(a | b); }
+};
+template <typename T>
+struct Bxor {
+  using Element = T;
+  __host__ __device__ static T apply(T a, T b) { return static_cast<T>(a ^ b); }
+};
+
 // IEEE binary16 carried as its bits. cvt.f32.f16 is exact; cvt.rn.f16.f32 rounds to nearest even, overflows to
 // infinity and keeps subnormals, as the host's floatToHalf does.
 struct Float16Codec {
@@ -124,8 +141,8 @@ struct Tag {
   using type = T;
 };
 
-// Calls visit(Tag<Op>{}) with the element op for (type, op), op one of sum, prod, max, min; returns false (and
-// calls nothing) for any other pair.
+// Calls visit(Tag<Op>{}) with the element op for (type, op), op one of sum, prod, max, min, or a bitwise op of an
+// integer type; returns false (and calls nothing) for any other pair.
 template <typename Visit>
 bool visitReduceOp(chorusDataType_t type, chorusRedOp_t op, Visit&& visit) {
   auto forNative = [&](auto element) {
@@ -144,8 +161,24 @@ bool visitReduceOp(chorusDataType_t type, chorusRedOp_t op, Visit&& visit) {
         visit(Tag<Min<T>>{});
         return true;
       default:
-        return false;
+        break;
     }
+    if constexpr (std::is_integral_v<T>) {
+      switch (op) {
+        case chorusBand:
+          visit(Tag<Band<T>>{});
+          return true;
+        case chorusBor:
+          visit(Tag<Bor<T>>{});
+          return true;
+        case chorusBxor:
+          visit(Tag<Bxor<T>>{});
+          return true;
+        default:
+          break;
+      }
+    }
+    return false;
   };
   auto forWidened = [&](auto codec) {
     using Codec = typename decltype(codec)::type;

@@ -34,7 +34,7 @@ cudaError_t loadReduceKernels() {
     if (first == cudaSuccess) first = error;
   };
   for (int type = 0; type < chorusNumTypes; ++type) {
-    for (chorusRedOp_t op : {chorusSum, chorusProd, chorusMax, chorusMin}) {
+    for (chorusRedOp_t op : {chorusSum, chorusProd, chorusMax, chorusMin, chorusBand, chorusBor, chorusBxor}) {
       device_ops::visitReduceOp(static_cast<chorusDataType_t>(type), op, [&](auto tag) {
         using Op = typename decltype(tag)::type;
         load(reinterpret_cast<const void*>(&reduceKernel<Op>));

@@ -1,4 +1,5 @@
 // The C ABI: validate every argument before communicating, run, turn exceptions into codes + last error.
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -7,7 +8,9 @@
 #include <vector>
 
 #include "chorus/chorus.h"
+#include "src/api/api_errors.h"
 #include "src/api/comm_handle.h"
+#include "src/api/group.h"
 #include "src/api/config_arguments.h"
 #include "core/bootstrap/launch_spec.h"
 #include "core/bootstrap/store.h"
@@ -21,32 +24,10 @@
 using chorus::Collective;
 using chorus::Error;
 
+using chorus::api::fail;
+using chorus::api::guarded;
+
 namespace {
-
-thread_local std::string tlsLastError;
-
-chorusResult_t fail(chorusComm_t comm, chorusResult_t code, const std::string& message) {
-  tlsLastError = message;
-  // Only argument errors are recorded here (before the call reached the communicator). Any other error was
-  // recorded by the communicator itself, which chorusCommAbort on another thread may already have freed.
-  if (code == chorusInvalidArgument && comm && comm->impl) comm->impl->recordError(message);
-  return code;
-}
-
-// Runs f, mapping exceptions to result codes; the comm records its own errors inside run().
-template <class F>
-chorusResult_t guarded(chorusComm_t comm, const char* call, F&& f) {
-  try {
-    f();
-    return chorusSuccess;
-  } catch (const Error& e) {
-    return fail(comm, e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(comm, chorusSystemError, std::string(call) + ": out of memory");
-  } catch (const std::exception& e) {
-    return fail(comm, chorusInternalError, std::string(call) + ": internal error: " + e.what());
-  }
-}
 
 // "[comm NAME: ]rank R: call: ", the start of every message about a call on a communicator (built only when there is
 // one).
@@ -64,6 +45,10 @@ std::string checkCommon(const char* call, chorusComm_t comm, chorusDataType_t ty
   if (!comm || !comm->impl) return std::string(call) + ": comm is NULL";
   if (!chorus::validType(type)) return whereOf(comm, call) + "datatype " + std::to_string(type) + " is out of range";
   if (hasOp && !chorus::validOp(op)) return whereOf(comm, call) + "op " + std::to_string(op) + " is out of range";
+  if (hasOp && !chorus::opSupportsType(op, type)) {
+    return whereOf(comm, call) + "op " + chorus::opName(static_cast<chorusRedOp_t>(op)) + " takes integer types only, not " +
+           chorus::typeName(type);
+  }
   return {};
 }
 
@@ -119,6 +104,85 @@ std::string checkBlocks(const char* call, chorusComm_t comm, size_t count, const
                                          : "recvbuff overlaps sendbuff but is not sendbuff + rank * recvcount");
   }
   return "";
+}
+
+// Gather and scatter: root in range, no overflow, each rank's block present, the root's whole buffer present, and
+// on the root in place only at MPI's layout (the block at root * count). `gather`: the whole buffer is recvbuff.
+std::string checkRootedBlocks(const char* call, chorusComm_t comm, int root, size_t count, chorusDataType_t type,
+                              const void* sendbuff, const void* recvbuff, bool gather) {
+  const int n = comm->impl->size();
+  if (root < 0 || root >= n) {
+    return whereOf(comm, call) + "root " + std::to_string(root) + " is outside [0, " + std::to_string(n) + ")";
+  }
+  size_t block = 0, total = 0;
+  if (!bytesFor(count, type, 1, &block) || !bytesFor(count, type, static_cast<size_t>(n), &total)) {
+    return whereOf(comm, call) + "count overflows";
+  }
+  const bool isRoot = comm->impl->rank() == root;
+  const void* one = gather ? sendbuff : recvbuff;
+  const void* all = gather ? recvbuff : sendbuff;
+  if (count > 0 && !one) return whereOf(comm, call) + (gather ? "sendbuff" : "recvbuff") + " is NULL with count " + std::to_string(count);
+  if (count > 0 && isRoot && !all) {
+    return whereOf(comm, call) + (gather ? "recvbuff" : "sendbuff") + " is NULL on the root with count " +
+           std::to_string(count);
+  }
+  const char* own = static_cast<const char*>(all) + static_cast<size_t>(root) * block;
+  if (isRoot && one != own && overlaps(one, block, all, total)) {
+    return whereOf(comm, call) + (gather ? "sendbuff overlaps recvbuff but is not recvbuff + root * count"
+                                         : "recvbuff overlaps sendbuff but is not sendbuff + root * count");
+  }
+  return "";
+}
+
+// Alltoallv's counts and displacements on one side: no element's byte offset overflows; *extent gets the bytes
+// from the buffer's start to the end of its last non-empty block.
+std::string checkVectors(const char* call, chorusComm_t comm, chorusDataType_t type, const size_t counts[],
+                         const size_t displs[], const char* side, size_t* extent) {
+  const size_t es = chorus::typeSize(type);
+  *extent = 0;
+  for (int p = 0; p < comm->impl->size(); ++p) {
+    if (counts[p] == 0) continue;
+    if (displs[p] > SIZE_MAX / es - counts[p]) {
+      return whereOf(comm, call) + side + "counts[" + std::to_string(p) + "] + " + side[0] + "displs[" +
+             std::to_string(p) + "] overflows";
+    }
+    *extent = std::max(*extent, (displs[p] + counts[p]) * es);
+  }
+  return "";
+}
+
+chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::Op& op, const void* sendUsed,
+                             const void* recvUsed, chorusStream_t stream);
+
+// Send and receive: peer in range, no overflow, the buffer present; outside a group, not to itself (a blocking send
+// to itself could never be received).
+chorusResult_t pointToPoint(const char* call, Collective kind, void* buff, size_t count, chorusDataType_t datatype,
+                            int peer, chorusComm_t comm, chorusStream_t stream) {
+  std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
+  size_t bytes = 0;
+  const bool sends = kind == Collective::kSend;
+  if (bad.empty() && (peer < 0 || peer >= comm->impl->size())) {
+    bad = whereOf(comm, call) + "peer " + std::to_string(peer) + " is outside [0, " +
+          std::to_string(comm->impl->size()) + ")";
+  }
+  if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = whereOf(comm, call) + "count overflows";
+  if (bad.empty() && count > 0 && !buff) {
+    bad = whereOf(comm, call) + (sends ? "sendbuff" : "recvbuff") + " is NULL with count " + std::to_string(count);
+  }
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  if (peer == comm->impl->rank() && !chorus::api::inGroup()) {
+    return fail(comm, chorusInvalidUsage,
+                whereOf(comm, call) + (sends ? "a send to itself" : "a receive from itself") +
+                    " outside a group can never complete; put the send and the receive in one group");
+  }
+  chorus::Op request{.collective = kind, .count = count, .type = datatype, .peer = peer};
+  if (sends) {
+    request.send = buff;
+  } else {
+    request.recv = buff;
+  }
+  const void* used = count > 0 ? buff : nullptr;
+  return runCollective(call, comm, request, sends ? used : nullptr, sends ? nullptr : used, stream);
 }
 
 std::string pointerText(const void* p) {
@@ -177,12 +241,14 @@ Placement placeBuffers(const char* call, chorusComm_t comm, const void* send, co
                                "; pass NULL as the stream for host buffers");
 }
 
-// Runs a call on host buffers, or enqueues it on the stream for device buffers.
+// Runs a call on host buffers, or enqueues it on the stream for device buffers; inside a group, records it.
 chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::Op& op, const void* sendUsed,
                              const void* recvUsed, chorusStream_t stream) {
   return guarded(comm, call, [&] {
     const Placement p = placeBuffers(call, comm, sendUsed, recvUsed, stream);
-    if (p.device) {
+    if (chorus::api::inGroup()) {
+      chorus::api::recordInGroup(comm, op, p.device, p.gpu, stream);
+    } else if (p.device) {
       comm->impl->enqueueDevice(op, stream, p.gpu);
     } else {
       comm->impl->run(op);
@@ -337,7 +403,7 @@ const char* chorusGetErrorString(chorusResult_t result) {
 
 const char* chorusGetLastError(chorusComm_t comm) {
   if (comm && comm->impl) return comm->impl->lastError();
-  return tlsLastError.c_str();
+  return chorus::api::threadLastError();
 }
 
 size_t chorusTypeSize(chorusDataType_t datatype) { return chorus::typeSize(datatype); }
@@ -406,6 +472,104 @@ chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t 
   const chorus::Op request{.collective = Collective::kReduceScatter, .send = sendbuff, .recv = recvbuff,
                            .count = recvcount, .type = datatype, .op = op};
   return runCollective(call, comm, request, sendbuff, recvbuff, stream);
+}
+
+chorusResult_t chorusGroupStart(void) { return chorus::api::groupStart(); }
+chorusResult_t chorusGroupEnd(void) { return chorus::api::groupEnd(); }
+
+chorusResult_t chorusSend(const void* sendbuff, size_t count, chorusDataType_t datatype, int peer, chorusComm_t comm,
+                          chorusStream_t stream) {
+  return pointToPoint("chorusSend", chorus::Collective::kSend, const_cast<void*>(sendbuff), count, datatype, peer, comm,
+                      stream);
+}
+
+chorusResult_t chorusRecv(void* recvbuff, size_t count, chorusDataType_t datatype, int peer, chorusComm_t comm,
+                          chorusStream_t stream) {
+  return pointToPoint("chorusRecv", chorus::Collective::kRecv, recvbuff, count, datatype, peer, comm, stream);
+}
+
+chorusResult_t chorusAllToAll(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
+                              chorusComm_t comm, chorusStream_t stream) {
+  const char* call = "chorusAllToAll";
+  std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
+  size_t total = 0;
+  if (bad.empty() && !bytesFor(count, datatype, static_cast<size_t>(comm->impl->size()), &total)) {
+    bad = whereOf(comm, call) + "count overflows";
+  }
+  if (bad.empty() && count > 0 && (!sendbuff || !recvbuff)) {
+    bad = whereOf(comm, call) + (!sendbuff ? "sendbuff" : "recvbuff") + " is NULL with count " + std::to_string(count);
+  }
+  if (bad.empty() && overlaps(sendbuff, total, recvbuff, total)) {
+    bad = whereOf(comm, call) + "sendbuff and recvbuff overlap (alltoall runs out of place only)";
+  }
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  const chorus::Op request{.collective = Collective::kAllToAll, .send = sendbuff, .recv = recvbuff, .count = count,
+                           .type = datatype};
+  return runCollective(call, comm, request, sendbuff, recvbuff, stream);
+}
+
+chorusResult_t chorusAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                               void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                               chorusDataType_t datatype, chorusComm_t comm, chorusStream_t stream) {
+  const char* call = "chorusAllToAllv";
+  std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
+  if (bad.empty() && (!sendcounts || !sdispls || !recvcounts || !rdispls)) {
+    bad = whereOf(comm, call) + (!sendcounts ? "sendcounts" : !sdispls ? "sdispls" : !recvcounts ? "recvcounts"
+                                                                                                 : "rdispls") +
+          " is NULL";
+  }
+  size_t sendExtent = 0, recvExtent = 0;
+  if (bad.empty()) bad = checkVectors(call, comm, datatype, sendcounts, sdispls, "send", &sendExtent);
+  if (bad.empty()) bad = checkVectors(call, comm, datatype, recvcounts, rdispls, "recv", &recvExtent);
+  if (bad.empty() && ((sendExtent > 0 && !sendbuff) || (recvExtent > 0 && !recvbuff))) {
+    bad = whereOf(comm, call) + (sendExtent > 0 && !sendbuff ? "sendbuff" : "recvbuff") +
+          " is NULL while its counts are not all 0";
+  }
+  if (bad.empty() && overlaps(sendbuff, sendExtent, recvbuff, recvExtent)) {
+    bad = whereOf(comm, call) + "sendbuff and recvbuff overlap (alltoallv runs out of place only)";
+  }
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  // The arrays are copied: a group's call, or a device call, runs after this one returns.
+  const size_t n = static_cast<size_t>(comm->impl->size());
+  auto vectors = std::make_shared<std::vector<size_t>>();
+  for (const size_t* a : {sendcounts, sdispls, recvcounts, rdispls}) vectors->insert(vectors->end(), a, a + n);
+  const size_t* v = vectors->data();
+  chorus::Op request{.collective = Collective::kAllToAllv, .send = sendbuff, .recv = recvbuff, .type = datatype,
+                     .sendCounts = v, .sendDispls = v + n, .recvCounts = v + 2 * n, .recvDispls = v + 3 * n};
+  request.keepAlive = vectors;
+  return runCollective(call, comm, request, sendExtent > 0 ? sendbuff : nullptr, recvExtent > 0 ? recvbuff : nullptr,
+                       stream);
+}
+
+chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype, int root,
+                            chorusComm_t comm, chorusStream_t stream) {
+  const char* call = "chorusGather";
+  std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
+  if (bad.empty()) bad = checkRootedBlocks(call, comm, root, count, datatype, sendbuff, recvbuff, true);
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  const void* recvUsed = comm->impl->rank() == root ? recvbuff : nullptr;  // written on the root only
+  const chorus::Op request{.collective = Collective::kGather, .send = sendbuff, .recv = recvbuff, .count = count,
+                           .type = datatype, .root = root};
+  return runCollective(call, comm, request, count > 0 ? sendbuff : nullptr, count > 0 ? recvUsed : nullptr, stream);
+}
+
+chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype, int root,
+                             chorusComm_t comm, chorusStream_t stream) {
+  const char* call = "chorusScatter";
+  std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
+  if (bad.empty()) bad = checkRootedBlocks(call, comm, root, count, datatype, sendbuff, recvbuff, false);
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  const void* sendUsed = comm->impl->rank() == root ? sendbuff : nullptr;  // read on the root only
+  const chorus::Op request{.collective = Collective::kScatter, .send = sendbuff, .recv = recvbuff, .count = count,
+                           .type = datatype, .root = root};
+  return runCollective(call, comm, request, count > 0 ? sendUsed : nullptr, count > 0 ? recvbuff : nullptr, stream);
+}
+
+chorusResult_t chorusBarrier(chorusComm_t comm, chorusStream_t stream) {
+  const char* call = "chorusBarrier";
+  if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, std::string(call) + ": comm is NULL");
+  const chorus::Op request{.collective = Collective::kBarrier, .count = 0, .type = chorusUint8};
+  return runCollective(call, comm, request, nullptr, nullptr, stream);
 }
 
 }  // extern "C"

@@ -5,10 +5,15 @@
 namespace chorus {
 
 std::string describeCall(const Op& op) {
-  std::string s = std::string(collectiveName(op.collective)) + " #" + std::to_string(op.seq) + " (count " +
-                  std::to_string(op.count) + ", " + typeName(op.type);
-  if (op.collective != Collective::kBroadcast && op.collective != Collective::kAllGather) s += std::string(", ") + opName(op.op);
+  std::string s = std::string(collectiveName(op.collective)) + " #" + std::to_string(op.seq);
+  if (op.collective == Collective::kBarrier) return s;
+  s += " (";
+  if (op.collective != Collective::kAllToAllv) s += "count " + std::to_string(op.count) + ", ";
+  s += typeName(op.type);
+  if (reducesValues(op.collective)) s += std::string(", ") + opName(op.op);
   if (op.root >= 0) s += ", root " + std::to_string(op.root);
+  if (op.collective == Collective::kSend) s += ", to rank " + std::to_string(op.peer);
+  if (op.collective == Collective::kRecv) s += ", from rank " + std::to_string(op.peer);
   return s + ")";
 }
 

@@ -10,6 +10,7 @@
 #include "reduce/reducer.h"
 #include "src/comm/call_description.h"
 #include "src/comm/mismatch_report.h"
+#include "src/comm/point_to_point.h"
 #include "core/datatype.h"
 #include "core/error.h"
 #include "core/logging.h"
@@ -84,6 +85,7 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   if (spec.serveStore) storeServer_ = std::make_unique<StoreServer>("0.0.0.0", spec.storePort, spec.jobId, spec.secret);
   store_ = std::make_unique<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, spec.secret, rank_, deadline);
   const std::string& pre = spec.keyPrefix;
+  identity_ = spec.jobId + "/" + pre;
   auto transports = makeTransports(rank_, config_, spec.jobId + "/" + pre, spec.secret);
 
   PeerCard self;
@@ -184,19 +186,31 @@ void CommEngine::planSelection(bool sameHostOverNetwork) {
   }
 }
 
-void CommEngine::run(const Op& request) {
+void CommEngine::runBatch(std::span<const Op> ops) {
   CallerCount inside(activeCallers_);
   // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it.
   if (deviceQueue_) deviceQueue_->drain();
-  execute(request, [this]() -> CommIO& { return *io_; }, false);
+  execute(ops, [this]() -> CommIO& { return *io_; }, false);
 }
 
-void CommEngine::execute(const Op& request, const std::function<CommIO&()>& prepare, bool deviceCall) {
+void CommEngine::execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
   std::lock_guard<std::mutex> lock(callMutex_);
   CommLogScope logScope(config_.commName);
-  Op op = request;
-  op.seq = seq_++;
+  // A single call is numbered in a copy on the stack (no heap traffic per call); a batch in batch_.
+  Op single;
+  std::span<Op> ops;
+  if (requests.size() == 1) {
+    single = requests[0];
+    ops = std::span<Op>(&single, 1);
+  } else {
+    batch_.assign(requests.begin(), requests.end());
+    ops = batch_;
+  }
+  if (ops.empty()) return;
+  for (Op& o : ops) o.seq = seq_++;
+  const Op* current = &ops[0];  // the call that failed, for the messages
   try {
+    const Op& op = *current;
     if (aborted_.load()) {
       throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": communicator was aborted", Failure::kAborted);
     }
@@ -206,13 +220,27 @@ void CommEngine::execute(const Op& request, const std::function<CommIO&()>& prep
                       ": communicator unusable after an earlier failure: " + brokenBecause_,
                   brokenFailure_);
     }
-    callTags_->begin(op);
     CommIO& io = prepare();
-    AlgorithmChoice algo = selector_->choose(op, size_);
-    CHORUS_TRACE(rank_, describeCall(op) << " via " << algorithmName(algo.id));
-    io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &op);
-    algo.run(io, op);
+    pointToPoint_.clear();
+    for (const Op& o : ops) {
+      if (isPointToPoint(o.collective)) pointToPoint_.push_back(&o);
+    }
+    if (!pointToPoint_.empty()) {
+      current = pointToPoint_.front();
+      CHORUS_TRACE(rank_, describeCall(*current) << " and " << pointToPoint_.size() - 1 << " more point-to-point");
+      runPointToPoint(io, *callTags_, pointToPoint_, LazyDeadline::after(timeoutSeconds_));
+    }
+    for (const Op& o : ops) {
+      if (isPointToPoint(o.collective)) continue;
+      current = &o;
+      callTags_->begin(o);
+      AlgorithmChoice algo = selector_->choose(o, size_);
+      CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(algo.id));
+      io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &o);
+      algo.run(io, o);
+    }
   } catch (const Error& raw) {
+    const Op& op = *current;
     // Transport errors know the peer but not the call: add it.
     const std::string name = describeCall(op);
     std::string what = raw.what();

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,9 +46,15 @@ class CommEngine {
   std::string named(const std::string& message) const;
   int size() const { return size_; }
 
-  // Runs one collective on host buffers to completion, after every device call enqueued before it. On failure
-  // records the error (last error; async error when the communicator can no longer be used) and rethrows it.
-  void run(const Op& op);
+  // Runs one call on host buffers to completion, after every device call enqueued before it. On failure records
+  // the error (last error; async error when the communicator can no longer be used) and rethrows it.
+  void run(const Op& op) { runBatch(std::span<const Op>(&op, 1)); }
+  // Runs a batch of calls on host buffers (a group's calls on this communicator) as run() does one: its sends and
+  // receives first, posted together and completed together, then its collectives in call order.
+  void runBatch(std::span<const Op> ops);
+  // Names this communicator alike on every rank (its job and key prefix): groups spanning communicators run
+  // their parts in this order on every rank.
+  const std::string& identity() const { return identity_; }
   // Enqueues a collective on device buffers of GPU `device` behind the work on `stream` and returns (NCCL's
   // stream semantics: work enqueued on the stream afterwards sees the result). Failures of the call itself are
   // reported through asyncError() and fail later calls; this throws only when nothing could be enqueued.
@@ -78,9 +85,9 @@ class CommEngine {
   void planSelection(bool sameHostOverNetwork);
   // What carries bytes between this rank and the others of its host (shared memory when it is alone).
   TransportMedium sameHostMedium(const std::vector<PeerCard>& cards) const;
-  // Runs one call on the CommIO that prepare() returns (it may wait and build), under callMutex_, with the
-  // bookkeeping every call shares: sequence number, refusal once broken, error recording.
-  void execute(const Op& request, const std::function<CommIO&()>& prepare, bool deviceCall);
+  // Runs a batch of calls (runBatch) on the CommIO that prepare() returns (it may wait and build), under
+  // callMutex_, with the bookkeeping every call shares: sequence numbers, refusal once broken, error recording.
+  void execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
   // The progress thread's side of a device call (DeviceCallQueue::Runner).
   void runDeviceCall(const Op& op, int device, const std::function<void()>& waitReady);
   // The device resources, made (collectively, over the host connections) at the first device call.
@@ -90,6 +97,7 @@ class CommEngine {
 
   const CommConfig config_;
   int rank_, size_;
+  std::string identity_;
   int localRanks_ = 1;  // ranks on this host (this one included): more than the cores means no spinning
   double timeoutSeconds_;  // config_.timeoutSeconds
   std::unique_ptr<StoreServer> storeServer_;
@@ -110,6 +118,8 @@ class CommEngine {
   static constexpr int kOversubscribedYields = 64;  // before sleeping; see the constructor
   std::unique_ptr<CommIO> io_;
   uint64_t seq_ = 0;
+  std::vector<Op> batch_;                // the batch being run, numbered (under callMutex_)
+  std::vector<const Op*> pointToPoint_;  // its sends and receives (under callMutex_)
   std::mutex callMutex_;
   // Callers inside run() or enqueueDevice(): a host call waits for the device queue without holding callMutex_.
   std::atomic<int> activeCallers_{0};

@@ -69,7 +69,7 @@ void CommEngine::enqueueDevice(const Op& op, DeviceStream stream, int device) {
 
 void CommEngine::runDeviceCall(const Op& op, int device, const std::function<void()>& waitReady) {
   execute(
-      op,
+      std::span<const Op>(&op, 1),
       [&]() -> CommIO& {
         waitReady();
         return *deviceResources(device).io;

@@ -57,10 +57,14 @@ std::vector<int> rootsFor(int nranks) {
 }
 
 std::vector<CollectiveCase> casesOf(const CaseGrid& grid, uint32_t firstSalt) {
-  const bool hasOp = grid.kind != CollectiveKind::kBroadcast && grid.kind != CollectiveKind::kAllGather;
-  const bool hasRoot = grid.kind == CollectiveKind::kBroadcast || grid.kind == CollectiveKind::kReduce;
+  const bool hasOp = kindReduces(grid.kind);
+  const bool hasRoot = kindHasRoot(grid.kind);
   const std::vector<chorusRedOp_t> ops = hasOp ? grid.ops : std::vector<chorusRedOp_t>{chorusSum};
   const std::vector<int> roots = hasRoot ? grid.roots : std::vector<int>{0};
+  // Alltoall(v) and send/receive have no in-place form.
+  const bool outOfPlaceOnly = grid.kind == CollectiveKind::kAllToAll || grid.kind == CollectiveKind::kAllToAllv ||
+                              grid.kind == CollectiveKind::kSendRecv;
+  const std::vector<bool> placements = outOfPlaceOnly ? std::vector<bool>{false} : grid.inPlace;
   std::vector<CollectiveCase> out;
   uint32_t salt = firstSalt;
   size_t outOfPlace = 0;
@@ -68,7 +72,8 @@ std::vector<CollectiveCase> casesOf(const CaseGrid& grid, uint32_t firstSalt) {
     for (int root : roots) {
       for (chorusDataType_t type : grid.types) {
         for (chorusRedOp_t op : ops) {
-          for (bool inPlace : grid.inPlace) {
+          if (op >= chorusBand && type > chorusUint64) continue;  // bitwise ops take integers only
+          for (bool inPlace : placements) {
             CollectiveCase c;
             c.kind = grid.kind;
             c.type = type;

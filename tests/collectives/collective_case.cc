@@ -292,7 +292,177 @@ CaseOutcome runReduceScatter(chorusComm_t comm, CaseRun& run) {
                                               c.type, c.op, comm, nullptr));
 }
 
+// The value of element `index` of rank `rank`'s send buffer in the data-moving calls (no reduction).
+std::vector<uint8_t> valuesOf(const CaseRun& run, int rank, size_t firstIndex, size_t count) {
+  std::vector<uint8_t> v(count * run.es_);
+  fillElements(run.c_.type, v.data(), count,
+               [&](size_t i) { return inputValue(run.c_.type, chorusSum, rank, firstIndex + i, run.c_.salt); });
+  return v;
+}
+
+CaseOutcome runAllToAll(chorusComm_t comm, CaseRun& run) {
+  const CollectiveCase& c = run.c_;
+  const size_t n = static_cast<size_t>(run.n_);
+  GuardedBuffer& send = run.make(run.bytes() * n);
+  std::vector<uint8_t> input = valuesOf(run, run.rank_, 0, c.count * n);
+  CaseRun::load(send, input);
+  GuardedBuffer& recv = run.make(run.bytes() * n);
+  recv.fill(kUnwrittenByte);
+  std::vector<uint8_t> want;
+  for (int j = 0; j < run.n_; ++j) {
+    std::vector<uint8_t> block = valuesOf(run, j, static_cast<size_t>(run.rank_) * c.count, c.count);
+    want.insert(want.end(), block.begin(), block.end());
+  }
+  run.expect(recv, "result", want);
+  run.expect(send, "sendbuff (must stay unchanged)", input);
+  bool null = c.count == 0 && run.useNull();
+  return run.finish(comm, chorusAllToAll(null ? nullptr : send.data(), null ? nullptr : recv.data(), c.count, c.type,
+                                         comm, nullptr));
+}
+
+// Alltoallv's shape: how many elements rank `from` sends to rank `to` (0, about half of c.count, or c.count), and
+// where blocks sit: in reverse peer order, one element apart, so that displacements matter.
+size_t pairCount(const CollectiveCase& c, int from, int to) {
+  return c.count * static_cast<size_t>((from + 2 * to + static_cast<int>(c.salt)) % 3) / 2;
+}
+std::vector<size_t> displacementsOf(const std::vector<size_t>& counts, size_t* extent) {
+  std::vector<size_t> d(counts.size());
+  size_t at = 0;
+  for (size_t j = counts.size(); j-- > 0;) {
+    d[j] = at;
+    at += counts[j] + 1;
+  }
+  *extent = at;
+  return d;
+}
+
+CaseOutcome runAllToAllv(chorusComm_t comm, CaseRun& run) {
+  const CollectiveCase& c = run.c_;
+  const int n = run.n_, r = run.rank_;
+  std::vector<size_t> sendCounts(n), recvCounts(n);
+  for (int j = 0; j < n; ++j) {
+    sendCounts[j] = pairCount(c, r, j);
+    recvCounts[j] = pairCount(c, j, r);
+  }
+  size_t sendExtent = 0, recvExtent = 0;
+  std::vector<size_t> sdispls = displacementsOf(sendCounts, &sendExtent);
+  std::vector<size_t> rdispls = displacementsOf(recvCounts, &recvExtent);
+  GuardedBuffer& send = run.make(sendExtent * run.es_);
+  std::vector<uint8_t> input = valuesOf(run, r, 0, sendExtent);
+  CaseRun::load(send, input);
+  GuardedBuffer& recv = run.make(recvExtent * run.es_);
+  recv.fill(kUnwrittenByte);
+  std::vector<uint8_t> want(recvExtent * run.es_, kUnwrittenByte);  // the gaps stay unwritten
+  for (int j = 0; j < n; ++j) {
+    size_t theirExtent = 0;
+    std::vector<size_t> theirCounts(n);
+    for (int k = 0; k < n; ++k) theirCounts[k] = pairCount(c, j, k);
+    std::vector<size_t> theirDispls = displacementsOf(theirCounts, &theirExtent);
+    std::vector<uint8_t> block = valuesOf(run, j, theirDispls[r], recvCounts[j]);
+    if (!block.empty()) std::memcpy(want.data() + rdispls[j] * run.es_, block.data(), block.size());
+  }
+  run.expect(recv, "result (gaps between blocks must stay unwritten)", want);
+  run.expect(send, "sendbuff (must stay unchanged)", input);
+  return run.finish(comm, chorusAllToAllv(send.data(), sendCounts.data(), sdispls.data(), recv.data(),
+                                          recvCounts.data(), rdispls.data(), c.type, comm, nullptr));
+}
+
+CaseOutcome runGather(chorusComm_t comm, CaseRun& run) {
+  const CollectiveCase& c = run.c_;
+  const bool isRoot = run.rank_ == c.root;
+  const size_t n = static_cast<size_t>(run.n_);
+  std::vector<uint8_t> input = valuesOf(run, run.rank_, 0, c.count);
+  std::vector<uint8_t> want;
+  for (int j = 0; j < run.n_; ++j) {
+    std::vector<uint8_t> block = valuesOf(run, j, 0, c.count);
+    want.insert(want.end(), block.begin(), block.end());
+  }
+  if (c.inPlace && isRoot) {
+    GuardedBuffer& recv = run.make(run.bytes() * n);
+    recv.fill(kUnwrittenByte);
+    const size_t own = static_cast<size_t>(c.root) * run.bytes();
+    CaseRun::load(recv, input, own);
+    run.expect(recv, "result", want);
+    return run.finish(comm, chorusGather(recv.data() + own, recv.data(), c.count, c.type, c.root, comm, nullptr));
+  }
+  GuardedBuffer& send = run.make(run.bytes());
+  CaseRun::load(send, input);
+  run.expect(send, "sendbuff (must stay unchanged)", input);
+  void* recvPtr = nullptr;
+  if (isRoot || !run.useNull()) {
+    GuardedBuffer& recv = run.make(run.bytes() * n);
+    recv.fill(kUnwrittenByte);
+    run.expect(recv, isRoot ? "result" : "non-root recvbuff (must stay untouched)",
+               isRoot ? want : run.filled(run.bytes() * n, kUnwrittenByte));
+    recvPtr = recv.data();
+  }
+  bool null = c.count == 0 && run.useNull();
+  return run.finish(comm, chorusGather(null ? nullptr : send.data(), null ? nullptr : recvPtr, c.count, c.type, c.root,
+                                       comm, nullptr));
+}
+
+CaseOutcome runScatter(chorusComm_t comm, CaseRun& run) {
+  const CollectiveCase& c = run.c_;
+  const bool isRoot = run.rank_ == c.root;
+  const size_t n = static_cast<size_t>(run.n_);
+  std::vector<uint8_t> all = valuesOf(run, c.root, 0, c.count * n);
+  std::vector<uint8_t> want = valuesOf(run, c.root, static_cast<size_t>(run.rank_) * c.count, c.count);
+  if (c.inPlace && isRoot) {
+    GuardedBuffer& send = run.make(run.bytes() * n);
+    CaseRun::load(send, all);
+    run.expect(send, "root's sendbuff (must stay unchanged)", all);
+    const size_t own = static_cast<size_t>(c.root) * run.bytes();
+    return run.finish(comm, chorusScatter(send.data(), send.data() + own, c.count, c.type, c.root, comm, nullptr));
+  }
+  GuardedBuffer& recv = run.make(run.bytes());
+  recv.fill(kUnwrittenByte);
+  run.expect(recv, "result", want);
+  const void* sendPtr = nullptr;
+  if (isRoot) {
+    GuardedBuffer& send = run.make(run.bytes() * n);
+    CaseRun::load(send, all);
+    run.expect(send, "root's sendbuff (must stay unchanged)", all);
+    sendPtr = send.data();
+  } else if (!run.useNull()) {
+    GuardedBuffer& send = run.make(run.bytes() * n);
+    send.fill(kIgnoredByte);
+    run.expect(send, "non-root sendbuff (must be ignored)", run.filled(run.bytes() * n, kIgnoredByte));
+    sendPtr = send.data();
+  }
+  bool null = c.count == 0 && run.useNull();
+  return run.finish(comm, chorusScatter(null ? nullptr : sendPtr, null ? nullptr : recv.data(), c.count, c.type,
+                                        c.root, comm, nullptr));
+}
+
+CaseOutcome runSendRecv(chorusComm_t comm, CaseRun& run) {
+  const CollectiveCase& c = run.c_;
+  const int to = (run.rank_ + 1) % run.n_, from = (run.rank_ - 1 + run.n_) % run.n_;
+  std::vector<uint8_t> input = valuesOf(run, run.rank_, 0, c.count);
+  GuardedBuffer& send = run.make(run.bytes());
+  CaseRun::load(send, input);
+  GuardedBuffer& recv = run.make(run.bytes());
+  recv.fill(kUnwrittenByte);
+  run.expect(recv, "result", valuesOf(run, from, 0, c.count));
+  run.expect(send, "sendbuff (must stay unchanged)", input);
+  bool null = c.count == 0 && run.useNull();
+  chorusResult_t result = chorusGroupStart();
+  if (result == chorusSuccess) result = chorusSend(null ? nullptr : send.data(), c.count, c.type, to, comm, nullptr);
+  if (result == chorusSuccess) result = chorusRecv(null ? nullptr : recv.data(), c.count, c.type, from, comm, nullptr);
+  const chorusResult_t ended = chorusGroupEnd();
+  return run.finish(comm, result != chorusSuccess ? result : ended);
+}
+
 }  // namespace
+
+bool kindReduces(CollectiveKind kind) {
+  return kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduce ||
+         kind == CollectiveKind::kReduceScatter;
+}
+
+bool kindHasRoot(CollectiveKind kind) {
+  return kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce || kind == CollectiveKind::kGather ||
+         kind == CollectiveKind::kScatter;
+}
 
 const char* kindName(CollectiveKind kind) {
   switch (kind) {
@@ -301,6 +471,11 @@ const char* kindName(CollectiveKind kind) {
     case CollectiveKind::kReduce: return "reduce";
     case CollectiveKind::kAllGather: return "allgather";
     case CollectiveKind::kReduceScatter: return "reducescatter";
+    case CollectiveKind::kAllToAll: return "alltoall";
+    case CollectiveKind::kAllToAllv: return "alltoallv";
+    case CollectiveKind::kGather: return "gather";
+    case CollectiveKind::kScatter: return "scatter";
+    case CollectiveKind::kSendRecv: return "sendrecv";
   }
   return "unknown";
 }
@@ -308,9 +483,9 @@ const char* kindName(CollectiveKind kind) {
 std::string describeCase(const CollectiveCase& c) {
   std::ostringstream out;
   out << kindName(c.kind) << "(" << chorusTypeName(c.type);
-  if (c.kind != CollectiveKind::kBroadcast && c.kind != CollectiveKind::kAllGather) out << ", " << chorusOpName(c.op);
+  if (kindReduces(c.kind)) out << ", " << chorusOpName(c.op);
   out << ", count " << c.count;
-  if (c.kind == CollectiveKind::kBroadcast || c.kind == CollectiveKind::kReduce) out << ", root " << c.root;
+  if (kindHasRoot(c.kind)) out << ", root " << c.root;
   out << ", " << (c.inPlace ? "in-place" : "out-of-place");
   if (c.nullUnused) out << ", NULL unused buffers";
   if (c.misalign) out << ", misaligned by " << c.misalign;
@@ -326,6 +501,11 @@ CaseOutcome runCase(chorusComm_t comm, int rank, int nranks, const CollectiveCas
     case CollectiveKind::kReduce: return runReduce(comm, run);
     case CollectiveKind::kAllGather: return runAllGather(comm, run);
     case CollectiveKind::kReduceScatter: return runReduceScatter(comm, run);
+    case CollectiveKind::kAllToAll: return runAllToAll(comm, run);
+    case CollectiveKind::kAllToAllv: return runAllToAllv(comm, run);
+    case CollectiveKind::kGather: return runGather(comm, run);
+    case CollectiveKind::kScatter: return runScatter(comm, run);
+    case CollectiveKind::kSendRecv: return runSendRecv(comm, run);
   }
   return {true, "unknown collective kind"};
 }

@@ -9,13 +9,29 @@
 
 namespace chorus::test {
 
-enum class CollectiveKind { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter };
+// kSendRecv: in one group, each rank sends to rank + 1 and receives from rank - 1 (a world of one sends to itself).
+enum class CollectiveKind {
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kAllToAllv,
+  kGather,
+  kScatter,
+  kSendRecv,
+};
+
+// Whether the kind reduces with an op, and whether it has a root.
+bool kindReduces(CollectiveKind kind);
+bool kindHasRoot(CollectiveKind kind);
 
 struct CollectiveCase {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   chorusDataType_t type = chorusFloat32;
   chorusRedOp_t op = chorusSum;  // ignored by broadcast and allgather
-  size_t count = 0;              // elements per rank as the C API counts them
+  size_t count = 0;              // elements per rank (per block) as the C API counts them; alltoallv: the most
   int root = 0;                  // broadcast and reduce only
   bool inPlace = false;
   uint32_t salt = 0;  // varies the inputs from one call to the next

@@ -21,6 +21,7 @@ std::vector<CollectiveCase> interleavedCases(int nranks, size_t calls, uint32_t 
     c.kind = kinds[i % 5];
     c.type = static_cast<chorusDataType_t>((i / 5) % chorusNumTypes);
     c.op = static_cast<chorusRedOp_t>((i / 3) % chorusNumOps);
+    if (c.op >= chorusBand && c.type > chorusUint64) c.op = chorusSum;  // bitwise ops take integers only
     c.count = counts[(i / 7) % 6];
     c.root = static_cast<int>((i / 2) % static_cast<size_t>(nranks));
     c.inPlace = (i / 11) % 2 == 1;

@@ -65,6 +65,9 @@ int64_t combineExact(chorusRedOp_t op, int64_t a, int64_t b) {
     case chorusProd: return a * b;
     case chorusMax: return a > b ? a : b;
     case chorusMin: return a < b ? a : b;
+    case chorusBand: return a & b;
+    case chorusBor: return a | b;
+    case chorusBxor: return a ^ b;
     default: return a + b;  // sum, and avg's sum
   }
 }

@@ -340,6 +340,11 @@ struct TypeOps {
     }
   }
   Storage step(Storage a, Storage b, chorusRedOp_t op) const {
+    if constexpr (std::is_integral_v<Storage> && !std::is_same_v<Storage, uint16_t>) {
+      if (op == chorusBand) return static_cast<Storage>(a & b);
+      if (op == chorusBor) return static_cast<Storage>(a | b);
+      if (op == chorusBxor) return static_cast<Storage>(a ^ b);
+    }
     const double x = decode(a);
     const double y = decode(b);
     switch (op) {
@@ -373,6 +378,7 @@ void checkReductionsOfType(chorusDataType_t type) {
     if (nranks == 40 && type != chorusInt8 && type != chorusUint8) continue;  // 40: 8-bit sums wrap
     for (int o = 0; o < chorusNumOps; ++o) {
       const auto op = static_cast<chorusRedOp_t>(o);
+      if (op >= chorusBand && type > chorusUint64) continue;  // bitwise ops take integers only
       SCOPED_TRACE(std::string(dataTypeName(type)) + " " + std::string(redOpName(op)) + " n=" + std::to_string(nranks));
       auto checker = makeResultChecker(type, op, nranks, true);
       checker->setSeed(42);

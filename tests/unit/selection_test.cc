@@ -47,7 +47,9 @@ TEST(AlgoRulesTest, BadStringsSayWhatIsWrong) {
   EXPECT_NE(parseError("no_such_algorithm").find("'no_such_algorithm': not an algorithm name"), std::string::npos);
   EXPECT_NE(parseError("allreduce:0-64K").find("expected lo-hi=algorithm"), std::string::npos)
       << parseError("allreduce:0-64K");
-  EXPECT_NE(parseError("alltoall:ring").find("not a collective"), std::string::npos);
+  EXPECT_NE(parseError("alltoal:ring").find("not a collective"), std::string::npos);
+  EXPECT_NE(parseError("alltoall:ring").find("no algorithm 'ring' for alltoall"), std::string::npos)
+      << parseError("alltoall:ring");
   EXPECT_NE(parseError("allgather:0-inf=hierarchical").find("no algorithm 'hierarchical' for allgather (it has ring"),
             std::string::npos)
       << parseError("allgather:0-inf=hierarchical");

@@ -1,0 +1,103 @@
+// A thread's group: the calls recorded since its outermost chorusGroupStart. At the outermost chorusGroupEnd they
+// run per communicator, each communicator's calls as one batch (CommEngine::runBatch: its sends and receives
+// posted together, then its collectives in call order), the communicators one after another in the order of their
+// identities, which every rank sees alike. That order cannot deadlock: the first communicator in it with work left
+// has every rank that takes part in it working on it, since they have finished every communicator before it.
+#include "src/api/group.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "src/api/api_errors.h"
+#include "src/api/comm_handle.h"
+
+namespace chorus::api {
+namespace {
+
+struct RecordedCall {
+  chorusComm_t comm;
+  Op op;
+  bool device;
+  int gpu;
+  chorusStream_t stream;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<RecordedCall> calls;
+  std::string failure;  // the first failed call's message: the group is dropped at its end
+};
+
+thread_local GroupState group;
+
+// Runs one communicator's part of a group; returns its result (the communicator has recorded any error).
+chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>& calls) {
+  std::vector<Op> host;
+  for (const RecordedCall* c : calls) {
+    if (c->device) {
+      return fail(comm, chorusInvalidUsage,
+                  comm->impl->named("rank " + std::to_string(comm->impl->rank()) +
+                                    ": chorusGroupEnd: device buffers inside a group are not supported yet; make "
+                                    "device calls outside groups"));
+    }
+    host.push_back(c->op);
+  }
+  return guarded(comm, "chorusGroupEnd", [&] { comm->impl->runBatch(host); });
+}
+
+}  // namespace
+
+bool inGroup() { return group.depth > 0; }
+
+void recordInGroup(chorusComm_t comm, const Op& op, bool device, int gpu, chorusStream_t stream) {
+  group.calls.push_back(RecordedCall{comm, op, device, gpu, stream});
+}
+
+void recordGroupFailure(const std::string& message) {
+  if (group.failure.empty()) group.failure = message;
+}
+
+chorusResult_t groupStart() {
+  ++group.depth;
+  return chorusSuccess;
+}
+
+chorusResult_t groupEnd() {
+  if (group.depth == 0) return fail(nullptr, chorusInvalidUsage, "chorusGroupEnd without a chorusGroupStart");
+  if (--group.depth > 0) return chorusSuccess;
+  std::vector<RecordedCall> calls = std::move(group.calls);
+  group.calls.clear();
+  const std::string failure = std::move(group.failure);
+  group.failure.clear();
+  if (!failure.empty()) {
+    return fail(nullptr, chorusInvalidUsage,
+                "chorusGroupEnd: the group's calls were dropped, since one of them failed: " + failure);
+  }
+  // The communicators in identity order; each one's calls in call order.
+  std::vector<chorusComm_t> comms;
+  for (const RecordedCall& c : calls) {
+    if (std::find(comms.begin(), comms.end(), c.comm) == comms.end()) comms.push_back(c.comm);
+  }
+  std::stable_sort(comms.begin(), comms.end(), [](chorusComm_t a, chorusComm_t b) {
+    return a->impl->identity() < b->impl->identity();
+  });
+  chorusResult_t first = chorusSuccess;
+  std::string firstMessage;
+  for (chorusComm_t comm : comms) {
+    std::vector<const RecordedCall*> part;
+    for (const RecordedCall& c : calls) {
+      if (c.comm == comm) part.push_back(&c);
+    }
+    // A failed part does not stop the others: their peers would otherwise wait for this rank until the timeout.
+    const chorusResult_t result = runPart(comm, part);
+    if (result != chorusSuccess && first == chorusSuccess) {
+      first = result;
+      firstMessage = threadLastError();
+    }
+  }
+  if (first != chorusSuccess) fail(nullptr, first, firstMessage);
+  return first;
+}
+
+}  // namespace chorus::api

@@ -1,0 +1,62 @@
+#include "src/comm/point_to_point.h"
+
+#include <string>
+
+#include "core/datatype.h"
+#include "core/error.h"
+#include "src/comm/call_description.h"
+
+namespace chorus {
+namespace {
+
+size_t bytesOf(const Op& op) { return op.count * typeSize(op.type); }
+
+// Copies this rank's k-th send to itself into its k-th receive from itself.
+void pairWithSelf(CommIO& io, const std::vector<const Op*>& sends, const std::vector<const Op*>& recvs) {
+  const std::string who = "rank " + std::to_string(io.rank()) + ": ";
+  for (size_t k = 0; k < sends.size() || k < recvs.size(); ++k) {
+    if (k >= sends.size() || k >= recvs.size()) {
+      const Op& lone = k < sends.size() ? *sends[k] : *recvs[k];
+      throw Error(chorusInvalidUsage,
+                  who + describeCall(lone) + " has no matching " + (k < sends.size() ? "receive" : "send") +
+                      " in its group (a rank's sends to itself and receives from itself pair up in order)",
+                  Failure::kMismatch);
+    }
+    const Op& s = *sends[k];
+    const Op& r = *recvs[k];
+    if (bytesOf(s) != bytesOf(r) || s.type != r.type) {
+      throw Error(chorusInvalidUsage,
+                  who + describeCall(s) + " meets " + describeCall(r) + ": different datatypes or sizes (" +
+                      std::to_string(bytesOf(s)) + " bytes sent, " + std::to_string(bytesOf(r)) + " expected)",
+                  Failure::kMismatch);
+    }
+    io.copy(r.recv, s.send, bytesOf(s));
+  }
+}
+
+}  // namespace
+
+void runPointToPoint(CommIO& io, CallTags& tags, const std::vector<const Op*>& ops, LazyDeadline deadline) {
+  if (ops.empty()) return;
+  const int self = io.rank();
+  io.begin(tags, deadline, ops.front());
+  std::vector<const Op*> selfSends, selfRecvs;
+  for (const Op* op : ops) {
+    const bool sends = op->collective == Collective::kSend;
+    if (op->peer == self) {
+      (sends ? selfSends : selfRecvs).push_back(op);
+      continue;
+    }
+    // The tag counts this call among the pair's calls in its direction: post at once, before the next call counts.
+    tags.beginPointToPoint(*op, sends, !sends);
+    if (sends) {
+      io.isend(op->peer, op->send, bytesOf(*op));
+    } else {
+      io.irecv(op->peer, op->recv, bytesOf(*op));
+    }
+  }
+  pairWithSelf(io, selfSends, selfRecvs);
+  io.waitAll();
+}
+
+}  // namespace chorus

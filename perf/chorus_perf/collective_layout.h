@@ -10,7 +10,26 @@
 
 namespace chorus::perf {
 
-enum class Collective { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter };
+// kSendRecv: nccl-tests' sendrecv_perf, each rank sending to rank + 1 and receiving from rank - 1 in one group.
+// kPingPong: ranks 2k and 2k+1 bounce a message (blocking send, then receive); its time is half the round trip.
+enum class Collective {
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kAllToAllv,
+  kGather,
+  kScatter,
+  kSendRecv,
+  kPingPong,
+  kBarrier,
+};
+inline constexpr Collective kAllPerfCollectives[] = {
+    Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,  Collective::kAllGather,
+    Collective::kReduceScatter, Collective::kAllToAll, Collective::kAllToAllv, Collective::kGather,
+    Collective::kScatter,   Collective::kSendRecv,  Collective::kPingPong,  Collective::kBarrier};
 
 // The static facts chorus-perf needs about one collective.
 struct CollectiveInfo {
@@ -18,18 +37,33 @@ struct CollectiveInfo {
   std::string_view name;  // as typed on the command line and printed in the header
   bool rooted;            // has a root (the root column shows it; -1 otherwise)
   bool reduces;           // takes a reduction op (the redop column shows "none" otherwise)
+  bool hasInPlace;        // has an in-place form (the in-place columns show "-" otherwise)
 };
 
 // The descriptor of `collective`.
 inline const CollectiveInfo& collectiveInfo(Collective collective) {
   static constexpr CollectiveInfo kInfos[] = {
-      {Collective::kAllReduce, "allreduce", false, true},
-      {Collective::kBroadcast, "broadcast", true, false},
-      {Collective::kReduce, "reduce", true, true},
-      {Collective::kAllGather, "allgather", false, false},
-      {Collective::kReduceScatter, "reducescatter", false, true},
+      {Collective::kAllReduce, "allreduce", false, true, true},
+      {Collective::kBroadcast, "broadcast", true, false, true},
+      {Collective::kReduce, "reduce", true, true, true},
+      {Collective::kAllGather, "allgather", false, false, true},
+      {Collective::kReduceScatter, "reducescatter", false, true, true},
+      {Collective::kAllToAll, "alltoall", false, false, false},
+      {Collective::kAllToAllv, "alltoallv", false, false, false},
+      {Collective::kGather, "gather", true, false, true},
+      {Collective::kScatter, "scatter", true, false, true},
+      {Collective::kSendRecv, "sendrecv", false, false, false},
+      {Collective::kPingPong, "pingpong", false, false, false},
+      {Collective::kBarrier, "barrier", false, false, false},
   };
   return kInfos[static_cast<int>(collective)];
+}
+
+// "allreduce, broadcast, ...": every name, for messages.
+inline std::string collectiveNames() {
+  std::string names;
+  for (Collective c : kAllPerfCollectives) names += (names.empty() ? "" : ", ") + std::string(collectiveInfo(c).name);
+  return names;
 }
 
 // The collective named `name` ("allreduce", also nccl-tests' "all_reduce"); nullopt when unknown.
@@ -38,8 +72,7 @@ inline std::optional<Collective> parseCollective(std::string_view name) {
   for (char c : name) {
     if (c != '_' && c != '-') folded.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
   }
-  for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce, Collective::kAllGather,
-                       Collective::kReduceScatter}) {
+  for (Collective c : kAllPerfCollectives) {
     if (folded == collectiveInfo(c).name) return c;
   }
   return std::nullopt;
@@ -53,10 +86,18 @@ inline double busBandwidthFactor(Collective collective, int nranks) {
       return 2.0 * (n - 1) / n;
     case Collective::kAllGather:
     case Collective::kReduceScatter:
+    case Collective::kAllToAll:
+    case Collective::kAllToAllv:
+    case Collective::kGather:
+    case Collective::kScatter:
       return (n - 1) / n;
     case Collective::kBroadcast:
     case Collective::kReduce:
+    case Collective::kSendRecv:
+    case Collective::kPingPong:
       return 1.0;
+    case Collective::kBarrier:
+      return 0.0;
   }
   return 1.0;
 }
@@ -83,11 +124,14 @@ inline SizeLayout computeSizeLayout(Collective collective, size_t bytes, size_t 
     case Collective::kAllReduce:
     case Collective::kBroadcast:
     case Collective::kReduce:
+    case Collective::kSendRecv:
+    case Collective::kPingPong:
       layout.count = bytes / typeSize;
       layout.totalCount = layout.count;
       layout.sendBytes = layout.recvBytes = layout.inPlaceBytes = layout.bytes = layout.count * typeSize;
       break;
     case Collective::kAllGather:
+    case Collective::kGather:
       layout.count = bytes / typeSize / n;
       layout.totalCount = layout.count * n;
       layout.sendBytes = layout.count * typeSize;
@@ -95,14 +139,40 @@ inline SizeLayout computeSizeLayout(Collective collective, size_t bytes, size_t 
       layout.inPlaceSendOffset = r * layout.sendBytes;
       break;
     case Collective::kReduceScatter:
+    case Collective::kScatter:
       layout.count = bytes / typeSize / n;
       layout.totalCount = layout.count * n;
       layout.recvBytes = layout.count * typeSize;
       layout.sendBytes = layout.inPlaceBytes = layout.bytes = layout.totalCount * typeSize;
       layout.inPlaceRecvOffset = r * layout.recvBytes;
       break;
+    case Collective::kAllToAll:
+      layout.count = bytes / typeSize / n;
+      layout.totalCount = layout.count * n;
+      layout.sendBytes = layout.recvBytes = layout.bytes = layout.totalCount * typeSize;
+      break;
+    case Collective::kAllToAllv:
+      // The size column is the nominal per-rank total; the pairs' counts vary around count (alltoallvCount), up to
+      // twice it, so the buffers are twice the nominal size.
+      layout.count = bytes / typeSize / n;
+      layout.totalCount = layout.count * n;
+      layout.bytes = layout.totalCount * typeSize;
+      layout.sendBytes = layout.recvBytes = 2 * layout.bytes;
+      break;
+    case Collective::kBarrier:
+      break;
   }
   return layout;
+}
+
+// Alltoallv's random but reproducible split: the elements rank `from` sends to rank `to` for a nominal `count` per
+// pair, between half and one and a half times it (every rank computes every pair alike).
+inline size_t alltoallvCount(size_t count, int from, int to, size_t salt) {
+  uint64_t h = (static_cast<uint64_t>(from) << 40) ^ (static_cast<uint64_t>(to) << 20) ^ salt;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return count / 2 + (count == 0 ? 0 : static_cast<size_t>(h % (count + 1)));
 }
 
 }  // namespace chorus::perf

@@ -37,7 +37,11 @@ struct PerfOptions {
   // the usual sweep. Each gets its own communicator; their calls alternate in `rounds` rounds of `iters` each.
   std::vector<std::string> algos;
   int rounds = 10;
+  int group = 1;  // --group N: calls per group (1: no group)
 };
+
+// The most calls --group puts in one group.
+inline constexpr int kMaxGroupCalls = 4096;
 
 // The most algorithms --algos compares at once (each one is a communicator with its own connections).
 inline constexpr size_t kMaxComparedAlgos = 8;
@@ -53,7 +57,9 @@ struct ParseOutcome {
 // The usage text printed by -h.
 inline std::string perfUsage() {
   return "Usage: chorus-perf COLLECTIVE [flags]\n"
-         "  COLLECTIVE: allreduce, broadcast, reduce, allgather, reducescatter\n"
+         "  COLLECTIVE: allreduce, broadcast, reduce, allgather, reducescatter, alltoall, alltoallv, gather,\n"
+         "              scatter, sendrecv (rank r sends to r+1, receives from r-1), pingpong (ranks 2k and\n"
+         "              2k+1 bounce a message; time is one way), barrier\n"
          "  -b, --minbytes BYTES       smallest size (K/M/G suffixes; default 32M)\n"
          "  -e, --maxbytes BYTES       largest size (default 32M)\n"
          "  -f, --stepfactor N         multiply the size by N (integer >= 2) at each step\n"
@@ -64,7 +70,9 @@ inline std::string perfUsage() {
          "  -d, --datatype TYPE        int8 uint8 int32 uint32 int64 uint64 float16 half bfloat16\n"
          "                             float32 float float64 double (default float32)\n"
          "  -o, --op OP                sum prod max min avg (default sum)\n"
-         "  -r, --root RANK            root of broadcast and reduce (default 0)\n"
+         "  -r, --root RANK            root of broadcast, reduce, gather and scatter (default 0)\n"
+         "      --group N              N calls of each size per chorusGroupStart/End, on N distinct buffers; times\n"
+         "                             are per group (default 1: no group)\n"
          "      --csv FILE             also write one CSV record per size to FILE\n"
          "      --json FILE            also write one JSON record per size to FILE\n"
          "      --device host|gpu      where the buffers live (default host); gpu: device memory and a stream,\n"
@@ -192,7 +200,8 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
     kJson,
     kDevice,
     kAlgos,
-    kRounds
+    kRounds,
+    kGroup
   };
   struct Flag {
     Id id;
@@ -205,6 +214,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       {Id::kCheck, 'c', "check"},         {Id::kType, 'd', "datatype"},     {Id::kOp, 'o', "op"},
       {Id::kRoot, 'r', "root"},           {Id::kCsv, '\0', "csv"},          {Id::kJson, '\0', "json"},
       {Id::kDevice, '\0', "device"},     {Id::kAlgos, '\0', "algos"},     {Id::kRounds, '\0', "rounds"},
+      {Id::kGroup, '\0', "group"},
   };
   std::optional<Collective> collective;
   bool sawStepBytes = false;
@@ -219,7 +229,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       collective = parseCollective(word);
       if (!collective) {
         return fail("unknown collective '" + std::string(word) +
-                    "' (allreduce, broadcast, reduce, allgather, reducescatter)");
+                    "' (" + collectiveNames() + ")");
       }
       continue;
     }
@@ -276,7 +286,8 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       case Id::kWarmup:
       case Id::kCheck:
       case Id::kRoot:
-      case Id::kRounds: {
+      case Id::kRounds:
+      case Id::kGroup: {
         std::optional<int64_t> n = detail::parseBoundedInt(v, std::numeric_limits<int>::max());
         if (!n) return badValue("expected a non-negative integer");
         if (flag->id == Id::kIters) {
@@ -286,6 +297,10 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
         if (flag->id == Id::kWarmup) o.warmupIters = static_cast<int>(*n);
         if (flag->id == Id::kCheck) o.check = static_cast<int>(*n);
         if (flag->id == Id::kRoot) o.root = static_cast<int>(*n);
+        if (flag->id == Id::kGroup) {
+          if (*n == 0 || *n > kMaxGroupCalls) return badValue("expected 1 to " + std::to_string(kMaxGroupCalls) + " calls");
+          o.group = static_cast<int>(*n);
+        }
         if (flag->id == Id::kRounds) {
           if (*n == 0 || *n > 1000) return badValue("expected 1 to 1000 rounds");
           o.rounds = static_cast<int>(*n);
@@ -303,7 +318,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       }
       case Id::kOp: {
         std::optional<chorusRedOp_t> op = parseRedOp(v);
-        if (!op) return badValue("expected sum prod max min avg");
+        if (!op) return badValue("expected sum prod max min avg band bor bxor");
         o.op = *op;
         break;
       }
@@ -335,7 +350,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       }
     }
   }
-  if (!collective) return fail("no collective given (allreduce, broadcast, reduce, allgather, reducescatter)");
+  if (!collective) return fail("no collective given (" + collectiveNames() + ")");
   o.collective = *collective;
   if (sawStepBytes && o.stepFactor != 0) return fail("-i/--stepbytes and -f/--stepfactor are mutually exclusive");
   if (o.minBytes > o.maxBytes) {

@@ -34,6 +34,7 @@ struct SizeRecord {
   int root = -1;        // -1 for collectives without a root
   ModeResult outOfPlace;
   ModeResult inPlace;
+  bool hasInPlace = true;  // false: the collective has no in-place form ("-" in the table, empty in CSV, null in JSON)
 };
 
 // Fills the bandwidth fields of r from its time, as nccl-tests does (GB/s = 1e9 B/s).
@@ -59,6 +60,8 @@ inline std::string formatTime(double us) {
   if (us >= 100.0) return formatted("%7.1f", us);
   return formatted("%7.2f", us);
 }
+
+inline std::string formatMissingMode() { return formatted("  %7s  %6s  %6s  %5s", "-", "-", "-", "-"); }
 
 inline std::string formatMode(const ModeResult& r) {
   std::string wrong = r.wrong ? std::to_string(*r.wrong) : std::string("N/A");
@@ -93,7 +96,8 @@ inline std::string formatTableHeader(const PerfOptions& o, int nranks) {
 inline std::string formatTableRow(const SizeRecord& r) {
   return detail::formatted("%12zu  %12zu  %8s  %6s  %6d", r.bytes, r.count, std::string(r.type).c_str(),
                            std::string(r.op).c_str(), r.root) +
-         detail::formatMode(r.outOfPlace) + detail::formatMode(r.inPlace) + "\n";
+         detail::formatMode(r.outOfPlace) + (r.hasInPlace ? detail::formatMode(r.inPlace) : detail::formatMissingMode()) +
+         "\n";
 }
 
 // The lines below the table: the total of wrong values and the mean bus bandwidth over all rows and modes.
@@ -150,7 +154,7 @@ inline std::string csvRecord(const SizeRecord& r) {
   };
   return detail::formatted("%s,%d,%zu,%zu,%s,%s,%d", std::string(r.collective).c_str(), r.nranks, r.bytes, r.count,
                            std::string(r.type).c_str(), std::string(r.op).c_str(), r.root) +
-         mode(r.outOfPlace) + mode(r.inPlace) + "\n";
+         mode(r.outOfPlace) + (r.hasInPlace ? mode(r.inPlace) : std::string(",,,,")) + "\n";
 }
 
 // One JSON object for r, on one line without a trailing comma (an unchecked #wrong is null).
@@ -165,7 +169,11 @@ inline std::string jsonRecord(const SizeRecord& r) {
              "\"%s\", \"root\": %d",
              std::string(r.collective).c_str(), r.nranks, r.bytes, r.count, std::string(r.type).c_str(),
              std::string(r.op).c_str(), r.root) +
-         mode("oop", r.outOfPlace) + mode("ip", r.inPlace) + "}";
+         mode("oop", r.outOfPlace) +
+         (r.hasInPlace ? mode("ip", r.inPlace)
+                       : std::string(", \"ip_time_us\": null, \"ip_algbw_gbs\": null, \"ip_busbw_gbs\": null, "
+                                     "\"ip_wrong\": null")) +
+         "}";
 }
 
 }  // namespace chorus::perf

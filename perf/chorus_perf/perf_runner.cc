@@ -25,6 +25,19 @@ const char* callName(Collective collective) {
       return "chorusAllGather";
     case Collective::kReduceScatter:
       return "chorusReduceScatter";
+    case Collective::kAllToAll:
+      return "chorusAllToAll";
+    case Collective::kAllToAllv:
+      return "chorusAllToAllv";
+    case Collective::kGather:
+      return "chorusGather";
+    case Collective::kScatter:
+      return "chorusScatter";
+    case Collective::kSendRecv:
+    case Collective::kPingPong:
+      return "chorusSend/chorusRecv";
+    case Collective::kBarrier:
+      return "chorusBarrier";
   }
   return "chorus";
 }
@@ -131,6 +144,9 @@ int PerfRunner::setUp(const std::vector<size_t>& sizes) {
     maxSend = std::max(maxSend, layout.sendBytes);
     maxRecv = std::max({maxRecv, layout.recvBytes, layout.inPlaceBytes});
   }
+  // --group N: each call of a group has buffers of its own.
+  maxSend *= static_cast<size_t>(options_.group);
+  maxRecv *= static_cast<size_t>(options_.group);
   if (status == 0 && (!sendBuffer_.allocate(maxSend) || !recvBuffer_.allocate(maxRecv))) {
     std::fprintf(stderr, "chorus-perf: rank %d: cannot allocate %zu + %zu bytes of buffers for -e %zu\n", rank_,
                  maxSend, maxRecv, options_.maxBytes);
@@ -160,37 +176,117 @@ int PerfRunner::setUp(const std::vector<size_t>& sizes) {
 }
 
 void PerfRunner::launch(const CallBuffers& b, size_t count) {
+  if (options_.group == 1) {
+    launchOne(b.send, b.recv, count);
+    return;
+  }
+  require(chorusGroupStart(), "chorusGroupStart");
+  for (int k = 0; k < options_.group; ++k) {
+    const size_t i = static_cast<size_t>(k);
+    launchOne(static_cast<const std::byte*>(b.send) + i * b.sendStride, static_cast<std::byte*>(b.recv) + i * b.recvStride,
+              count);
+  }
+  require(chorusGroupEnd(), "chorusGroupEnd");
+}
+
+void PerfRunner::launchOne(const void* send, void* recv, size_t count) {
   const chorusDataType_t type = options_.datatype;
   // Device buffers: the call is enqueued on the stream and returns at once (host buffers: NULL, it blocks).
   chorusStream_t stream = device_ ? device_->stream() : nullptr;
   chorusResult_t result = chorusInternalError;
   switch (options_.collective) {
     case Collective::kAllReduce:
-      result = chorusAllReduce(b.send, b.recv, count, type, options_.op, comm_, stream);
+      result = chorusAllReduce(send, recv, count, type, options_.op, comm_, stream);
       break;
     case Collective::kBroadcast:
-      result = chorusBroadcast(b.send, b.recv, count, type, root_, comm_, stream);
+      result = chorusBroadcast(send, recv, count, type, root_, comm_, stream);
       break;
     case Collective::kReduce:
-      result = chorusReduce(b.send, b.recv, count, type, options_.op, root_, comm_, stream);
+      result = chorusReduce(send, recv, count, type, options_.op, root_, comm_, stream);
       break;
     case Collective::kAllGather:
-      result = chorusAllGather(b.send, b.recv, count, type, comm_, stream);
+      result = chorusAllGather(send, recv, count, type, comm_, stream);
       break;
     case Collective::kReduceScatter:
-      result = chorusReduceScatter(b.send, b.recv, count, type, options_.op, comm_, stream);
+      result = chorusReduceScatter(send, recv, count, type, options_.op, comm_, stream);
+      break;
+    case Collective::kAllToAll:
+      result = chorusAllToAll(send, recv, count, type, comm_, stream);
+      break;
+    case Collective::kAllToAllv:
+      result = chorusAllToAllv(send, sendCounts_.data(), sendDispls_.data(), recv, recvCounts_.data(),
+                               recvDispls_.data(), type, comm_, stream);
+      break;
+    case Collective::kGather:
+      result = chorusGather(send, recv, count, type, root_, comm_, stream);
+      break;
+    case Collective::kScatter:
+      result = chorusScatter(send, recv, count, type, root_, comm_, stream);
+      break;
+    case Collective::kSendRecv: {
+      // nccl-tests' sendrecv: to the next rank, from the previous one, in one group (inside --group's, if any).
+      result = chorusGroupStart();
+      const int next = (rank_ + 1) % nranks_, previous = (rank_ + nranks_ - 1) % nranks_;
+      if (result == chorusSuccess) result = chorusSend(send, count, type, next, comm_, stream);
+      if (result == chorusSuccess) result = chorusRecv(recv, count, type, previous, comm_, stream);
+      const chorusResult_t ended = chorusGroupEnd();
+      if (result == chorusSuccess) result = ended;
+      break;
+    }
+    case Collective::kPingPong: {
+      const int partner = rank_ ^ 1;
+      result = chorusSuccess;
+      if (partner >= nranks_) break;  // the last of an odd number of ranks sits out
+      if (rank_ % 2 == 0) {
+        result = chorusSend(send, count, type, partner, comm_, stream);
+        if (result == chorusSuccess) result = chorusRecv(recv, count, type, partner, comm_, stream);
+      } else {
+        result = chorusRecv(recv, count, type, partner, comm_, stream);
+        if (result == chorusSuccess) result = chorusSend(send, count, type, partner, comm_, stream);
+      }
+      break;
+    }
+    case Collective::kBarrier:
+      result = chorusBarrier(comm_, stream);
       break;
   }
   require(result, callName(options_.collective));
+}
+
+void PerfRunner::planVectors(const SizeLayout& layout, uint64_t salt) {
+  if (options_.collective != Collective::kAllToAllv) return;
+  vectorCount_ = layout.count;
+  vectorSalt_ = salt;
+  const size_t n = static_cast<size_t>(nranks_);
+  sendCounts_.assign(n, 0);
+  sendDispls_.assign(n, 0);
+  recvCounts_.assign(n, 0);
+  recvDispls_.assign(n, 0);
+  size_t received = 0;
+  for (int p = 0; p < nranks_; ++p) {
+    sendCounts_[p] = alltoallvCount(layout.count, rank_, p, salt);
+    sendDispls_[p] = sendDisplacement(rank_, p);
+    recvCounts_[p] = alltoallvCount(layout.count, p, rank_, salt);
+    recvDispls_[p] = received;
+    received += recvCounts_[p];
+  }
+  recvExtent_ = received * typeSize_;
+}
+
+size_t PerfRunner::sendDisplacement(int from, int to) const {
+  size_t at = 0;
+  for (int p = 0; p < to; ++p) at += alltoallvCount(vectorCount_, from, p, vectorSalt_);
+  return at;
 }
 
 PerfRunner::CallBuffers PerfRunner::buffersFor(const SizeLayout& layout, Mode mode, bool hostView) const {
   const bool onDevice = device_ && !hostView;
   std::byte* send = onDevice ? device_->send() : sendBuffer_.data();
   std::byte* recv = onDevice ? device_->recv() : recvBuffer_.data();
-  if (mode == Mode::kOutOfPlace) return {send, recv};
+  if (mode == Mode::kOutOfPlace) return {send, recv, layout.sendBytes, layout.recvBytes};
   std::byte* buffer = recv;  // NCCL's in-place layouts: both pointers inside one buffer
-  return {buffer + layout.inPlaceSendOffset, buffer + layout.inPlaceRecvOffset};
+  return {buffer + layout.inPlaceSendOffset, buffer + layout.inPlaceRecvOffset, layout.inPlaceBytes,
+          layout.inPlaceBytes};
 }
 
 double PerfRunner::timeCalls(const CallBuffers& buffers, size_t count, int iters) {
@@ -201,7 +297,9 @@ double PerfRunner::timeCalls(const CallBuffers& buffers, size_t count, int iters
   for (int i = 0; i < iters; ++i) launch(buffers, count);
   if (device_) onDevice("synchronizing the stream", [&] { device_->synchronize(); });
   const auto stop = std::chrono::steady_clock::now();
-  return maxOverRanks(std::chrono::duration<double, std::micro>(stop - start).count() / iters);
+  // A ping-pong's time is one way: half the round trip.
+  const double perCall = options_.collective == Collective::kPingPong ? 2.0 * iters : iters;
+  return maxOverRanks(std::chrono::duration<double, std::micro>(stop - start).count() / perCall);
 }
 
 ModeResult PerfRunner::measure(const SizeLayout& layout, Mode mode, uint64_t seed) {
@@ -209,29 +307,40 @@ ModeResult PerfRunner::measure(const SizeLayout& layout, Mode mode, uint64_t see
   for (int i = 0; i < options_.warmupIters; ++i) launch(buffers, layout.count);
   ModeResult result;
   result.timeUs = timeCalls(buffers, layout.count, options_.iters);
-  computeBandwidths(result, layout.bytes, busBandwidthFactor(options_.collective, nranks_));
+  // A group's time moves every call's bytes.
+  computeBandwidths(result, layout.bytes * static_cast<size_t>(options_.group),
+                    busBandwidthFactor(options_.collective, nranks_));
   if (options_.check != 0) result.wrong = sumOverRanks(checkOnce(layout, mode, seed));
   return result;
 }
 
-// One verified call: fresh inputs, sentinels where the call must write (and in the guard bands, where it must
-// not), the call, then a count of every element that is not what it must be.
+// One verified call (one group with --group): fresh inputs, sentinels where the calls must write (and in the guard
+// bands, where they must not), the calls, then a count of every element that is not what it must be.
 uint64_t PerfRunner::checkOnce(const SizeLayout& layout, Mode mode, uint64_t seed) {
   constexpr size_t kGuard = GuardedBuffer::kGuardBytes;
   checker_->setSeed(seed);
   std::byte* send = sendBuffer_.data();
   std::byte* recv = recvBuffer_.data();
   const size_t sendCount = layout.sendBytes / typeSize_;
-  size_t recvSpan = layout.recvBytes;  // bytes of recvBuffer_ the call may touch
+  const size_t calls = static_cast<size_t>(options_.group);
+  const size_t recvStride = mode == Mode::kOutOfPlace ? layout.recvBytes : layout.inPlaceBytes;
+  const size_t recvSpan = recvStride * calls;  // bytes of recvBuffer_ the calls may touch
+  const size_t sendSpan = layout.sendBytes * calls;
+  for (size_t k = 0; k < calls; ++k) {
+    std::byte* sendK = send + k * layout.sendBytes;
+    std::byte* recvK = recv + k * recvStride;
+    if (mode == Mode::kOutOfPlace) {
+      checker_->fillInput(sendK, sendCount, rank_);
+      fillSentinel(recvK, layout.recvBytes);
+    } else {
+      const bool gathers = options_.collective == Collective::kAllGather || options_.collective == Collective::kGather;
+      if (gathers) fillSentinel(recvK, layout.inPlaceBytes);
+      checker_->fillInput(recvK + layout.inPlaceSendOffset, sendCount, rank_);
+    }
+  }
   if (mode == Mode::kOutOfPlace) {
-    checker_->fillInput(send, sendCount, rank_);
     fillSentinel(send - kGuard, kGuard);
-    fillSentinel(send + layout.sendBytes, kGuard);
-    fillSentinel(recv, layout.recvBytes);
-  } else {
-    recvSpan = layout.inPlaceBytes;
-    if (options_.collective == Collective::kAllGather) fillSentinel(recv, layout.inPlaceBytes);
-    checker_->fillInput(recv + layout.inPlaceSendOffset, sendCount, rank_);
+    fillSentinel(send + sendSpan, kGuard);
   }
   fillSentinel(recv - kGuard, kGuard);
   fillSentinel(recv + recvSpan, kGuard);
@@ -242,11 +351,16 @@ uint64_t PerfRunner::checkOnce(const SizeLayout& layout, Mode mode, uint64_t see
   if (device_) onDevice("copying the results from the device", [&] { device_->download(sendBuffer_, recvBuffer_); });
 
   const CallBuffers buffers = buffersFor(layout, mode, true);
-  uint64_t wrong = countResultMismatches(layout, static_cast<const std::byte*>(buffers.recv), mode);
+  uint64_t wrong = 0;
+  for (size_t k = 0; k < calls; ++k) {
+    wrong += countResultMismatches(layout, static_cast<const std::byte*>(buffers.recv) + k * buffers.recvStride, mode);
+    if (mode == Mode::kOutOfPlace) {
+      wrong += checker_->countInputMismatches(send + k * layout.sendBytes, sendCount, rank_);  // sendbuff is const
+    }
+  }
   if (mode == Mode::kOutOfPlace) {
-    wrong += checker_->countInputMismatches(send, sendCount, rank_);  // sendbuff is const
     wrong += countSentinelMismatches(send - kGuard, kGuard, typeSize_);
-    wrong += countSentinelMismatches(send + layout.sendBytes, kGuard, typeSize_);
+    wrong += countSentinelMismatches(send + sendSpan, kGuard, typeSize_);
   }
   wrong += countSentinelMismatches(recv - kGuard, kGuard, typeSize_);
   wrong += countSentinelMismatches(recv + recvSpan, kGuard, typeSize_);
@@ -255,6 +369,8 @@ uint64_t PerfRunner::checkOnce(const SizeLayout& layout, Mode mode, uint64_t see
 
 uint64_t PerfRunner::countResultMismatches(const SizeLayout& layout, const std::byte* result, Mode mode) {
   const size_t count = layout.count;
+  const size_t block = count * typeSize_;
+  const size_t r = static_cast<size_t>(rank_);
   switch (options_.collective) {
     case Collective::kAllReduce:
       return checker_->countReducedMismatches(result, count);
@@ -267,13 +383,53 @@ uint64_t PerfRunner::countResultMismatches(const SizeLayout& layout, const std::
       return checker_->countInputMismatches(result, count, rank_);
     case Collective::kAllGather: {
       uint64_t wrong = 0;
-      for (int r = 0; r < nranks_; ++r) {
-        wrong += checker_->countInputMismatches(result + static_cast<size_t>(r) * layout.sendBytes, count, r);
+      for (int p = 0; p < nranks_; ++p) {
+        wrong += checker_->countInputMismatches(result + static_cast<size_t>(p) * layout.sendBytes, count, p);
       }
       return wrong;
     }
     case Collective::kReduceScatter:
-      return checker_->countReducedMismatches(result, count, static_cast<size_t>(rank_) * count);
+      return checker_->countReducedMismatches(result, count, r * count);
+    case Collective::kAllToAll: {
+      uint64_t wrong = 0;
+      for (int p = 0; p < nranks_; ++p) {
+        wrong += checker_->countInputMismatches(result + static_cast<size_t>(p) * block, count, p, r * count);
+      }
+      return wrong;
+    }
+    case Collective::kAllToAllv: {
+      uint64_t wrong = 0;
+      for (int p = 0; p < nranks_; ++p) {
+        wrong += checker_->countInputMismatches(result + recvDispls_[p] * typeSize_, recvCounts_[p], p,
+                                                sendDisplacement(p, rank_));
+      }
+      return wrong + countSentinelMismatches(result + recvExtent_, layout.recvBytes - recvExtent_, typeSize_);
+    }
+    case Collective::kGather: {
+      // result is recvbuff: the gathered blocks on the root; elsewhere untouched (in place: this rank's input in
+      // its own block).
+      uint64_t wrong = 0;
+      for (int p = 0; p < nranks_; ++p) {
+        const std::byte* at = result + static_cast<size_t>(p) * block;
+        if (rank_ == root_) {
+          wrong += checker_->countInputMismatches(at, count, p);
+        } else if (mode == Mode::kInPlace && p == rank_) {
+          wrong += checker_->countInputMismatches(at, count, p);
+        } else {
+          wrong += countSentinelMismatches(at, block, typeSize_);
+        }
+      }
+      return wrong;
+    }
+    case Collective::kScatter:
+      return checker_->countInputMismatches(result, count, root_, r * count);
+    case Collective::kSendRecv:
+      return checker_->countInputMismatches(result, count, (rank_ + nranks_ - 1) % nranks_);
+    case Collective::kPingPong:
+      if ((rank_ ^ 1) >= nranks_) return countSentinelMismatches(result, layout.recvBytes, typeSize_);
+      return checker_->countInputMismatches(result, count, rank_ ^ 1);
+    case Collective::kBarrier:
+      return 0;
   }
   return 0;
 }
@@ -294,7 +450,9 @@ void PerfRunner::emit(const SizeRecord& record) {
 }
 
 int PerfRunner::run() {
-  const std::vector<size_t> sizes = sweepSizes(options_);
+  // A barrier moves no data: one row, whatever the sizes.
+  const std::vector<size_t> sizes =
+      options_.collective == Collective::kBarrier ? std::vector<size_t>{0} : sweepSizes(options_);
   if (int status = setUp(sizes); status != 0) return status;
   if (!comms_.empty()) return runComparison(sizes);
   if (rank_ == 0) {
@@ -314,9 +472,12 @@ int PerfRunner::run() {
     record.type = dataTypeName(options_.datatype);
     record.op = info_.reduces ? redOpName(options_.op) : "none";
     record.root = root_;
+    planVectors(layout, i + 1);
     record.outOfPlace = measure(layout, Mode::kOutOfPlace, 2 * i + 1);
-    record.inPlace = measure(layout, Mode::kInPlace, 2 * i + 2);
+    record.hasInPlace = info_.hasInPlace;
+    if (record.hasInPlace) record.inPlace = measure(layout, Mode::kInPlace, 2 * i + 2);
     for (const ModeResult* m : {&record.outOfPlace, &record.inPlace}) {
+      if (m == &record.inPlace && !record.hasInPlace) continue;
       totalWrong += m->wrong.value_or(0);
       busBandwidthSum += m->busBandwidthGBs;
       ++busBandwidthSamples;
@@ -348,6 +509,7 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
   size_t worstBytes = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const SizeLayout layout = computeSizeLayout(options_.collective, sizes[i], typeSize_, nranks_, rank_);
+    planVectors(layout, i + 1);
     const CallBuffers buffers = buffersFor(layout, Mode::kOutOfPlace);
     uint64_t wrong = 0;
     for (size_t k = 0; k < n; ++k) {

@@ -34,22 +34,31 @@ class PerfRunner {
 
  private:
   enum class Mode { kOutOfPlace = 0, kInPlace = 1 };
+  // The buffers of a call (of the first call of a --group; call k uses send + k * sendStride, recv + k * recvStride).
   struct CallBuffers {
     const void* send;
     void* recv;
+    size_t sendStride = 0;
+    size_t recvStride = 0;
   };
 
   int setUp(const std::vector<size_t>& sizes);
   // The --algos comparison (run() with comms).
   int runComparison(const std::vector<size_t>& sizes);
   ModeResult measure(const SizeLayout& layout, Mode mode, uint64_t seed);
-  // Times iters calls with buffers (warm already) and returns the slowest rank's mean time per call in us.
+  // Times iters calls (groups) with buffers (warm already) and returns the slowest rank's mean time per call in us.
   double timeCalls(const CallBuffers& buffers, size_t count, int iters);
+  // Alltoallv: this size's counts and displacements (every rank computes every pair alike).
+  void planVectors(const SizeLayout& layout, uint64_t salt);
+  // Where rank `from`'s block for rank `to` starts in its send buffer (elements), in this size's plan.
+  size_t sendDisplacement(int from, int to) const;
   // The pointers a call gets: into the device images with --device gpu (unless hostView), else the host buffers.
   CallBuffers buffersFor(const SizeLayout& layout, Mode mode, bool hostView = false) const;
   uint64_t checkOnce(const SizeLayout& layout, Mode mode, uint64_t seed);
   uint64_t countResultMismatches(const SizeLayout& layout, const std::byte* result, Mode mode);
+  // One call, or --group calls between chorusGroupStart and chorusGroupEnd.
   void launch(const CallBuffers& buffers, size_t count);
+  void launchOne(const void* send, void* recv, size_t count);
   void barrier();
   double maxOverRanks(double value);
   uint64_t sumOverRanks(uint64_t value);
@@ -77,6 +86,10 @@ class PerfRunner {
   std::FILE* csv_ = nullptr;
   std::FILE* json_ = nullptr;
   bool jsonFirstRecord_ = true;
+  std::vector<size_t> sendCounts_, sendDispls_, recvCounts_, recvDispls_;  // alltoallv's, for the current size
+  size_t vectorCount_ = 0;  // alltoallv: the nominal count per pair they were planned for
+  uint64_t vectorSalt_ = 0;
+  size_t recvExtent_ = 0;  // alltoallv: bytes of recvbuff the current plan writes
 };
 
 }  // namespace chorus::perf

@@ -5,11 +5,12 @@
 # Usage: oversub_sweep.sh PREFIX N [COLLS]
 #   PREFIX  a Chorus install (PREFIX/bin/chorusrun, PREFIX/bin/chorus-perf)
 #   N       ranks
-#   COLLS   comma list, default allreduce,broadcast,reduce,allgather,reducescatter
+#   COLLS   comma list, default allreduce,broadcast,reduce,allgather,reducescatter; also alltoall, alltoallv,
+#           gather, scatter, sendrecv, pingpong, barrier (barrier: one row, size 0)
 # Environment: ROUNDS (3), SIZES (8,1024,65536,1048576,16777216,67108864 bytes; nccl-tests sizes, i.e. the total
 #   for allgather and reduce-scatter), CHORUS_ENV (extra env for the Chorus runs).
 # Open MPI's allreduce/broadcast/reduce come from ../shared/peers/mpi_bench.c, allgather/reduce-scatter from
-# perf/peers/mpi_gather_bench.c (same method and CSV). Prints one markdown row per collective and size: median
+# perf/peers/mpi_gather_bench.c, the framework calls from perf/peers/mpi_framework_bench.c (same method and CSV). Prints one markdown row per collective and size: median
 # time of each, chorus/mpi time ratio (the issue's bound: <= 1.5) and chorus/mpi busbw ratio.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,6 +24,8 @@ BUILD=${BUILD_DIR:-/tmp/chorus-peers/build}
 mkdir -p "$BUILD"
 [ -x "$BUILD/mpi_bench" ] || mpicc -O2 -o "$BUILD/mpi_bench" "$PEERS/mpi_bench.c" -lm || exit 1
 [ -x "$BUILD/mpi_gather_bench" ] || mpicc -O2 -o "$BUILD/mpi_gather_bench" "$HERE/../peers/mpi_gather_bench.c" -lm || exit 1
+# Rebuilt every time: cheap, and a stale binary would measure an older method.
+mpicc -O2 -o "$BUILD/mpi_framework_bench" "$HERE/../peers/mpi_framework_bench.c" -lm || exit 1
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
 
@@ -32,7 +35,11 @@ chorus() {  # coll size -> "time busbw" (out-of-place)
     -n $it -c 0 2>&1 | awk -v s="$2" '$1 == s && NF >= 13 {print $6, $8; exit}'
 }
 mpi() {  # coll size -> "time busbw"
-  local bench=mpi_bench; case $1 in allgather|reducescatter) bench=mpi_gather_bench ;; esac
+  local bench=mpi_bench
+  case $1 in
+    allgather|reducescatter) bench=mpi_gather_bench ;;
+    alltoall|alltoallv|gather|scatter|sendrecv|pingpong|barrier) bench=mpi_framework_bench ;;
+  esac
   timeout 600 mpirun --allow-run-as-root --oversubscribe -np "$N" "$BUILD/$bench" --config shm-default \
     --csv "$TMP/m.csv" --colls "$1" --sizes "$2" --target-ms 300 >/dev/null 2>&1
   awk -F, -v s="$2" 'NR > 1 && $6 == s {print $7, $9; exit}' "$TMP/m.csv"; rm -f "$TMP/m.csv"
@@ -42,7 +49,8 @@ echo "$N ranks on $(nproc) cores, median of $ROUNDS alternating rounds"
 echo "| collective | bytes | chorus us | mpi us | time chorus/mpi | busbw chorus/mpi |"
 echo "|---|---|---|---|---|---|"
 for coll in ${COLLS//,/ }; do
-  for s in ${SIZES//,/ }; do
+  sizes=$SIZES; [ "$coll" = barrier ] && sizes=0
+  for s in ${sizes//,/ }; do
     : > "$TMP/c"; : > "$TMP/m"
     for ((k = 0; k < ROUNDS; k++)); do
       chorus "$coll" "$s" >> "$TMP/c"

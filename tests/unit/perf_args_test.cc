@@ -84,7 +84,9 @@ TEST(PerfArgs, TypeAndOpNames) {
   EXPECT_EQ(dataTypeSize(chorusBfloat16), 2u);
   EXPECT_EQ(dataTypeSize(chorusInt64), 8u);
   EXPECT_EQ(parseCollective("all_gather"), Collective::kAllGather);
-  EXPECT_FALSE(parseCollective("alltoall"));
+  EXPECT_EQ(parseCollective("all_to_all"), Collective::kAllToAll);
+  EXPECT_EQ(parseCollective("pingpong"), Collective::kPingPong);
+  EXPECT_FALSE(parseCollective("alltoallw"));
 }
 
 TEST(PerfArgs, ByteSizes) {
@@ -105,7 +107,7 @@ TEST(PerfArgs, ByteSizes) {
 TEST(PerfArgs, RejectsBadCommandLines) {
   const std::vector<std::string> bad = {
       "",                     // no collective
-      "alltoall",             // unknown collective
+      "alltoallw",            // unknown collective
       "allreduce broadcast",  // two collectives
       "allreduce -x 1",       // unknown flag
       "allreduce --nope=1",   // unknown long flag

@@ -23,6 +23,10 @@ size_t shmBufferBytes() {
 int shmCma() { return static_cast<int>(params::asInt("CHORUS_SHM_CMA", params::shmCma(), 0, L::kMaxShmCma)); }
 bool topoProbe() { return params::asInt("CHORUS_TOPO_PROBE", params::topoProbe(), 0, 1) == 1; }
 std::string socketIfname() { return params::socketIfname(); }
+size_t fusionThreshold() {
+  return static_cast<size_t>(
+      params::asBytes("CHORUS_FUSION_THRESHOLD", params::fusionThreshold(), 0, L::kMaxFusionThreshold));
+}
 }  // namespace env_config
 
 std::string withCommName(const std::string& commName, const std::string& message) {
@@ -43,6 +47,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.shmCma = env_config::shmCma();
   c.topoProbe = env_config::topoProbe();
   c.socketIfname = env_config::socketIfname();
+  c.fusionThreshold = env_config::fusionThreshold();
   return c;
 }
 

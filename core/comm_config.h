@@ -20,6 +20,7 @@ struct CommConfig {
   int shmCma = 1;                   // CHORUS_SHM_CMA: 0 never, 1 when calibrated fast enough, 2 always
   bool topoProbe = false;           // CHORUS_TOPO_PROBE
   std::string socketIfname;         // CHORUS_SOCKET_IFNAME
+  size_t fusionThreshold = size_t{64} << 20;  // CHORUS_FUSION_THRESHOLD; 0: no fusion
 
   // Every field from the environment (each variable's default when unset); throws chorusInvalidArgument naming
   // the variable for a value out of range.
@@ -36,6 +37,7 @@ struct CommConfigLimits {
   static constexpr int kMinSockets = 1, kMaxSockets = 16;
   static constexpr size_t kMinShmBuffer = size_t{64} << 10, kMaxShmBuffer = size_t{64} << 20;
   static constexpr int kMaxShmCma = 2;
+  static constexpr size_t kMaxFusionThreshold = size_t{1} << 30;
 };
 
 // One setting from its variable, each as fromEnvironment() reads it (for fields the caller left unset).
@@ -50,6 +52,7 @@ size_t shmBufferBytes();
 int shmCma();
 bool topoProbe();
 std::string socketIfname();
+size_t fusionThreshold();
 }  // namespace env_config
 
 }  // namespace chorus

@@ -69,6 +69,7 @@ struct Config {
   std::optional<int> shmCma{};             // CHORUS_SHM_CMA
   std::optional<bool> topoProbe{};         // CHORUS_TOPO_PROBE
   std::optional<std::string> socketIfname{};  // CHORUS_SOCKET_IFNAME
+  std::optional<size_t> fusionThreshold{};    // CHORUS_FUSION_THRESHOLD
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -84,6 +85,7 @@ struct Config {
     if (shmCma) c.shmCma = *shmCma;
     if (topoProbe) c.topoProbe = *topoProbe ? 1 : 0;
     if (socketIfname) c.socketIfname = socketIfname->c_str();
+    if (fusionThreshold) c.fusionThreshold = *fusionThreshold;
     return c;
   }
 };

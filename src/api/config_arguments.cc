@@ -103,6 +103,9 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call) {
                       env_config::shmCma);
   r.topoProbe = f.flag(CHORUS_FIELD_END(topoProbe), "topoProbe", c.topoProbe, env_config::topoProbe);
   r.socketIfname = f.text(CHORUS_FIELD_END(socketIfname), c.socketIfname, env_config::socketIfname);
+  r.fusionThreshold = f.number(CHORUS_FIELD_END(fusionThreshold), "fusionThreshold", c.fusionThreshold,
+                               size_t{CHORUS_CONFIG_UNDEF_SIZE}, size_t{0}, L::kMaxFusionThreshold,
+                               env_config::fusionThreshold);
   return r;
 }
 

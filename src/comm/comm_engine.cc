@@ -11,6 +11,7 @@
 #include "src/comm/call_description.h"
 #include "src/comm/mismatch_report.h"
 #include "src/comm/point_to_point.h"
+#include "src/comm/tensor_fusion.h"
 #include "core/datatype.h"
 #include "core/error.h"
 #include "core/logging.h"
@@ -230,14 +231,34 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       CHORUS_TRACE(rank_, describeCall(*current) << " and " << pointToPoint_.size() - 1 << " more point-to-point");
       runPointToPoint(io, *callTags_, pointToPoint_, LazyDeadline::after(timeoutSeconds_));
     }
-    for (const Op& o : ops) {
-      if (isPointToPoint(o.collective)) continue;
+    auto runCollective = [&](const Op& o) {
       current = &o;
       callTags_->begin(o);
       AlgorithmChoice algo = selector_->choose(o, size_);
       CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(algo.id));
       io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &o);
       algo.run(io, o);
+    };
+    if (ops.size() == 1) {
+      if (!isPointToPoint(ops[0].collective)) runCollective(ops[0]);
+    } else {
+      // A batch: its allreduces fused where they fit (host buffers only: the fusion buffer is host memory).
+      const size_t threshold = deviceCall ? 0 : config_.fusionThreshold;
+      for (const std::vector<size_t>& entry : planFusion(ops, threshold)) {
+        if (entry.size() == 1) {
+          runCollective(ops[entry.front()]);
+          continue;
+        }
+        size_t bytes = 0;
+        for (size_t m : entry) bytes += ops[m].count * typeSize(ops[m].type);
+        if (fusionBuffer_.size() < bytes) fusionBuffer_.resize(std::max(bytes, 2 * fusionBuffer_.size()));
+        fused_ = fusedAllReduce(ops, entry, fusionBuffer_.data());
+        fused_.seq = ops[entry.front()].seq;
+        CHORUS_TRACE(rank_, entry.size() << " allreduces fused into " << bytes << " bytes");
+        packFused(ops, entry, fusionBuffer_.data());
+        runCollective(fused_);
+        unpackFused(ops, entry, fusionBuffer_.data());
+      }
     }
   } catch (const Error& raw) {
     const Op& op = *current;

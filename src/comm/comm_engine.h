@@ -120,6 +120,8 @@ class CommEngine {
   uint64_t seq_ = 0;
   std::vector<Op> batch_;                // the batch being run, numbered (under callMutex_)
   std::vector<const Op*> pointToPoint_;  // its sends and receives (under callMutex_)
+  std::vector<char> fusionBuffer_;       // a batch's fused allreduces (grows, never shrinks; under callMutex_)
+  Op fused_;                             // the allreduce running for them (named in messages)
   std::mutex callMutex_;
   // Callers inside run() or enqueueDevice(): a host call waits for the device queue without holding callMutex_.
   std::atomic<int> activeCallers_{0};

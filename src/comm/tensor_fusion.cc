@@ -1,0 +1,59 @@
+#include "src/comm/tensor_fusion.h"
+
+#include <cstring>
+
+#include "core/datatype.h"
+
+namespace chorus {
+namespace {
+
+size_t bytesOf(const Op& op) { return op.count * typeSize(op.type); }
+
+}  // namespace
+
+std::vector<std::vector<size_t>> planFusion(std::span<const Op> ops, size_t threshold) {
+  std::vector<std::vector<size_t>> plan;
+  std::vector<bool> placed(ops.size(), false);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& o = ops[i];
+    if (placed[i] || isPointToPoint(o.collective)) continue;
+    placed[i] = true;
+    plan.push_back({i});
+    const bool fusable = o.collective == Collective::kAllReduce && bytesOf(o) > 0 && bytesOf(o) <= threshold;
+    if (!fusable) continue;
+    size_t total = bytesOf(o);
+    for (size_t j = i + 1; j < ops.size(); ++j) {
+      const Op& p = ops[j];
+      if (placed[j] || p.collective != Collective::kAllReduce || p.type != o.type || p.op != o.op) continue;
+      if (bytesOf(p) == 0 || total + bytesOf(p) > threshold) continue;
+      placed[j] = true;
+      total += bytesOf(p);
+      plan.back().push_back(j);
+    }
+  }
+  return plan;
+}
+
+void packFused(std::span<const Op> ops, const std::vector<size_t>& members, char* buffer) {
+  for (size_t m : members) {
+    std::memcpy(buffer, ops[m].send, bytesOf(ops[m]));
+    buffer += bytesOf(ops[m]);
+  }
+}
+
+void unpackFused(std::span<const Op> ops, const std::vector<size_t>& members, const char* buffer) {
+  for (size_t m : members) {
+    std::memcpy(ops[m].recv, buffer, bytesOf(ops[m]));
+    buffer += bytesOf(ops[m]);
+  }
+}
+
+Op fusedAllReduce(std::span<const Op> ops, const std::vector<size_t>& members, char* buffer) {
+  const Op& first = ops[members.front()];
+  size_t count = 0;
+  for (size_t m : members) count += ops[m].count;
+  return Op{.collective = Collective::kAllReduce, .send = buffer, .recv = buffer, .count = count, .type = first.type,
+            .op = first.op};
+}
+
+}  // namespace chorus

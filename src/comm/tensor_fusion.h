@@ -1,0 +1,26 @@
+// Tensor fusion (Horovod's): a group's small allreduces of one datatype and op are packed into one buffer, reduced
+// by one call, and unpacked, so that a thousand gradients cost one collective's latency instead of a thousand.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "core/collective.h"
+
+namespace chorus {
+
+// The order a batch's collectives run in: each entry lists indices into `ops`. An entry of several allreduces (one
+// datatype and op, each at most `threshold` bytes, together at most `threshold`) runs fused, where its first member
+// stood; every other collective is an entry of its own, in call order. Point-to-point calls are left out (they run
+// first, together). threshold 0: no fusion. Every rank plans the same batch alike.
+std::vector<std::vector<size_t>> planFusion(std::span<const Op> ops, size_t threshold);
+
+// Packs the members' inputs into `buffer` (at least their total bytes), in entry order.
+void packFused(std::span<const Op> ops, const std::vector<size_t>& members, char* buffer);
+// Copies each member's part of the reduced `buffer` to its recvbuff.
+void unpackFused(std::span<const Op> ops, const std::vector<size_t>& members, const char* buffer);
+// The allreduce that stands for the members: over `buffer`, in place, their total count.
+Op fusedAllReduce(std::span<const Op> ops, const std::vector<size_t>& members, char* buffer);
+
+}  // namespace chorus

@@ -61,8 +61,11 @@ typedef enum {
 } chorusRedOp_t;
 
 typedef struct chorusComm* chorusComm_t;
+/* Marks the end of the calls before it on a host stream (chorusEventRecord), to wait for or ask about. */
+typedef struct chorusEvent* chorusEvent_t;
 /* A cudaStream_t for device buffers: the call enqueues on it and returns (NULL: the legacy default stream).
-   Must be NULL for host buffers, whose calls block until done. */
+   For host buffers: NULL (the call blocks until done) or a host stream (chorusHostStreamCreate: the call is queued
+   and returns at once). */
 typedef void* chorusStream_t;
 /* Opaque rendezvous token: store address, job id. Produced by chorusGetUniqueId on one rank, copied to all. */
 typedef struct {
@@ -187,6 +190,26 @@ CHORUS_API chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, si
                                         chorusStream_t stream);
 /* Returns once every rank of comm has entered it. */
 CHORUS_API chorusResult_t chorusBarrier(chorusComm_t comm, chorusStream_t stream);
+
+/* Non-blocking host calls. A host stream orders the calls made with it and runs them in the background; calls on
+   several streams of one communicator run in the order they were made (one at a time). Device buffers with a host
+   stream, or a destroyed host stream, are chorusInvalidArgument. A failed call fails the stream's later calls; its
+   error is returned by chorusStreamSynchronize, chorusStreamQuery and the event calls, with chorusGetLastError(NULL)
+   saying what happened. Timeouts and chorusCommAbort apply as for blocking calls. */
+CHORUS_API chorusResult_t chorusHostStreamCreate(chorusStream_t* stream);
+/* Waits for what is queued on the stream, then frees it; returns the stream's first error, if any. */
+CHORUS_API chorusResult_t chorusHostStreamDestroy(chorusStream_t stream);
+/* Waits for every call queued on the stream; returns the first error of its calls. */
+CHORUS_API chorusResult_t chorusStreamSynchronize(chorusStream_t stream);
+/* chorusSuccess when every call queued on the stream has finished, chorusInProgress before, or the first error. */
+CHORUS_API chorusResult_t chorusStreamQuery(chorusStream_t stream);
+CHORUS_API chorusResult_t chorusEventCreate(chorusEvent_t* event);
+/* Marks the calls queued on the stream so far (NULL stream: nothing to wait for). */
+CHORUS_API chorusResult_t chorusEventRecord(chorusEvent_t event, chorusStream_t stream);
+/* chorusSuccess once everything before the event ran, chorusInProgress before, or the first error among them. */
+CHORUS_API chorusResult_t chorusEventQuery(chorusEvent_t event);
+CHORUS_API chorusResult_t chorusEventSynchronize(chorusEvent_t event);
+CHORUS_API chorusResult_t chorusEventDestroy(chorusEvent_t event);
 
 /* Extensions beyond NCCL's set. */
 /* Size in bytes of one element of datatype, or 0 when out of range. */

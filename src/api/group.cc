@@ -11,6 +11,7 @@
 
 #include "src/api/api_errors.h"
 #include "src/api/comm_handle.h"
+#include "src/api/host_stream.h"
 
 namespace chorus::api {
 namespace {
@@ -31,19 +32,30 @@ struct GroupState {
 
 thread_local GroupState group;
 
-// Runs one communicator's part of a group; returns its result (the communicator has recorded any error).
+// Runs one communicator's part of a group, or queues it on the host stream its calls name; returns its result (the
+// communicator has recorded any error).
 chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>& calls) {
+  const std::string where = comm->impl->named("rank " + std::to_string(comm->impl->rank()) + ": chorusGroupEnd: ");
   std::vector<Op> host;
   for (const RecordedCall* c : calls) {
     if (c->device) {
       return fail(comm, chorusInvalidUsage,
-                  comm->impl->named("rank " + std::to_string(comm->impl->rank()) +
-                                    ": chorusGroupEnd: device buffers inside a group are not supported yet; make "
-                                    "device calls outside groups"));
+                  where + "device buffers inside a group are not supported yet; make device calls outside groups");
+    }
+    if (c->stream != calls.front()->stream) {
+      return fail(comm, chorusInvalidUsage, where + "a group's calls on one communicator must use one stream");
     }
     host.push_back(c->op);
   }
-  return guarded(comm, "chorusGroupEnd", [&] { comm->impl->runBatch(host); });
+  return guarded(comm, "chorusGroupEnd", [&] {
+    std::shared_ptr<HostStream> stream = hostStreamOf(calls.front()->stream, "chorusGroupEnd");
+    if (!stream) {
+      comm->impl->runBatch(host);
+      return;
+    }
+    const StreamStatus queued = stream->enqueue(*comm->impl, host);
+    if (queued.code != chorusSuccess) throw Error(queued.code, queued.message);
+  });
 }
 
 }  // namespace

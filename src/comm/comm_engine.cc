@@ -187,11 +187,23 @@ void CommEngine::planSelection(bool sameHostOverNetwork) {
   }
 }
 
-void CommEngine::runBatch(std::span<const Op> ops) {
+void CommEngine::runIssued(uint64_t number, std::span<const Op> ops) {
   CallerCount inside(activeCallers_);
+  hostOrder_.waitTurn(number, aborted_);
+  struct PassOn {
+    HostCallOrder& order;
+    uint64_t number;
+    ~PassOn() { order.pass(number); }
+  } passOn{hostOrder_, number};
   // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it.
   if (deviceQueue_) deviceQueue_->drain();
   execute(ops, [this]() -> CommIO& { return *io_; }, false);
+}
+
+void CommEngine::skipIssued(uint64_t number) {
+  CallerCount inside(activeCallers_);
+  hostOrder_.waitTurn(number, aborted_);
+  hostOrder_.pass(number);
 }
 
 void CommEngine::execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
@@ -302,6 +314,7 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
 
 void CommEngine::requestAbort() {
   aborted_.store(true);
+  hostOrder_.wakeAll();
   uint64_t one = 1;
   ssize_t ignored = write(wakeFd_, &one, sizeof(one));
   (void)ignored;
@@ -309,7 +322,8 @@ void CommEngine::requestAbort() {
 
 void CommEngine::waitIdle() {
   PollBackoff backoff;
-  while (activeCallers_.load() > 0) backoff.pause();
+  // Calls queued on host streams count too: their streams run them (or, after an abort, fail them) promptly.
+  while (activeCallers_.load() > 0 || !hostOrder_.idle()) backoff.pause();
   std::lock_guard<std::mutex> lock(callMutex_);
 }
 

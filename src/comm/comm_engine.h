@@ -18,6 +18,7 @@
 #include "src/comm/comm_io.h"
 #include "device/device_call_queue.h"
 #include "src/comm/device_resources.h"
+#include "src/comm/host_call_order.h"
 #include "src/comm/mismatch_report.h"
 #include "src/comm/staging_memory.h"
 #include "core/comm_config.h"
@@ -51,7 +52,12 @@ class CommEngine {
   void run(const Op& op) { runBatch(std::span<const Op>(&op, 1)); }
   // Runs a batch of calls on host buffers (a group's calls on this communicator) as run() does one: its sends and
   // receives first, posted together and completed together, then its collectives in call order.
-  void runBatch(std::span<const Op> ops);
+  void runBatch(std::span<const Op> ops) { runIssued(issueHostCall(), ops); }
+  // Host calls run in the order they were issued (host_call_order.h): a call queued on a host stream takes its
+  // number when queued, and later runs (or is skipped) with it; every issued number must be run or skipped.
+  uint64_t issueHostCall() { return hostOrder_.issue(); }
+  void runIssued(uint64_t number, std::span<const Op> ops);
+  void skipIssued(uint64_t number);
   // Names this communicator alike on every rank (its job and key prefix): groups spanning communicators run
   // their parts in this order on every rank.
   const std::string& identity() const { return identity_; }
@@ -63,8 +69,8 @@ class CommEngine {
   DeviceApi& deviceApi() const { return *deviceApi_; }
   // Makes a call blocked in run() throw promptly; the caller then destroys the communicator.
   void requestAbort();
-  // Blocks until no call is running and no caller is inside run() or enqueueDevice() (used before freeing after an
-  // abort, which makes them return promptly).
+  // Blocks until no call is running, no caller is inside run() or enqueueDevice() and no call queued on a host
+  // stream is left (used before freeing; after an abort they all return promptly).
   void waitIdle();
   // True while a call is running on this communicator (for tests that must abort a blocked call).
   bool callInProgress();
@@ -131,6 +137,7 @@ class CommEngine {
     std::atomic<int>& count;
   };
   std::atomic<bool> aborted_{false};
+  HostCallOrder hostOrder_;
   int wakeFd_ = -1;
   std::atomic<chorusResult_t> asyncError_{chorusSuccess};
   std::string brokenBecause_;  // set once a failure leaves connections out of step

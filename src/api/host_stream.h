@@ -1,0 +1,91 @@
+// Host streams: non-blocking host calls. A host stream is a queue with a thread of its own; a call made with it
+// is issued on its communicator at once (host_call_order.h: communicators run their host calls in issue order)
+// and runs in the background, in order with the stream's other calls. A failed call fails the stream's later
+// calls; synchronize, query and events return its error. A caller waiting on a stream runs its queued calls itself
+// rather than wait for the stream's thread to wake up, so that waiting right after queuing costs about a blocking
+// call.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chorus/chorus.h"
+#include "core/collective.h"
+
+namespace chorus {
+class CommEngine;
+}
+
+namespace chorus::api {
+
+// A result code and what happened.
+struct StreamStatus {
+  chorusResult_t code = chorusSuccess;
+  std::string message;
+};
+
+class HostStream {
+ public:
+  HostStream();
+  // Runs what is queued, then stops the thread.
+  ~HostStream();
+  HostStream(const HostStream&) = delete;
+  HostStream& operator=(const HostStream&) = delete;
+
+  // Issues `ops` (one call, or a group's calls on one communicator) on `engine` and queues them. Returns the
+  // stream's error, queuing nothing, once one of its calls has failed.
+  StreamStatus enqueue(CommEngine& engine, std::span<const Op> ops);
+  // How many calls were queued so far (an event records this).
+  uint64_t enqueued();
+  // Waits until the first `target` calls have finished, running queued ones on this thread when the stream's own
+  // thread has not taken them yet; returns the first error among them.
+  StreamStatus waitFor(uint64_t target);
+  // chorusInProgress while any of the first `target` calls is unfinished, else as waitFor.
+  StreamStatus query(uint64_t target);
+
+ private:
+  struct Queued {
+    CommEngine* engine;
+    uint64_t number;  // its issue number on the engine
+    std::vector<Op> ops;
+  };
+  void threadMain();
+  // Takes the next call and runs it (or skips it after a failure) with mutex_ released; mutex_ held on entry and
+  // exit.
+  void runNext(std::unique_lock<std::mutex>& lock);
+  StreamStatus statusUpTo(uint64_t target) const;  // under mutex_
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Queued> queue_;
+  bool busy_ = false;  // a call is running (on the stream's thread or a waiting caller's)
+  bool stopping_ = false;
+  uint64_t enqueued_ = 0, finished_ = 0;
+  uint64_t failedAt_ = UINT64_MAX;  // the index of the first failed call
+  StreamStatus failure_;
+  std::thread thread_;
+};
+
+// Host stream handles: tagged numbers, never pointers, so that they cannot be taken for a CUDA stream and a
+// destroyed one is recognised.
+chorusStream_t registerHostStream(std::shared_ptr<HostStream> stream);
+// The host stream behind `stream`; nullptr for NULL and CUDA streams. Throws chorusInvalidArgument (naming
+// `call`) for a destroyed host stream.
+std::shared_ptr<HostStream> hostStreamOf(chorusStream_t stream, const char* call);
+// Forgets a host stream's handle; returns its stream (nullptr when it was not one), to be destroyed by the caller.
+std::shared_ptr<HostStream> unregisterHostStream(chorusStream_t stream);
+
+}  // namespace chorus::api
+
+// What a chorusEvent_t points at: the host stream it was recorded on and how many of its calls it waits for.
+struct chorusEvent {
+  std::shared_ptr<chorus::api::HostStream> stream;  // null: never recorded, or recorded on the NULL stream
+  uint64_t target = 0;
+};

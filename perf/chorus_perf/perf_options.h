@@ -38,6 +38,9 @@ struct PerfOptions {
   std::vector<std::string> algos;
   int rounds = 10;
   int group = 1;  // --group N: calls per group (1: no group)
+  // --stream: kNone (NULL: blocking host calls), kHost (queued on a host stream, one synchronize after the timed
+  // calls), kHostEach (each call followed by an event record and synchronize: the latency of a queued call).
+  enum class Stream { kNone, kHost, kHostEach } stream = Stream::kNone;
 };
 
 // The most calls --group puts in one group.
@@ -73,6 +76,10 @@ inline std::string perfUsage() {
          "  -r, --root RANK            root of broadcast, reduce, gather and scatter (default 0)\n"
          "      --group N              N calls of each size per chorusGroupStart/End, on N distinct buffers; times\n"
          "                             are per group (default 1: no group)\n"
+         "      --stream none|host|host-each\n"
+         "                             host buffers' calls: blocking (none, default), queued on a host stream and\n"
+         "                             synchronized once after the timed calls (host; also prints the mean enqueue\n"
+         "                             time), or each followed by an event record and synchronize (host-each)\n"
          "      --csv FILE             also write one CSV record per size to FILE\n"
          "      --json FILE            also write one JSON record per size to FILE\n"
          "      --device host|gpu      where the buffers live (default host); gpu: device memory and a stream,\n"
@@ -201,7 +208,8 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
     kDevice,
     kAlgos,
     kRounds,
-    kGroup
+    kGroup,
+    kStream
   };
   struct Flag {
     Id id;
@@ -214,7 +222,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       {Id::kCheck, 'c', "check"},         {Id::kType, 'd', "datatype"},     {Id::kOp, 'o', "op"},
       {Id::kRoot, 'r', "root"},           {Id::kCsv, '\0', "csv"},          {Id::kJson, '\0', "json"},
       {Id::kDevice, '\0', "device"},     {Id::kAlgos, '\0', "algos"},     {Id::kRounds, '\0', "rounds"},
-      {Id::kGroup, '\0', "group"},
+      {Id::kGroup, '\0', "group"},      {Id::kStream, '\0', "stream"},
   };
   std::optional<Collective> collective;
   bool sawStepBytes = false;
@@ -327,6 +335,17 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
         if (v.empty()) return badValue("expected a file name");
         (flag->id == Id::kCsv ? o.csvPath : o.jsonPath) = std::string(v);
         break;
+      case Id::kStream:
+        if (v == "none") {
+          o.stream = PerfOptions::Stream::kNone;
+        } else if (v == "host") {
+          o.stream = PerfOptions::Stream::kHost;
+        } else if (v == "host-each") {
+          o.stream = PerfOptions::Stream::kHostEach;
+        } else {
+          return badValue("expected none, host or host-each");
+        }
+        break;
       case Id::kDevice:
         if (v != "host" && v != "gpu") return badValue("expected host or gpu");
         o.deviceBuffers = v == "gpu";
@@ -358,6 +377,9 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
                 std::to_string(o.maxBytes) + ")");
   }
   if (o.stepFactor != 0 && o.minBytes == 0) return fail("-b/--minbytes must be at least 1 when stepping by -f");
+  if (o.deviceBuffers && o.stream != PerfOptions::Stream::kNone) {
+    return fail("--stream host is for host buffers; --device gpu calls go on a CUDA stream");
+  }
   if (!o.algos.empty() && (!o.csvPath.empty() || !o.jsonPath.empty())) {
     return fail("--algos prints its own table; --csv and --json are for the usual sweep");
   }

@@ -80,6 +80,13 @@ inline std::string formatTableHeader(const PerfOptions& o, int nranks) {
       std::string(info.name).c_str(), nranks, std::string(dataTypeName(o.datatype)).c_str(),
       std::string(info.reduces ? redOpName(o.op) : "none").c_str(), o.root, o.iters, o.warmupIters, o.check);
   if (o.deviceBuffers) out += "# device buffers (--device gpu): times from stream-synchronized wall clock\n";
+  if (o.group > 1) out += detail::formatted("# --group %d: times per group of %d calls\n", o.group, o.group);
+  if (o.stream == PerfOptions::Stream::kHost) {
+    out += "# --stream host: calls queued on a host stream, timed from the first enqueue to the synchronize\n";
+  }
+  if (o.stream == PerfOptions::Stream::kHostEach) {
+    out += "# --stream host-each: each call queued on a host stream, then an event recorded and synchronized\n";
+  }
   out += "#\n";
   out += detail::formatted("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place\n", "",
                            "", "", "", "");

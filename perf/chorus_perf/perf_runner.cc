@@ -66,7 +66,13 @@ PerfRunner::PerfRunner(const PerfOptions& options, chorusComm_t comm, int rank, 
       root_(info_.rooted ? options.root : -1),
       checker_(makeResultChecker(options.datatype, options.op, nranks, info_.reduces)) {}
 
+void PerfRunner::synchronizeHostStream() {
+  if (hostStream_ != nullptr) require(chorusStreamSynchronize(hostStream_), "chorusStreamSynchronize");
+}
+
 PerfRunner::~PerfRunner() {
+  if (hostEvent_ != nullptr) chorusEventDestroy(hostEvent_);
+  if (hostStream_ != nullptr) chorusHostStreamDestroy(hostStream_);
   if (csv_ != nullptr) std::fclose(csv_);
   if (json_ != nullptr) std::fclose(json_);
 }
@@ -152,6 +158,11 @@ int PerfRunner::setUp(const std::vector<size_t>& sizes) {
                  maxSend, maxRecv, options_.maxBytes);
     status = 1;
   }
+  if (status == 0 && options_.stream != PerfOptions::Stream::kNone &&
+      (chorusHostStreamCreate(&hostStream_) != chorusSuccess || chorusEventCreate(&hostEvent_) != chorusSuccess)) {
+    std::fprintf(stderr, "chorus-perf: rank %d: cannot create a host stream: %s\n", rank_, chorusGetLastError(nullptr));
+    status = 1;
+  }
   if (status == 0 && options_.deviceBuffers) {
     std::string why;
     device_ = DeviceMirror::open(&why);
@@ -191,8 +202,9 @@ void PerfRunner::launch(const CallBuffers& b, size_t count) {
 
 void PerfRunner::launchOne(const void* send, void* recv, size_t count) {
   const chorusDataType_t type = options_.datatype;
-  // Device buffers: the call is enqueued on the stream and returns at once (host buffers: NULL, it blocks).
-  chorusStream_t stream = device_ ? device_->stream() : nullptr;
+  // Device buffers: the call is enqueued on the stream and returns at once (host buffers: NULL, it blocks, or a
+  // host stream, it is queued).
+  chorusStream_t stream = device_ ? device_->stream() : hostStream_;
   chorusResult_t result = chorusInternalError;
   switch (options_.collective) {
     case Collective::kAllReduce:
@@ -292,11 +304,24 @@ PerfRunner::CallBuffers PerfRunner::buffersFor(const SizeLayout& layout, Mode mo
 double PerfRunner::timeCalls(const CallBuffers& buffers, size_t count, int iters) {
   // Device calls return once enqueued: the clock starts with the stream idle and stops once it has run them all.
   if (device_) onDevice("synchronizing the stream", [&] { device_->synchronize(); });
+  synchronizeHostStream();
   barrier();
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) launch(buffers, count);
+  for (int i = 0; i < iters; ++i) {
+    launch(buffers, count);
+    if (options_.stream == PerfOptions::Stream::kHostEach) {
+      require(chorusEventRecord(hostEvent_, hostStream_), "chorusEventRecord");
+      require(chorusEventSynchronize(hostEvent_), "chorusEventSynchronize");
+    }
+  }
+  const auto enqueued = std::chrono::steady_clock::now();
   if (device_) onDevice("synchronizing the stream", [&] { device_->synchronize(); });
+  synchronizeHostStream();
   const auto stop = std::chrono::steady_clock::now();
+  if (options_.stream == PerfOptions::Stream::kHost) {
+    enqueueUsSum_ += maxOverRanks(std::chrono::duration<double, std::micro>(enqueued - start).count() / iters);
+    ++enqueueSamples_;
+  }
   // A ping-pong's time is one way: half the round trip.
   const double perCall = options_.collective == Collective::kPingPong ? 2.0 * iters : iters;
   return maxOverRanks(std::chrono::duration<double, std::micro>(stop - start).count() / perCall);
@@ -305,6 +330,7 @@ double PerfRunner::timeCalls(const CallBuffers& buffers, size_t count, int iters
 ModeResult PerfRunner::measure(const SizeLayout& layout, Mode mode, uint64_t seed) {
   const CallBuffers buffers = buffersFor(layout, mode);
   for (int i = 0; i < options_.warmupIters; ++i) launch(buffers, layout.count);
+  synchronizeHostStream();
   ModeResult result;
   result.timeUs = timeCalls(buffers, layout.count, options_.iters);
   // A group's time moves every call's bytes.
@@ -347,6 +373,7 @@ uint64_t PerfRunner::checkOnce(const SizeLayout& layout, Mode mode, uint64_t see
 
   if (device_) onDevice("copying the inputs to the device", [&] { device_->upload(sendBuffer_, recvBuffer_); });
   launch(buffersFor(layout, mode), layout.count);
+  synchronizeHostStream();
   // The copies back are enqueued on the call's stream: they run after it.
   if (device_) onDevice("copying the results from the device", [&] { device_->download(sendBuffer_, recvBuffer_); });
 
@@ -485,6 +512,10 @@ int PerfRunner::run() {
     if (rank_ == 0) emit(record);
   }
   if (json_ != nullptr) std::fputs("\n]\n", json_);
+  if (rank_ == 0 && enqueueSamples_ > 0) {
+    std::printf("# Avg enqueue time     : %.2f us per call (--stream host; slowest rank)\n",
+                enqueueUsSum_ / enqueueSamples_);
+  }
   if (rank_ == 0) {
     std::fputs(formatTableFooter(totalWrong, busBandwidthSamples ? busBandwidthSum / busBandwidthSamples : 0).c_str(),
                stdout);
@@ -515,6 +546,7 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
     for (size_t k = 0; k < n; ++k) {
       comm_ = comms_[k];
       for (int w = 0; w < options_.warmupIters; ++w) launch(buffers, layout.count);
+      synchronizeHostStream();
       if (options_.check != 0) wrong += sumOverRanks(checkOnce(layout, Mode::kOutOfPlace, i * n + k + 1));
     }
     std::vector<std::vector<double>> samples(n);

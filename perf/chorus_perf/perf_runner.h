@@ -86,6 +86,12 @@ class PerfRunner {
   std::FILE* csv_ = nullptr;
   std::FILE* json_ = nullptr;
   bool jsonFirstRecord_ = true;
+  chorusStream_t hostStream_ = nullptr;  // --stream host / host-each
+  chorusEvent_t hostEvent_ = nullptr;
+  double enqueueUsSum_ = 0;  // --stream host: the timed enqueues' mean times, summed over sizes and modes
+  int enqueueSamples_ = 0;
+  // With a host stream: waits for its calls (a failure ends the process as require() does).
+  void synchronizeHostStream();
   std::vector<size_t> sendCounts_, sendDispls_, recvCounts_, recvDispls_;  // alltoallv's, for the current size
   size_t vectorCount_ = 0;  // alltoallv: the nominal count per pair they were planned for
   uint64_t vectorSalt_ = 0;

@@ -1,5 +1,7 @@
 #include "src/api/host_stream.h"
 
+#include <sched.h>
+
 #include <unordered_map>
 
 #include "core/error.h"
@@ -13,7 +15,7 @@ HostStream::~HostStream() {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     stopping_ = true;
-    changed_.notify_all();
+    workArrived_.notify_all();
   }
   thread_.join();
 }
@@ -24,7 +26,9 @@ StreamStatus HostStream::enqueue(CommEngine& engine, std::span<const Op> ops) {
   // Issued now, under the stream's lock: the stream's order and the communicator's agree.
   queue_.push_back(Queued{&engine, engine.issueHostCall(), std::vector<Op>(ops.begin(), ops.end())});
   ++enqueued_;
-  changed_.notify_all();
+  changed();
+  // Only the stream's thread waits for work; a caller waiting on the stream takes queued calls itself.
+  if (!busy_ && workerSleeping_) workArrived_.notify_one();
   return {};
 }
 
@@ -59,15 +63,47 @@ void HostStream::runNext(std::unique_lock<std::mutex>& lock) {
     failedAt_ = index;
     failure_ = std::move(status);
   }
-  changed_.notify_all();
+  changed();
+  if (sleepingWaiters_ > 0) callFinished_.notify_all();
+  // Whoever ran this call, the stream's thread takes the next one unless a waiting caller does.
+  if (!queue_.empty() && waiters_ == 0 && workerSleeping_) workArrived_.notify_one();
+}
+
+bool HostStream::spinUntilChanged(std::unique_lock<std::mutex>& lock) {
+  const uint64_t seen = version_.load(std::memory_order_acquire);
+  lock.unlock();
+  for (int i = 0; i < kSpinRounds && version_.load(std::memory_order_acquire) == seen; ++i) sched_yield();
+  lock.lock();
+  return version_.load(std::memory_order_acquire) != seen;
 }
 
 void HostStream::threadMain() {
   std::unique_lock<std::mutex> lock(mutex_);
+  // While a caller waits on the stream it runs the queued calls itself: one thread hands calls over at most once.
+  auto mine = [this] { return !queue_.empty() && !busy_ && waiters_ == 0; };
+  auto done = [this] { return stopping_ && queue_.empty() && !busy_; };
+  bool waitedForCaller = false;
   for (;;) {
-    changed_.wait(lock, [this] { return (!queue_.empty() && !busy_) || (stopping_ && queue_.empty() && !busy_); });
-    if (queue_.empty()) return;  // stopping, and nothing left
-    runNext(lock);
+    if (mine()) {
+      // Gives the caller that queued it a moment to start waiting and run it itself (no handover at all), as a
+      // caller that synchronizes right away does; a call left to the background starts microseconds later.
+      if (!waitedForCaller) {
+        waitedForCaller = true;
+        lock.unlock();
+        for (int i = 0; i < kPickupRounds && waiters_.load(std::memory_order_relaxed) == 0; ++i) sched_yield();
+        lock.lock();
+        continue;
+      }
+      waitedForCaller = false;
+      runNext(lock);
+      continue;
+    }
+    waitedForCaller = false;
+    if (done()) return;
+    if (spinUntilChanged(lock)) continue;
+    workerSleeping_ = true;
+    workArrived_.wait(lock, [&] { return mine() || done(); });
+    workerSleeping_ = false;
   }
 }
 
@@ -77,13 +113,21 @@ StreamStatus HostStream::statusUpTo(uint64_t target) const {
 
 StreamStatus HostStream::waitFor(uint64_t target) {
   std::unique_lock<std::mutex> lock(mutex_);
+  ++waiters_;
   while (finished_ < target) {
     if (!busy_ && !queue_.empty()) {
       runNext(lock);
-    } else {
-      changed_.wait(lock);
+      continue;
     }
+    if (spinUntilChanged(lock)) continue;
+    ++sleepingWaiters_;
+    const uint64_t seen = version_.load();
+    callFinished_.wait(lock, [&] { return version_.load() != seen; });
+    --sleepingWaiters_;
   }
+  --waiters_;
+  // A caller that stops waiting leaves the rest of the queue to the stream's thread.
+  if (!queue_.empty() && !busy_ && waiters_ == 0) workArrived_.notify_one();
   return statusUpTo(target);
 }
 

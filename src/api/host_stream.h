@@ -6,6 +6,7 @@
 // call.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -61,9 +62,21 @@ class HostStream {
   // exit.
   void runNext(std::unique_lock<std::mutex>& lock);
   StreamStatus statusUpTo(uint64_t target) const;  // under mutex_
+  // Records a change of the queue or of a call's state (under mutex_).
+  void changed() { version_.fetch_add(1, std::memory_order_release); }
+  // Releases mutex_ and yields for a while, unless something changes; true when something did. A short wait then
+  // costs no futex wakeup on either side (which takes microseconds here), a long one sleeps.
+  bool spinUntilChanged(std::unique_lock<std::mutex>& lock);
+  static constexpr int kSpinRounds = 100;
+  static constexpr int kPickupRounds = 20;  // yields the stream's thread leaves a new call to its caller
 
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable workArrived_;   // the stream's thread waits here for calls to run
+  std::condition_variable callFinished_;  // callers waiting on the stream wait here
+  std::atomic<int> waiters_{0};           // callers inside waitFor (changed under mutex_)
+  int sleepingWaiters_ = 0;               // of them, those asleep on callFinished_
+  bool workerSleeping_ = false;           // the stream's thread is asleep on workArrived_
+  std::atomic<uint64_t> version_{0};      // bumped by changed()
   std::deque<Queued> queue_;
   bool busy_ = false;  // a call is running (on the stream's thread or a waiting caller's)
   bool stopping_ = false;

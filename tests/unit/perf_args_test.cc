@@ -69,6 +69,44 @@ TEST(PerfArgs, ParsesEveryFlag) {
   EXPECT_EQ(o.jsonPath, "/tmp/x.json");
 }
 
+TEST(PerfArgs, GroupsStreamsAndTheFrameworkCalls) {
+  ParseOutcome p = parse("alltoallv --group 64 --stream host-each -o bxor -d int32");
+  ASSERT_EQ(p.action, ParseOutcome::Action::kRun) << p.error;
+  EXPECT_EQ(p.options.collective, Collective::kAllToAllv);
+  EXPECT_EQ(p.options.group, 64);
+  EXPECT_EQ(p.options.stream, PerfOptions::Stream::kHostEach);
+  EXPECT_EQ(p.options.op, chorusBxor);
+  for (const char* bad : {"allreduce --group 0", "allreduce --group 5000", "allreduce --stream gpu",
+                          "allreduce --stream host --device gpu"}) {
+    EXPECT_EQ(parse(bad).action, ParseOutcome::Action::kError) << bad;
+  }
+  // nccl-tests' layouts: alltoall splits the per-rank size into blocks; gather and scatter as allgather and
+  // reducescatter; sendrecv and pingpong as one buffer.
+  SizeLayout l = computeSizeLayout(Collective::kAllToAll, 1000, 4, 3, 1);
+  EXPECT_EQ(l.count, 83u);
+  EXPECT_EQ(l.sendBytes, 996u);
+  EXPECT_EQ(l.recvBytes, 996u);
+  l = computeSizeLayout(Collective::kGather, 1200, 4, 3, 2);
+  EXPECT_EQ(l.count, 100u);
+  EXPECT_EQ(l.sendBytes, 400u);
+  EXPECT_EQ(l.recvBytes, 1200u);
+  EXPECT_EQ(l.inPlaceSendOffset, 800u);
+  l = computeSizeLayout(Collective::kScatter, 1200, 4, 3, 2);
+  EXPECT_EQ(l.recvBytes, 400u);
+  EXPECT_EQ(l.inPlaceRecvOffset, 800u);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(Collective::kAllToAll, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(Collective::kSendRecv, 4), 1.0);
+  // Alltoallv's split is the same on every rank and stays within half to one and a half times the block.
+  for (int from = 0; from < 4; ++from) {
+    for (int to = 0; to < 4; ++to) {
+      const size_t c = alltoallvCount(1000, from, to, 7);
+      EXPECT_EQ(c, alltoallvCount(1000, from, to, 7));
+      EXPECT_GE(c, 500u);
+      EXPECT_LE(c, 1500u);
+    }
+  }
+}
+
 TEST(PerfArgs, TypeAndOpNames) {
   EXPECT_EQ(parseDataType("float"), chorusFloat32);
   EXPECT_EQ(parseDataType("double"), chorusFloat64);

@@ -190,6 +190,13 @@ CHORUS_API chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, si
                                         chorusStream_t stream);
 /* Returns once every rank of comm has entered it. */
 CHORUS_API chorusResult_t chorusBarrier(chorusComm_t comm, chorusStream_t stream);
+/* As MPI_Comm_split and ncclCommSplit: collective over comm; the ranks that pass one color form a new communicator,
+   ranked by key, then by rank in comm. CHORUS_SPLIT_NOCOLOR: this rank joins none (*newcomm = NULL). config NULL:
+   the parent's settings; a config's unset fields also take the parent's. The child meets its peers through the
+   parent's rendezvous; children can be split again, and parent and child may be destroyed in either order. */
+#define CHORUS_SPLIT_NOCOLOR -1
+CHORUS_API chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm_t* newcomm,
+                                          chorusConfig_t* config);
 
 /* Non-blocking host calls. A host stream orders the calls made with it and runs them in the background; calls on
    several streams of one communicator run in the order they were made (one at a time). Device buffers with a host

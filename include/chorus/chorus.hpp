@@ -243,6 +243,15 @@ class Communicator {
   }
   // Returns once every rank has entered.
   void barrier() { detail::check(chorusBarrier(comm_, nullptr), comm_); }
+  // MPI_Comm_split: the ranks passing one color form a communicator, ranked by key (then by rank here); fields left
+  // empty in `config` take this communicator's settings. CHORUS_SPLIT_NOCOLOR: no communicator (std::nullopt).
+  std::optional<Communicator> split(int color, int key, const Config& config = {}) {
+    chorusConfig_t c = config.toC();
+    chorusComm_t child = nullptr;
+    detail::check(chorusCommSplit(comm_, color, key, &child, &c), comm_);
+    if (child == nullptr) return std::nullopt;
+    return Communicator(child);
+  }
 
  private:
   explicit Communicator(chorusComm_t c) : comm_(c) {}

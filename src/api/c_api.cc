@@ -677,4 +677,44 @@ chorusResult_t chorusEventDestroy(chorusEvent_t event) {
   return chorusSuccess;
 }
 
+chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm_t* newcomm, chorusConfig_t* config) {
+  const char* call = "chorusCommSplit";
+  if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, std::string(call) + ": comm is NULL");
+  if (!newcomm) return fail(comm, chorusInvalidArgument, whereOf(comm, call) + "newcomm is NULL");
+  *newcomm = nullptr;
+  if (color < 0 && color != CHORUS_SPLIT_NOCOLOR) {
+    return fail(comm, chorusInvalidArgument,
+                whereOf(comm, call) + "color " + std::to_string(color) + " is negative (CHORUS_SPLIT_NOCOLOR is -1)");
+  }
+  if (chorus::api::inGroup()) {
+    return fail(comm, chorusInvalidUsage, whereOf(comm, call) + "inside a group (a split runs at once)");
+  }
+  chorus::CommEngine& parent = *comm->impl;
+  return guarded(comm, call, [&] {
+    // Resolved first: a bad field fails every rank alike, before any traffic.
+    chorus::CommConfig resolved = chorus::resolveConfig(config, call, &parent.config());
+    // Every rank's (color, key), through the parent.
+    const int n = parent.size();
+    std::vector<int32_t> mine = {color, key}, all(2 * static_cast<size_t>(n));
+    parent.run(chorus::Op{.collective = Collective::kAllGather, .send = mine.data(), .recv = all.data(), .count = 2,
+                          .type = chorusInt32});
+    const uint64_t split = parent.nextSplit();
+    if (color != CHORUS_SPLIT_NOCOLOR) {
+      std::vector<int> members;
+      for (int r = 0; r < n; ++r) {
+        if (all[2 * static_cast<size_t>(r)] == color) members.push_back(r);
+      }
+      // By key, then by rank in the parent (stable).
+      std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+        return all[2 * static_cast<size_t>(a) + 1] < all[2 * static_cast<size_t>(b) + 1];
+      });
+      auto h = std::make_unique<chorusComm>();
+      h->impl = parent.makeChild(members, color, split, std::move(resolved));
+      *newcomm = h.release();
+    }
+    // No rank leaves (and may destroy the parent, whose store the children meet in) before every child is made.
+    parent.run(chorus::Op{.collective = Collective::kBarrier, .type = chorusUint8});
+  });
+}
+
 }  // extern "C"

@@ -73,15 +73,20 @@ void checkHeader(const chorusConfig_t& c, const char* call) {
 
 }  // namespace
 
-CommConfig resolveConfig(const chorusConfig_t* config, const char* call) {
-  if (config == nullptr) return CommConfig::fromEnvironment();
+CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const CommConfig* base) {
+  if (config == nullptr) return base ? *base : CommConfig::fromEnvironment();
   const chorusConfig_t& c = *config;
   checkHeader(c, call);
   const FieldReader f(c, call);
+  // Where an unset field comes from: `base` when given (a split's parent), else the field's variable.
+  auto otherwise = [base](auto env, auto CommConfig::*field) {
+    return [base, env, field] { return base ? base->*field : env(); };
+  };
   CommConfig r;
   r.timeoutSeconds = f.number(CHORUS_FIELD_END(timeoutSeconds), "timeoutSeconds", c.timeoutSeconds,
-                              double{CHORUS_CONFIG_UNDEF_DOUBLE}, 0.0, 1e9, env_config::timeoutSeconds);
-  r.algo = f.text(CHORUS_FIELD_END(algo), c.algo, env_config::algo);
+                              double{CHORUS_CONFIG_UNDEF_DOUBLE}, 0.0, 1e9,
+                              otherwise(env_config::timeoutSeconds, &CommConfig::timeoutSeconds));
+  r.algo = f.text(CHORUS_FIELD_END(algo), c.algo, otherwise(env_config::algo, &CommConfig::algo));
   if (f.isSet(CHORUS_FIELD_END(algo), c.algo, static_cast<const char*>(CHORUS_CONFIG_UNDEF_PTR))) {
     try {
       (void)AlgoRules::parse(r.algo);
@@ -89,23 +94,29 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call) {
       f.bad("algo", "\"" + r.algo + "\"", std::string("does not parse: ") + e.what());
     }
   }
-  r.transports = f.text(CHORUS_FIELD_END(transports), c.transports, env_config::transports);
+  r.transports = f.text(CHORUS_FIELD_END(transports), c.transports,
+                        otherwise(env_config::transports, &CommConfig::transports));
   r.chunkSize = f.number(CHORUS_FIELD_END(chunkSize), "chunkSize", c.chunkSize, size_t{CHORUS_CONFIG_UNDEF_SIZE},
-                         L::kMinChunk, L::kMaxChunk, env_config::chunkSize);
+                         L::kMinChunk, L::kMaxChunk, otherwise(env_config::chunkSize, &CommConfig::chunkSize));
   r.socketsPerPeer = f.number(CHORUS_FIELD_END(socketsPerPeer), "socketsPerPeer", c.socketsPerPeer,
-                              int{CHORUS_CONFIG_UNDEF_INT}, L::kMinSockets, L::kMaxSockets, env_config::socketsPerPeer);
-  r.checkMismatch = f.flag(CHORUS_FIELD_END(checkMismatch), "checkMismatch", c.checkMismatch, env_config::checkMismatch);
-  r.commName = f.text(CHORUS_FIELD_END(commName), c.commName, [] { return std::string(); });
+                              int{CHORUS_CONFIG_UNDEF_INT}, L::kMinSockets, L::kMaxSockets,
+                              otherwise(env_config::socketsPerPeer, &CommConfig::socketsPerPeer));
+  r.checkMismatch = f.flag(CHORUS_FIELD_END(checkMismatch), "checkMismatch", c.checkMismatch,
+                           otherwise(env_config::checkMismatch, &CommConfig::checkMismatch));
+  r.commName = f.text(CHORUS_FIELD_END(commName), c.commName,
+                      otherwise([] { return std::string(); }, &CommConfig::commName));
   r.shmBufferBytes = f.number(CHORUS_FIELD_END(shmBufferBytes), "shmBufferBytes", c.shmBufferBytes,
                               size_t{CHORUS_CONFIG_UNDEF_SIZE}, L::kMinShmBuffer, L::kMaxShmBuffer,
-                              env_config::shmBufferBytes);
+                              otherwise(env_config::shmBufferBytes, &CommConfig::shmBufferBytes));
   r.shmCma = f.number(CHORUS_FIELD_END(shmCma), "shmCma", c.shmCma, int{CHORUS_CONFIG_UNDEF_INT}, 0, L::kMaxShmCma,
-                      env_config::shmCma);
-  r.topoProbe = f.flag(CHORUS_FIELD_END(topoProbe), "topoProbe", c.topoProbe, env_config::topoProbe);
-  r.socketIfname = f.text(CHORUS_FIELD_END(socketIfname), c.socketIfname, env_config::socketIfname);
+                      otherwise(env_config::shmCma, &CommConfig::shmCma));
+  r.topoProbe = f.flag(CHORUS_FIELD_END(topoProbe), "topoProbe", c.topoProbe,
+                       otherwise(env_config::topoProbe, &CommConfig::topoProbe));
+  r.socketIfname = f.text(CHORUS_FIELD_END(socketIfname), c.socketIfname,
+                          otherwise(env_config::socketIfname, &CommConfig::socketIfname));
   r.fusionThreshold = f.number(CHORUS_FIELD_END(fusionThreshold), "fusionThreshold", c.fusionThreshold,
                                size_t{CHORUS_CONFIG_UNDEF_SIZE}, size_t{0}, L::kMaxFusionThreshold,
-                               env_config::fusionThreshold);
+                               otherwise(env_config::fusionThreshold, &CommConfig::fusionThreshold));
   return r;
 }
 

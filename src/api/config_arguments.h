@@ -7,7 +7,8 @@
 
 namespace chorus {
 
-// config NULL: everything from the environment. `call` starts every message ("chorusCommInitRankConfig").
-CommConfig resolveConfig(const chorusConfig_t* config, const char* call);
+// config NULL: everything from the environment, or `base` when given. `call` starts every message
+// ("chorusCommInitRankConfig"). base: where unset fields come from instead of the environment (a split's parent).
+CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const CommConfig* base = nullptr);
 
 }  // namespace chorus

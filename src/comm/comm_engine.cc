@@ -28,8 +28,10 @@
 #include "transports/transport_registry.h"
 
 namespace chorus {
-CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config)
-    : config_(std::move(config)), rank_(spec.rank), size_(spec.nranks) {
+CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_ptr<StoreServer> sharedStore)
+    : config_(std::move(config)), rank_(spec.rank), size_(spec.nranks), spec_(spec),
+      storeServer_(std::move(sharedStore)) {
+  spec_.serveStore = false;
   CommLogScope logScope(config_.commName);
   params::logSetKnobs(rank_);
   // Chosen once, like every knob: a communicator never switches between the emulation and CUDA.
@@ -83,7 +85,7 @@ CommEngine::~CommEngine() {
 std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadline) {
   const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
   // The secret comes from CHORUS_SECRET or the unique id (launch_spec.h): the store and every connection check it.
-  if (spec.serveStore) storeServer_ = std::make_unique<StoreServer>("0.0.0.0", spec.storePort, spec.jobId, spec.secret);
+  if (spec.serveStore) storeServer_ = std::make_shared<StoreServer>("0.0.0.0", spec.storePort, spec.jobId, spec.secret);
   store_ = std::make_unique<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, spec.secret, rank_, deadline);
   const std::string& pre = spec.keyPrefix;
   identity_ = spec.jobId + "/" + pre;
@@ -310,6 +312,16 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
     }
     throw e;
   }
+}
+
+std::unique_ptr<CommEngine> CommEngine::makeChild(const std::vector<int>& members, int color, uint64_t split,
+                                                  CommConfig config) {
+  LaunchSpec child = spec_;
+  child.nranks = static_cast<int>(members.size());
+  child.rank = static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
+  child.keyPrefix = spec_.keyPrefix + "split" + std::to_string(split) + ".color" + std::to_string(color) + "/";
+  child.source = spec_.source + ", split";
+  return std::make_unique<CommEngine>(child, std::move(config), storeServer_);
 }
 
 void CommEngine::requestAbort() {

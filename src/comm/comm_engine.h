@@ -35,7 +35,8 @@ class CommEngine {
  public:
   // Rendezvous through the store, connect to every peer, allocate staging; bounded by config.timeoutSeconds.
   // Every setting comes from `config` (resolved by the caller); none is read from the environment here.
-  CommEngine(const LaunchSpec& spec, CommConfig config);
+  // sharedStore: a store server this communicator keeps alive (a split child shares its parent's).
+  CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_ptr<StoreServer> sharedStore = nullptr);
   ~CommEngine();
   CommEngine(const CommEngine&) = delete;
   CommEngine& operator=(const CommEngine&) = delete;
@@ -61,6 +62,11 @@ class CommEngine {
   // Names this communicator alike on every rank (its job and key prefix): groups spanning communicators run
   // their parts in this order on every rank.
   const std::string& identity() const { return identity_; }
+  // Split (chorusCommSplit): makes this rank's child communicator over `members` (ranks of this one, in the child's
+  // rank order) named by `color`, through this communicator's store; the members call it together. Every rank of
+  // this communicator calls nextSplit() once per split, so the numbers agree.
+  uint64_t nextSplit() { return splits_++; }
+  std::unique_ptr<CommEngine> makeChild(const std::vector<int>& members, int color, uint64_t split, CommConfig config);
   // Enqueues a collective on device buffers of GPU `device` behind the work on `stream` and returns (NCCL's
   // stream semantics: work enqueued on the stream afterwards sees the result). Failures of the call itself are
   // reported through asyncError() and fail later calls; this throws only when nothing could be enqueued.
@@ -106,7 +112,9 @@ class CommEngine {
   std::string identity_;
   int localRanks_ = 1;  // ranks on this host (this one included): more than the cores means no spinning
   double timeoutSeconds_;  // config_.timeoutSeconds
-  std::unique_ptr<StoreServer> storeServer_;
+  LaunchSpec spec_;  // how this communicator found its peers (a child finds its own through the same store)
+  std::shared_ptr<StoreServer> storeServer_;
+  uint64_t splits_ = 0;
   std::unique_ptr<StoreClient> store_;
   std::unique_ptr<CallTags> callTags_;  // what each call's frames carry (one call at a time: under callMutex_)
   std::unique_ptr<MismatchReport> mismatchReport_;  // null when config_.checkMismatch is off

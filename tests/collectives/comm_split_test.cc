@@ -1,0 +1,153 @@
+// chorusCommSplit: MPI_Comm_split's semantics (colors, key order, NOCOLOR), splits of splits, configs inherited or
+// overridden, and parent and child destroyed in either order.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/collectives/suite_knobs.h"
+#include "tests/harness/thread_world.h"
+
+namespace chorus::test {
+namespace {
+
+constexpr std::chrono::seconds kSplitDeadline{120};
+
+int rankOf(chorusComm_t c) {
+  int r = -1;
+  EXPECT_EQ(chorusCommUserRank(c, &r), chorusSuccess);
+  return r;
+}
+int sizeOf(chorusComm_t c) {
+  int n = -1;
+  EXPECT_EQ(chorusCommCount(c, &n), chorusSuccess);
+  return n;
+}
+
+// Sums `value` over the communicator.
+int64_t sumOver(chorusComm_t c, int64_t value) {
+  EXPECT_EQ(chorusAllReduce(&value, &value, 1, chorusInt64, chorusSum, c, nullptr), chorusSuccess)
+      << chorusGetLastError(c);
+  return value;
+}
+
+TEST(CommSplit, ColorsKeysAndNoColor) {
+  const int n = 7;
+  runThreadWorld(
+      n,
+      [](chorusComm_t comm, int rank) {
+        // Colors 0, 1, 2 by rank % 3, except rank 6, which joins none; keys reverse the order.
+        const int color = rank == 6 ? CHORUS_SPLIT_NOCOLOR : rank % 3;
+        chorusComm_t child = nullptr;
+        ASSERT_EQ(chorusCommSplit(comm, color, 100 - rank, &child, nullptr), chorusSuccess)
+            << chorusGetLastError(comm);
+        if (color == CHORUS_SPLIT_NOCOLOR) {
+          EXPECT_EQ(child, nullptr);
+          return;
+        }
+        ASSERT_NE(child, nullptr);
+        std::vector<int> members;
+        for (int r = 0; r < 6; ++r) {
+          if (r % 3 == color) members.push_back(r);
+        }
+        const int expectedSize = static_cast<int>(members.size());
+        EXPECT_EQ(sizeOf(child), expectedSize);
+        // Higher parent ranks have lower keys: they come first.
+        int position = 0;
+        for (int r : members) position += r > rank ? 1 : 0;
+        EXPECT_EQ(rankOf(child), position);
+        // The child works: the sum of its members' parent ranks.
+        int64_t want = 0;
+        for (int r : members) want += r;
+        EXPECT_EQ(sumOver(child, rank), want);
+        EXPECT_EQ(chorusCommDestroy(child), chorusSuccess);
+      },
+      kSplitDeadline, suiteConfig());
+}
+
+TEST(CommSplit, SplitsOfSplitsAndEitherDestroyOrder) {
+  const int n = 8;
+  runThreadWorld(
+      n,
+      [](chorusComm_t comm, int rank) {
+        chorusComm_t half = nullptr, quarter = nullptr;
+        ASSERT_EQ(chorusCommSplit(comm, rank / 4, rank, &half, nullptr), chorusSuccess) << chorusGetLastError(comm);
+        ASSERT_EQ(chorusCommSplit(half, rankOf(half) / 2, 0, &quarter, nullptr), chorusSuccess)
+            << chorusGetLastError(half);
+        EXPECT_EQ(sizeOf(half), 4);
+        EXPECT_EQ(sizeOf(quarter), 2);
+        EXPECT_EQ(sumOver(quarter, 1), 2);
+        EXPECT_EQ(sumOver(half, rank), rank < 4 ? 0 + 1 + 2 + 3 : 4 + 5 + 6 + 7);
+        // The parent and the grandchild still work together, in any order of use.
+        EXPECT_EQ(sumOver(comm, 1), 8);
+        EXPECT_EQ(sumOver(quarter, rank), (rank / 2) * 4 + 1);
+        // Destroy in different orders in different quarters: the middle generation first in odd quarters, which
+        // then still use their own.
+        if ((rank / 2) % 2) {
+          EXPECT_EQ(chorusCommDestroy(half), chorusSuccess);
+          EXPECT_EQ(sumOver(quarter, 1), 2);
+          EXPECT_EQ(chorusCommDestroy(quarter), chorusSuccess);
+        } else {
+          EXPECT_EQ(chorusCommDestroy(quarter), chorusSuccess);
+          EXPECT_EQ(chorusCommDestroy(half), chorusSuccess);
+        }
+      },
+      kSplitDeadline, suiteConfig());
+}
+
+TEST(CommSplit, ConfigInheritedOrOverridden) {
+  Config parentConfig = suiteConfig();
+  parentConfig.commName = "parent";
+  runThreadWorld(
+      2,
+      [](chorusComm_t comm, int rank) {
+        chorusComm_t inherited = nullptr, renamed = nullptr;
+        ASSERT_EQ(chorusCommSplit(comm, 0, rank, &inherited, nullptr), chorusSuccess);
+        chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+        config.commName = "child";
+        ASSERT_EQ(chorusCommSplit(comm, 0, rank, &renamed, &config), chorusSuccess);
+        // Names show in argument errors.
+        EXPECT_EQ(chorusBroadcast(nullptr, nullptr, 1, chorusFloat32, 9, inherited, nullptr), chorusInvalidArgument);
+        EXPECT_NE(std::string(chorusGetLastError(inherited)).find("comm parent:"), std::string::npos)
+            << chorusGetLastError(inherited);
+        EXPECT_EQ(chorusBroadcast(nullptr, nullptr, 1, chorusFloat32, 9, renamed, nullptr), chorusInvalidArgument);
+        EXPECT_NE(std::string(chorusGetLastError(renamed)).find("comm child:"), std::string::npos)
+            << chorusGetLastError(renamed);
+        config.chunkSize = 3;  // out of range: every rank fails alike, before any traffic
+        chorusComm_t bad = nullptr;
+        EXPECT_EQ(chorusCommSplit(comm, 0, rank, &bad, &config), chorusInvalidArgument);
+        EXPECT_EQ(bad, nullptr);
+        EXPECT_EQ(chorusCommSplit(comm, -5, rank, &bad, nullptr), chorusInvalidArgument);
+        EXPECT_EQ(chorusCommSplit(comm, 0, rank, nullptr, nullptr), chorusInvalidArgument);
+        EXPECT_EQ(sumOver(comm, 1), 2);  // the parent is still in step
+        EXPECT_EQ(chorusCommDestroy(comm == nullptr ? nullptr : inherited), chorusSuccess);
+        EXPECT_EQ(chorusCommDestroy(renamed), chorusSuccess);
+      },
+      kSplitDeadline, parentConfig);
+}
+
+// The C++ API: Communicator::split returns nothing for NOCOLOR, and a communicator otherwise.
+TEST(CommSplit, CppApi) {
+  const chorusUniqueId id = chorus::makeUniqueId();
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 3; ++r) {
+    ranks.emplace_back([&id, r] {
+      chorus::Communicator world(3, id, r, suiteConfig());
+      std::optional<chorus::Communicator> child = world.split(r == 1 ? CHORUS_SPLIT_NOCOLOR : 0, -r);
+      EXPECT_EQ(child.has_value(), r != 1);
+      if (child) {
+        EXPECT_EQ(child->size(), 2);
+        EXPECT_EQ(child->rank(), r == 0 ? 1 : 0);
+        std::vector<int32_t> v = {r};
+        child->allReduce(std::span<int32_t>(v));
+        EXPECT_EQ(v[0], 2);
+      }
+    });
+  }
+  for (auto& t : ranks) t.join();
+}
+
+}  // namespace
+}  // namespace chorus::test

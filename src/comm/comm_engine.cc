@@ -51,7 +51,7 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
     // would add a doorbell and a wakeup to every step.
     const bool oversubscribed = localRanks_ > cores;
     spinRounds_ = oversubscribed ? 2 : 200;
-    yieldRounds_ = oversubscribed ? kOversubscribedYields : 200;
+    yieldRounds_ = oversubscribed ? kOversubscribedYields : kYields;
     io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spinRounds_, yieldRounds_, aborted_,
                                    wakeFd_);
     io_->setHierarchy(&hierarchy_);

@@ -141,7 +141,7 @@ ShmConnection::Publish ShmConnection::publishPiece(SendOp& s) {
     kind = RecordKind::kInline;
     n = remaining;
     if (n) std::memcpy(r.payload, from, n);
-  } else if (cmaSend_ && s.len >= tuning_.cmaMinBytes) {
+  } else if (cmaSend_ && s.len >= (recvs_.empty() ? tuning_.cmaMinBytesOneWay : tuning_.cmaMinBytes)) {
     kind = RecordKind::kCma;
     n = std::min(remaining, kCmaPieceMax);
     const uint64_t address = reinterpret_cast<uintptr_t>(from);

@@ -17,7 +17,12 @@ namespace chorus {
 
 // Where the message paths switch (how these were measured: docs/protocols.md).
 struct ShmTuning {
-  size_t cmaMinBytes = 256 * 1024;  // messages this large go by process_vm_readv when the pair uses it
+  // Messages this large go by process_vm_readv when the pair uses it: from cmaMinBytes while the peer is sending to
+  // us too (both copy into the ring at once, and a single copy's system call and wait for the reader cost more
+  // than they save below it), from cmaMinBytesOneWay otherwise (a ping-pong: the ring's two copies would run one
+  // after the other). Measured here: docs/protocols.md.
+  size_t cmaMinBytes = 256 * 1024;
+  size_t cmaMinBytesOneWay = 8 * 1024;
   size_t ringPieceMax = 64 * 1024;  // largest piece copied through the byte ring at once (at most a quarter ring)
   size_t ringPieceMin = 8 * 1024;   // a piece smaller than this waits for more free ring (unless it ends a message)
 };

@@ -35,6 +35,7 @@ void rotate(PeerIO& io, char* dst, const char* src, size_t block, int p, int roo
 void directGather(PeerIO& io, const Op& op) {
   const int p = io.size(), r = io.rank();
   const size_t block = op.count * typeSize(op.type);
+  io.postingTogether();
   if (r != op.root) {
     io.wait(io.isend(op.root, op.send, block));
     return;
@@ -51,6 +52,7 @@ void directGather(PeerIO& io, const Op& op) {
 void directScatter(PeerIO& io, const Op& op) {
   const int p = io.size(), r = io.rank();
   const size_t block = op.count * typeSize(op.type);
+  io.postingTogether();
   if (r != op.root) {
     io.wait(io.irecv(op.root, op.recv, block));
     return;

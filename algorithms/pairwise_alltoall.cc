@@ -21,6 +21,7 @@ void exchangeBlocks(PeerIO& io, const Op& op, SendBlock sendBlock, RecvBlock rec
   const int n = io.size(), r = io.rank();
   const char* send = static_cast<const char*>(op.send);
   char* recv = static_cast<char*>(op.recv);
+  io.postingTogether();
   for (int s = 1; s < n; ++s) {
     const int from = (r - s + n) % n;
     const BlockAt in = recvBlock(from);

@@ -39,6 +39,9 @@ class PeerIO {
   }
   // Drives every busy connection until all posted requests of this call complete.
   virtual void waitAll() = 0;
+  // Says that the sends posted from now on (in this call) are waited for together, no send buffer reused before all
+  // are done: transports may then move them with one copy from smaller sizes (Connection::setSingleCopyHint).
+  virtual void postingTogether() {}
   virtual Reducer& reducer() = 0;
   // Copies bytes from src to dst (which may overlap) and returns once the copy is in place. Algorithms copy
   // through this, never with the CPU, since the buffers may be device memory; the default suits host memory.

@@ -27,6 +27,11 @@ class Connection {
     *recvId = irecv(recvBuf, bytes, recvTag);
     return false;
   }
+  // A hint for the sends posted from now on: the caller posts them together and waits for them together, reusing no
+  // send buffer before all are done (point-to-point batches, an alltoall), so a transport that can move a message
+  // with one copy at the price of the sender waiting for the receiver (shared memory's process_vm_readv) may do so
+  // from smaller sizes. Off for the steps of pipelined collectives. No effect by default.
+  virtual void setSingleCopyHint(bool) {}
   // Moves whatever can move without blocking; true when any byte moved. Throws chorus::Error on loss or bad frames.
   virtual bool progress() = 0;
   // Every send (receive) with id < sendsDone() (recvsDone()) has completed.

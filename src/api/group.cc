@@ -36,7 +36,8 @@ thread_local GroupState group;
 // communicator has recorded any error).
 chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>& calls) {
   const std::string where = comm->impl->named("rank " + std::to_string(comm->impl->rank()) + ": chorusGroupEnd: ");
-  std::vector<Op> host;
+  thread_local std::vector<Op> host;  // reused: a group per training step should not allocate
+  host.clear();
   for (const RecordedCall* c : calls) {
     if (c->device) {
       return fail(comm, chorusInvalidUsage,
@@ -78,16 +79,21 @@ chorusResult_t groupStart() {
 chorusResult_t groupEnd() {
   if (group.depth == 0) return fail(nullptr, chorusInvalidUsage, "chorusGroupEnd without a chorusGroupStart");
   if (--group.depth > 0) return chorusSuccess;
-  std::vector<RecordedCall> calls = std::move(group.calls);
-  group.calls.clear();
-  const std::string failure = std::move(group.failure);
-  group.failure.clear();
-  if (!failure.empty()) {
+  // The group's calls, in a buffer this thread keeps (cleared when done, its capacity kept).
+  thread_local std::vector<RecordedCall> calls;
+  calls.swap(group.calls);
+  struct Cleared {
+    ~Cleared() { calls.clear(); }
+  } cleared;
+  if (!group.failure.empty()) {
+    const std::string failure = std::move(group.failure);
+    group.failure.clear();
     return fail(nullptr, chorusInvalidUsage,
                 "chorusGroupEnd: the group's calls were dropped, since one of them failed: " + failure);
   }
   // The communicators in identity order; each one's calls in call order.
-  std::vector<chorusComm_t> comms;
+  thread_local std::vector<chorusComm_t> comms;
+  comms.clear();
   for (const RecordedCall& c : calls) {
     if (std::find(comms.begin(), comms.end(), c.comm) == comms.end()) comms.push_back(c.comm);
   }
@@ -96,8 +102,9 @@ chorusResult_t groupEnd() {
   });
   chorusResult_t first = chorusSuccess;
   std::string firstMessage;
+  thread_local std::vector<const RecordedCall*> part;
   for (chorusComm_t comm : comms) {
-    std::vector<const RecordedCall*> part;
+    part.clear();
     for (const RecordedCall& c : calls) {
       if (c.comm == comm) part.push_back(&c);
     }

@@ -27,6 +27,7 @@ void CommIO::begin(const CallTags& tags, LazyDeadline deadline, const Op* op) {
   tags_ = &tags;
   deadline_ = deadline;
   op_ = op;
+  singleCopyHint_ = false;
   active_.clear();
 }
 
@@ -35,6 +36,7 @@ void CommIO::beginUntracked(uint32_t tag, LazyDeadline deadline) {
   untrackedTag_ = tag;
   deadline_ = deadline;
   op_ = nullptr;
+  singleCopyHint_ = false;
   active_.clear();
 }
 
@@ -51,6 +53,7 @@ Connection* CommIO::connectionTo(int peer) {
 
 Request CommIO::isend(int peer, const void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
+  c->setSingleCopyHint(singleCopyHint_);
   return Request{c, true, c->isend(buf, bytes, sendTag(peer))};
 }
 

@@ -39,6 +39,7 @@ class CommIO final : public PeerIO {
   void wait(const Request& r) override;
   void exchange(int peer, const void* send, void* recv, size_t bytes) override;
   void waitAll() override;
+  void postingTogether() override { singleCopyHint_ = true; }
   Reducer& reducer() override { return reducer_; }
   // memmove for host memory; for device calls (setDeviceCopies) an async copy on the call's stream, waited for.
   void copy(void* dst, const void* src, size_t bytes) override;
@@ -90,6 +91,7 @@ class CommIO final : public PeerIO {
   uint32_t recvTag(int peer) const { return tags_ != nullptr ? tags_->recvTag(peer) : untrackedTag_; }
   LazyDeadline deadline_;
   const Op* op_ = nullptr;
+  bool singleCopyHint_ = false;  // postingTogether() in this call
   std::vector<Connection*> active_;  // connections this call has used
   std::vector<pollfd> pollFds_;
   std::vector<Connection*> hangupOwner_;  // the connection behind each hang-up descriptor in pollFds_

@@ -40,19 +40,25 @@ void runPointToPoint(CommIO& io, CallTags& tags, const std::vector<const Op*>& o
   if (ops.empty()) return;
   const int self = io.rank();
   io.begin(tags, deadline, ops.front());
+  io.postingTogether();
   std::vector<const Op*> selfSends, selfRecvs;
-  for (const Op* op : ops) {
-    const bool sends = op->collective == Collective::kSend;
-    if (op->peer == self) {
-      (sends ? selfSends : selfRecvs).push_back(op);
-      continue;
-    }
-    // The tag counts this call among the pair's calls in its direction: post at once, before the next call counts.
-    tags.beginPointToPoint(*op, sends, !sends);
-    if (sends) {
-      io.isend(op->peer, op->send, bytesOf(*op));
-    } else {
-      io.irecv(op->peer, op->recv, bytesOf(*op));
+  // Receives first: a transport that sees the peer sending to us too can pick the path that suits traffic both ways
+  // (shared memory's ring, where both copies run at once). Each direction keeps its own call order.
+  for (const bool sending : {false, true}) {
+    for (const Op* op : ops) {
+      const bool sends = op->collective == Collective::kSend;
+      if (sends != sending) continue;
+      if (op->peer == self) {
+        (sends ? selfSends : selfRecvs).push_back(op);
+        continue;
+      }
+      // The tag counts this call among the pair's calls in its direction: post at once, before the next one counts.
+      tags.beginPointToPoint(*op, sends, !sends);
+      if (sends) {
+        io.isend(op->peer, op->send, bytesOf(*op));
+      } else {
+        io.irecv(op->peer, op->recv, bytesOf(*op));
+      }
     }
   }
   pairWithSelf(io, selfSends, selfRecvs);

@@ -57,7 +57,7 @@ ShmConnection::~ShmConnection() {
 }
 
 uint64_t ShmConnection::isend(const void* buf, size_t bytes, uint32_t tag) {
-  sends_.push_back(SendOp{static_cast<const char*>(buf), bytes, 0, tag, 0});
+  sends_.push_back(SendOp{static_cast<const char*>(buf), bytes, 0, tag, 0, singleCopyHint_});
   return sendsPosted_++;
 }
 
@@ -141,7 +141,7 @@ ShmConnection::Publish ShmConnection::publishPiece(SendOp& s) {
     kind = RecordKind::kInline;
     n = remaining;
     if (n) std::memcpy(r.payload, from, n);
-  } else if (cmaSend_ && s.len >= (recvs_.empty() ? tuning_.cmaMinBytesOneWay : tuning_.cmaMinBytes)) {
+  } else if (cmaSend_ && s.len >= (s.singleCopy || recvs_.empty() ? tuning_.cmaMinBytesOneWay : tuning_.cmaMinBytes)) {
     kind = RecordKind::kCma;
     n = std::min(remaining, kCmaPieceMax);
     const uint64_t address = reinterpret_cast<uintptr_t>(from);

@@ -18,9 +18,10 @@ namespace chorus {
 // Where the message paths switch (how these were measured: docs/protocols.md).
 struct ShmTuning {
   // Messages this large go by process_vm_readv when the pair uses it: from cmaMinBytes while the peer is sending to
-  // us too (both copy into the ring at once, and a single copy's system call and wait for the reader cost more
-  // than they save below it), from cmaMinBytesOneWay otherwise (a ping-pong: the ring's two copies would run one
-  // after the other). Measured here: docs/protocols.md.
+  // us too within a pipelined collective (both copy into the ring at once, and below it the sender's wait for the
+  // reader costs the next step more than the copy saved), from cmaMinBytesOneWay otherwise: one-way traffic (a
+  // ping-pong, whose two ring copies would run one after the other) and batches posted and waited for together
+  // (Connection::setSingleCopyHint). Measured here: docs/protocols.md.
   size_t cmaMinBytes = 256 * 1024;
   size_t cmaMinBytesOneWay = 8 * 1024;
   size_t ringPieceMax = 64 * 1024;  // largest piece copied through the byte ring at once (at most a quarter ring)
@@ -53,6 +54,7 @@ class ShmConnection final : public Connection {
   bool busy() const override { return sendsDone_ != sendsPosted_ || recvsDone_ != recvsPosted_; }
   // Never: the receiver copies out of shared memory itself, so spinning on it is as cheap as sleeping.
   bool largeReceivePending() const override { return false; }
+  void setSingleCopyHint(bool on) override { singleCopyHint_ = on; }
   void addPollFds(std::vector<pollfd>& fds) const override;
   void closeGracefully() override;
   void abandon() override;
@@ -68,6 +70,7 @@ class ShmConnection final : public Connection {
     size_t published;  // bytes handed to the ring (or published by address)
     uint32_t tag;
     uint64_t ackRecord;  // nonzero: complete only once the consumer has handled this many records (kCma)
+    bool singleCopy;     // posted under setSingleCopyHint(true)
   };
   struct RecvOp {
     char* buf;
@@ -99,6 +102,7 @@ class ShmConnection final : public Connection {
   ShmSegment in_, out_;
   pid_t peerPid_;
   bool cmaSend_;
+  bool singleCopyHint_ = false;
   ShmTuning tuning_;
   std::string description_;
 

@@ -23,6 +23,7 @@ size_t shmBufferBytes() {
 int shmCma() { return static_cast<int>(params::asInt("CHORUS_SHM_CMA", params::shmCma(), 0, L::kMaxShmCma)); }
 bool topoProbe() { return params::asInt("CHORUS_TOPO_PROBE", params::topoProbe(), 0, 1) == 1; }
 std::string socketIfname() { return params::socketIfname(); }
+bool splitShare() { return params::asInt("CHORUS_SPLIT_SHARE", params::splitShare(), 0, 1) == 1; }
 size_t fusionThreshold() {
   return static_cast<size_t>(
       params::asBytes("CHORUS_FUSION_THRESHOLD", params::fusionThreshold(), 0, L::kMaxFusionThreshold));
@@ -48,6 +49,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.topoProbe = env_config::topoProbe();
   c.socketIfname = env_config::socketIfname();
   c.fusionThreshold = env_config::fusionThreshold();
+  c.splitShare = env_config::splitShare();
   return c;
 }
 

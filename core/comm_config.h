@@ -21,6 +21,7 @@ struct CommConfig {
   bool topoProbe = false;           // CHORUS_TOPO_PROBE
   std::string socketIfname;         // CHORUS_SOCKET_IFNAME
   size_t fusionThreshold = size_t{64} << 20;  // CHORUS_FUSION_THRESHOLD; 0: no fusion
+  bool splitShare = true;                     // CHORUS_SPLIT_SHARE
 
   // Every field from the environment (each variable's default when unset); throws chorusInvalidArgument naming
   // the variable for a value out of range.
@@ -53,6 +54,7 @@ int shmCma();
 bool topoProbe();
 std::string socketIfname();
 size_t fusionThreshold();
+bool splitShare();
 }  // namespace env_config
 
 }  // namespace chorus

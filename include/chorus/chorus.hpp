@@ -70,6 +70,7 @@ struct Config {
   std::optional<bool> topoProbe{};         // CHORUS_TOPO_PROBE
   std::optional<std::string> socketIfname{};  // CHORUS_SOCKET_IFNAME
   std::optional<size_t> fusionThreshold{};    // CHORUS_FUSION_THRESHOLD
+  std::optional<bool> splitShare{};           // CHORUS_SPLIT_SHARE
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -86,6 +87,7 @@ struct Config {
     if (topoProbe) c.topoProbe = *topoProbe ? 1 : 0;
     if (socketIfname) c.socketIfname = socketIfname->c_str();
     if (fusionThreshold) c.fusionThreshold = *fusionThreshold;
+    if (splitShare) c.splitShare = *splitShare ? 1 : 0;
     return c;
   }
 };

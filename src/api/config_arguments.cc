@@ -117,6 +117,8 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const C
   r.fusionThreshold = f.number(CHORUS_FIELD_END(fusionThreshold), "fusionThreshold", c.fusionThreshold,
                                size_t{CHORUS_CONFIG_UNDEF_SIZE}, size_t{0}, L::kMaxFusionThreshold,
                                otherwise(env_config::fusionThreshold, &CommConfig::fusionThreshold));
+  r.splitShare = f.flag(CHORUS_FIELD_END(splitShare), "splitShare", c.splitShare,
+                        otherwise(env_config::splitShare, &CommConfig::splitShare));
   return r;
 }
 

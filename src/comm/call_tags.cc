@@ -17,13 +17,13 @@ uint32_t hashCall(const Op& op) {
 
 }  // namespace
 
-CallTags::CallTags(int nranks, bool checking)
-    : checking_(checking), sends_(static_cast<size_t>(nranks), 0), recvs_(static_cast<size_t>(nranks), 0) {}
+CallTags::CallTags(int nranks, bool checking, uint64_t salt)
+    : checking_(checking), salt_(salt), sends_(static_cast<size_t>(nranks), 0), recvs_(static_cast<size_t>(nranks), 0) {}
 
 void CallTags::begin(const Op& op) {
   if (op.peer >= 0) throwInternal("CallTags::begin takes collectives; point-to-point calls use beginPointToPoint");
   ++collectives_;
-  signature_ = hashCall(op) >> (32 - kSignatureBits);
+  signature_ = (hashCall(op) ^ static_cast<uint32_t>(salt_ ^ (salt_ >> 32))) >> (32 - kSignatureBits);
 }
 
 void CallTags::beginPointToPoint(const Op& op, bool sends, bool receives) {
@@ -33,7 +33,8 @@ void CallTags::beginPointToPoint(const Op& op, bool sends, bool receives) {
   if (receives) ++recvs_[peer];
   // One kind for both ends (0xff, beside the collectives' numbers) and the datatype: what a send and the receive it
   // meets agree on.
-  signature_ = static_cast<uint32_t>(((0xffull | (static_cast<uint64_t>(op.type) << 8)) * 0x9e3779b97f4a7c15ull) >> 32) >>
+  signature_ = (static_cast<uint32_t>(((0xffull | (static_cast<uint64_t>(op.type) << 8)) * 0x9e3779b97f4a7c15ull) >> 32) ^
+                static_cast<uint32_t>(salt_ ^ (salt_ >> 32))) >>
                (32 - kSignatureBits);
 }
 

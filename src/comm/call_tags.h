@@ -15,8 +15,9 @@ namespace chorus {
 class CallTags {
  public:
   // nranks: the communicator's size. checking false: every frame carries tag 0 (the mismatch check is off; sizes
-  // are still compared by the transports).
-  CallTags(int nranks, bool checking);
+  // are still compared by the transports). salt: mixed into every signature (communicators that share connections
+  // pass different salts, so that one's frame never passes for another's).
+  CallTags(int nranks, bool checking, uint64_t salt = 0);
 
   // Starts a collective (op.peer < 0): every pair takes part, both ways.
   void begin(const Op& op);
@@ -43,6 +44,7 @@ class CallTags {
   }
 
   bool checking_;
+  uint64_t salt_;                // mixed into every signature: communicators sharing connections differ
   uint32_t signature_ = 0;       // kSignatureBits of the current call's hash
   uint64_t collectives_ = 0;     // collectives begun, the current one included
   std::vector<uint64_t> sends_;  // [peer]: point-to-point calls begun that send to peer

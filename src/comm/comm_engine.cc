@@ -25,6 +25,7 @@
 #include "topology/rank_placement.h"
 #include "topology/topology_description.h"
 #include "transports/reserved_tags.h"
+#include "transports/shared_connection.h"
 #include "transports/transport_registry.h"
 
 namespace chorus {
@@ -41,10 +42,72 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
   (void)AlgoRules::parse(config_.algo);  // a bad algorithm string fails before any network traffic
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": init", "eventfd", errno);
+  const Deadline deadline = Deadline::after(timeoutSeconds_);
   try {
-    const Deadline deadline = Deadline::after(timeoutSeconds_);
-    std::vector<PeerCard> cards = connect(spec, deadline);
-    staging_ = std::make_unique<StagingMemory>(4, config_.chunkSize, 64 << 10);
+    cards_ = connect(spec, deadline);
+    staging_ = std::make_shared<StagingMemory>(4, config_.chunkSize, 64 << 10);
+  } catch (...) {
+    close(wakeFd_);
+    throw;
+  }
+  finishSetup(deadline);
+  CHORUS_INFO(rank_, "communicator ready: " << size_ << " ranks, job " << spec.jobId << ", store "
+                                            << spec.storeHost << ":" << spec.storePort << " (" << spec.source << ")");
+}
+
+CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>& members, const LaunchSpec& spec,
+                       CommConfig config)
+    : config_(std::move(config)), rank_(spec.rank), size_(spec.nranks), spec_(spec),
+      storeServer_(parent.storeServer_) {
+  CommLogScope logScope(config_.commName);
+  identity_ = spec.jobId + "/" + spec.keyPrefix;
+  deviceApi_ = parent.deviceApi_;
+  timeoutSeconds_ = config_.timeoutSeconds;
+  (void)AlgoRules::parse(config_.algo);
+  wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": split", "eventfd", errno);
+  const Deadline deadline = Deadline::after(timeoutSeconds_);
+  try {
+    store_ = parent.store_;
+    lane_ = parent.lane_;
+    {
+      // The parent's connections become shared: no call may be using them meanwhile.
+      std::lock_guard<std::mutex> lock(*lane_);
+      conns_.resize(size_);
+      peerTransports_.assign(size_, TransportId::kShm);
+      sameMachine_.assign(size_, false);
+      for (int q = 0; q < size_; ++q) {
+        const int p = members[q];
+        sameMachine_[q] = parent.sameMachine_[p];
+        if (q == rank_) continue;
+        conns_[q] = std::make_unique<SharedConnection>(SharedConnection::share(parent.conns_[p]));
+        peerTransports_[q] = parent.peerTransports_[p];
+      }
+    }
+    localRanks_ = static_cast<int>(std::count(sameMachine_.begin(), sameMachine_.end(), true));
+    for (int q = 0; q < size_; ++q) {
+      PeerCard card = parent.cards_[members[q]];
+      card.rank = q;
+      cards_.push_back(std::move(card));
+    }
+    if (config_.checkMismatch) mismatchReport_ = std::make_unique<MismatchReport>(*store_, spec.keyPrefix, rank_, size_);
+    // Salted with the identity: a frame of another communicator of the family on a shared connection never passes
+    // for one of this one's.
+    callTags_ = std::make_unique<CallTags>(size_, config_.checkMismatch, std::hash<std::string>{}(identity_));
+    staging_ = config_.chunkSize == parent.config_.chunkSize
+                   ? parent.staging_
+                   : std::make_shared<StagingMemory>(4, config_.chunkSize, 64 << 10);
+  } catch (...) {
+    close(wakeFd_);
+    throw;
+  }
+  finishSetup(deadline);
+  CHORUS_INFO(rank_, "communicator ready: " << size_ << " ranks, split from " << parent.identity_
+                                            << ", sharing its connections");
+}
+
+void CommEngine::finishSetup(Deadline deadline) {
+  try {
     // Oversubscribed hosts (more ranks than cores) must not spin: the peer they wait for needs the core.
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     // Oversubscribed, yielding (as Open MPI's yield_when_idle does) lets the peer run at once; sleeping in poll
@@ -55,14 +118,18 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
     io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spinRounds_, yieldRounds_, aborted_,
                                    wakeFd_);
     io_->setHierarchy(&hierarchy_);
-    learnTopology(cards, deadline);
-    planSelection(sameHostMedium(cards) == TransportMedium::kNetwork);
+    learnTopology(cards_, deadline);
+    planSelection(sameHostMedium(cards_) == TransportMedium::kNetwork);
   } catch (...) {
     close(wakeFd_);
     throw;
   }
-  CHORUS_INFO(rank_, "communicator ready: " << size_ << " ranks, job " << spec.jobId << ", store "
-                                            << spec.storeHost << ":" << spec.storePort << " (" << spec.source << ")");
+}
+
+bool CommEngine::canShareWith(const CommConfig& c) const {
+  return config_.splitShare && c.splitShare && c.transports == config_.transports &&
+         c.socketsPerPeer == config_.socketsPerPeer && c.shmBufferBytes == config_.shmBufferBytes &&
+         c.shmCma == config_.shmCma && c.socketIfname == config_.socketIfname;
 }
 
 CommEngine::~CommEngine() {
@@ -86,7 +153,7 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
   // The secret comes from CHORUS_SECRET or the unique id (launch_spec.h): the store and every connection check it.
   if (spec.serveStore) storeServer_ = std::make_shared<StoreServer>("0.0.0.0", spec.storePort, spec.jobId, spec.secret);
-  store_ = std::make_unique<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, spec.secret, rank_, deadline);
+  store_ = std::make_shared<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, spec.secret, rank_, deadline);
   const std::string& pre = spec.keyPrefix;
   identity_ = spec.jobId + "/" + pre;
   auto transports = makeTransports(rank_, config_, spec.jobId + "/" + pre, spec.secret);
@@ -209,7 +276,7 @@ void CommEngine::skipIssued(uint64_t number) {
 }
 
 void CommEngine::execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
-  std::lock_guard<std::mutex> lock(callMutex_);
+  std::lock_guard<std::mutex> lock(*lane_);
   CommLogScope logScope(config_.commName);
   // A single call is numbered in a copy on the stack (no heap traffic per call); a batch in batch_.
   Op single;
@@ -321,6 +388,9 @@ std::unique_ptr<CommEngine> CommEngine::makeChild(const std::vector<int>& member
   child.rank = static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
   child.keyPrefix = spec_.keyPrefix + "split" + std::to_string(split) + ".color" + std::to_string(color) + "/";
   child.source = spec_.source + ", split";
+  if (canShareWith(config)) {
+    return std::unique_ptr<CommEngine>(new CommEngine(SharingParent{}, *this, members, child, std::move(config)));
+  }
   return std::make_unique<CommEngine>(child, std::move(config), storeServer_);
 }
 
@@ -336,11 +406,11 @@ void CommEngine::waitIdle() {
   PollBackoff backoff;
   // Calls queued on host streams count too: their streams run them (or, after an abort, fail them) promptly.
   while (activeCallers_.load() > 0 || !hostOrder_.idle()) backoff.pause();
-  std::lock_guard<std::mutex> lock(callMutex_);
+  std::lock_guard<std::mutex> lock(*lane_);
 }
 
 bool CommEngine::callInProgress() {
-  std::unique_lock<std::mutex> lock(callMutex_, std::try_to_lock);
+  std::unique_lock<std::mutex> lock(*lane_, std::try_to_lock);
   return !lock.owns_lock();
 }
 

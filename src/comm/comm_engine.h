@@ -88,6 +88,15 @@ class CommEngine {
   void recordError(const std::string& message);
 
  private:
+  // A split child that shares `parent`'s connections, call lane, store and (same slice size) staging memory.
+  struct SharingParent {};
+  CommEngine(SharingParent, CommEngine& parent, const std::vector<int>& members, const LaunchSpec& spec,
+             CommConfig config);
+  // Whether a child with `config` can share this communicator's connections: the settings that shaped them agree.
+  bool canShareWith(const CommConfig& config) const;
+  // The parts both constructors share: the engine's own wake descriptor and idle policy, the CommIO, topology and
+  // selection, once the connections, cards and staging are in place. Closes wakeFd_ on failure.
+  void finishSetup(Deadline deadline);
   // Connects to every peer; returns every rank's card (this rank's included).
   std::vector<PeerCard> connect(const LaunchSpec& spec, Deadline deadline);
   // Every rank's placement into the global view, the link model (probed when CHORUS_TOPO_PROBE=1), the hosts.
@@ -98,7 +107,7 @@ class CommEngine {
   // What carries bytes between this rank and the others of its host (shared memory when it is alone).
   TransportMedium sameHostMedium(const std::vector<PeerCard>& cards) const;
   // Runs a batch of calls (runBatch) on the CommIO that prepare() returns (it may wait and build), under
-  // callMutex_, with the bookkeeping every call shares: sequence numbers, refusal once broken, error recording.
+  // the lane, with the bookkeeping every call shares: sequence numbers, refusal once broken, error recording.
   void execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
   // The progress thread's side of a device call (DeviceCallQueue::Runner).
   void runDeviceCall(const Op& op, int device, const std::function<void()>& waitReady);
@@ -115,13 +124,14 @@ class CommEngine {
   LaunchSpec spec_;  // how this communicator found its peers (a child finds its own through the same store)
   std::shared_ptr<StoreServer> storeServer_;
   uint64_t splits_ = 0;
-  std::unique_ptr<StoreClient> store_;
-  std::unique_ptr<CallTags> callTags_;  // what each call's frames carry (one call at a time: under callMutex_)
+  std::shared_ptr<StoreClient> store_;  // shared with the children that share this one's connections
+  std::vector<PeerCard> cards_;         // every rank's card, as connect() learnt them
+  std::unique_ptr<CallTags> callTags_;  // what each call's frames carry (one call at a time: under the lane)
   std::unique_ptr<MismatchReport> mismatchReport_;  // null when config_.checkMismatch is off
   std::vector<std::unique_ptr<Connection>> conns_;
   std::vector<TransportId> peerTransports_;  // [p]: the transport of conns_[p]
   std::vector<bool> sameMachine_;  // [p]: rank p runs on this physical machine (CUDA IPC can reach it)
-  std::unique_ptr<StagingMemory> staging_;
+  std::shared_ptr<StagingMemory> staging_;  // shared with children of the same slice size (they share the lane)
   std::unique_ptr<Selector> selector_;
   Hierarchy hierarchy_;
   std::unique_ptr<GlobalTopology> world_;
@@ -135,12 +145,14 @@ class CommEngine {
   static constexpr int kYields = 2000;
   std::unique_ptr<CommIO> io_;
   uint64_t seq_ = 0;
-  std::vector<Op> batch_;                // the batch being run, numbered (under callMutex_)
-  std::vector<const Op*> pointToPoint_;  // its sends and receives (under callMutex_)
-  std::vector<char> fusionBuffer_;       // a batch's fused allreduces (grows, never shrinks; under callMutex_)
+  std::vector<Op> batch_;                // the batch being run, numbered (under the lane)
+  std::vector<const Op*> pointToPoint_;  // its sends and receives (under the lane)
+  std::vector<char> fusionBuffer_;       // a batch's fused allreduces (grows, never shrinks; under the lane)
   Op fused_;                             // the allreduce running for them (named in messages)
-  std::mutex callMutex_;
-  // Callers inside run() or enqueueDevice(): a host call waits for the device queue without holding callMutex_.
+  // The call lane: one call at a time runs on it. A communicator and the children that share its connections share
+  // it (their calls take turns, as those of one communicator do).
+  std::shared_ptr<std::mutex> lane_ = std::make_shared<std::mutex>();
+  // Callers inside run() or enqueueDevice(): a host call waits for the device queue without holding the lane.
   std::atomic<int> activeCallers_{0};
   struct CallerCount {
     explicit CallerCount(std::atomic<int>& n) : count(n) { count.fetch_add(1); }

@@ -33,7 +33,17 @@ int64_t sumOver(chorusComm_t c, int64_t value) {
   return value;
 }
 
-TEST(CommSplit, ColorsKeysAndNoColor) {
+// Every test runs twice: children sharing the parent's connections, and children connecting anew.
+class CommSplit : public ::testing::TestWithParam<bool> {
+ protected:
+  Config config() const {
+    Config c = suiteConfig();
+    c.splitShare = GetParam();
+    return c;
+  }
+};
+
+TEST_P(CommSplit, ColorsKeysAndNoColor) {
   const int n = 7;
   runThreadWorld(
       n,
@@ -64,10 +74,10 @@ TEST(CommSplit, ColorsKeysAndNoColor) {
         EXPECT_EQ(sumOver(child, rank), want);
         EXPECT_EQ(chorusCommDestroy(child), chorusSuccess);
       },
-      kSplitDeadline, suiteConfig());
+      kSplitDeadline, config());
 }
 
-TEST(CommSplit, SplitsOfSplitsAndEitherDestroyOrder) {
+TEST_P(CommSplit, SplitsOfSplitsAndEitherDestroyOrder) {
   const int n = 8;
   runThreadWorld(
       n,
@@ -83,6 +93,14 @@ TEST(CommSplit, SplitsOfSplitsAndEitherDestroyOrder) {
         // The parent and the grandchild still work together, in any order of use.
         EXPECT_EQ(sumOver(comm, 1), 8);
         EXPECT_EQ(sumOver(quarter, rank), (rank / 2) * 4 + 1);
+        // Send and receive on a grandchild, in a group.
+        std::vector<float> out(3000, static_cast<float>(rank)), in(3000);
+        const int partner = 1 - rankOf(quarter);
+        ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+        ASSERT_EQ(chorusSend(out.data(), out.size(), chorusFloat32, partner, quarter, nullptr), chorusSuccess);
+        ASSERT_EQ(chorusRecv(in.data(), in.size(), chorusFloat32, partner, quarter, nullptr), chorusSuccess);
+        ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(quarter);
+        EXPECT_EQ(in[0], static_cast<float>(rank ^ 1));
         // Destroy in different orders in different quarters: the middle generation first in odd quarters, which
         // then still use their own.
         if ((rank / 2) % 2) {
@@ -94,11 +112,11 @@ TEST(CommSplit, SplitsOfSplitsAndEitherDestroyOrder) {
           EXPECT_EQ(chorusCommDestroy(half), chorusSuccess);
         }
       },
-      kSplitDeadline, suiteConfig());
+      kSplitDeadline, config());
 }
 
-TEST(CommSplit, ConfigInheritedOrOverridden) {
-  Config parentConfig = suiteConfig();
+TEST_P(CommSplit, ConfigInheritedOrOverridden) {
+  Config parentConfig = config();
   parentConfig.commName = "parent";
   runThreadWorld(
       2,
@@ -128,8 +146,37 @@ TEST(CommSplit, ConfigInheritedOrOverridden) {
       kSplitDeadline, parentConfig);
 }
 
+INSTANTIATE_TEST_SUITE_P(Sharing, CommSplit, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "shared" : "connected_anew"; });
+
+// Sharing connections, a family's calls must come in the same order per pair on every rank: when they do not, both
+// ranks fail with an error (the frames of one communicator never pass for the other's), instead of mixing data.
+TEST(CommSplitShared, CallsOutOfOrderAcrossTheFamilyFail) {
+  Config c = suiteConfig();
+  c.timeoutSeconds = 20;
+  runThreadWorld(
+      2,
+      [](chorusComm_t comm, int rank) {
+        chorusComm_t child = nullptr;
+        ASSERT_EQ(chorusCommSplit(comm, 0, rank, &child, nullptr), chorusSuccess);
+        int64_t a = 1, b = 1;
+        chorusResult_t first, second;
+        if (rank == 0) {
+          first = chorusAllReduce(&a, &a, 1, chorusInt64, chorusSum, child, nullptr);
+          second = chorusAllReduce(&b, &b, 1, chorusInt64, chorusSum, comm, nullptr);
+        } else {
+          first = chorusAllReduce(&b, &b, 1, chorusInt64, chorusSum, comm, nullptr);
+          second = chorusAllReduce(&a, &a, 1, chorusInt64, chorusSum, child, nullptr);
+        }
+        EXPECT_NE(first, chorusSuccess);
+        EXPECT_NE(second, chorusSuccess);
+        chorusCommDestroy(child);
+      },
+      kSplitDeadline, c);
+}
+
 // The C++ API: Communicator::split returns nothing for NOCOLOR, and a communicator otherwise.
-TEST(CommSplit, CppApi) {
+TEST(CommSplitCpp, ReturnsNothingForNoColor) {
   const chorusUniqueId id = chorus::makeUniqueId();
   std::vector<std::thread> ranks;
   for (int r = 0; r < 3; ++r) {

@@ -104,10 +104,11 @@ DeviceEvent DeviceCallQueue::takeEvent() {
   return api_.createEvent();
 }
 
-void DeviceCallQueue::enqueue(const Op& op, DeviceStream stream, int device) {
+void DeviceCallQueue::enqueue(std::span<const Op> ops, DeviceStream stream, int device) {
+  const Op& op = ops.front();
   std::lock_guard<std::mutex> lock(mutex_);
   ScopedApiDevice onDevice(api_, device);
-  Call call{op, stream, device, enqueued_ + 1, takeEvent(), nullptr};
+  Call call{std::vector<Op>(ops.begin(), ops.end()), stream, device, enqueued_ + 1, takeEvent(), nullptr};
   try {
     api_.recordEvent(call.ready, stream);
     api_.streamWaitFlag(stream, flag_, static_cast<uint32_t>(call.number));
@@ -168,12 +169,13 @@ void DeviceCallQueue::runCalls() {
     calls_.pop_front();
     lock.unlock();
     try {
-      runner_(call.op, call.device, [&] { waitReady(call); });
+      runner_(call.ops, call.device, [&] { waitReady(call); });
     } catch (const std::exception& e) {
       // The runner has recorded the failure (last error, async error); the caller learns it from those.
       CHORUS_INFO(rank_, "device call failed: " << e.what());
     } catch (...) {
-      CHORUS_WARN(rank_, "device " << collectiveName(call.op.collective) << " failed with an unknown exception");
+      CHORUS_WARN(rank_, "device " << collectiveName(call.ops.front().collective)
+                                   << " failed with an unknown exception");
     }
     raiseStreamFlag(api_, flag_, static_cast<uint32_t>(call.number));
     lock.lock();

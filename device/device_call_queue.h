@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <span>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -23,7 +24,8 @@ class DeviceCallQueue {
  public:
   // Runs one call on the progress thread. waitReady() returns once the caller's stream has reached the call, and
   // throws on abort, timeout or a failed stream; the runner records failures itself and throws them.
-  using Runner = std::function<void(const Op& op, int device, const std::function<void()>& waitReady)>;
+  // A call is one Op, or a group's calls on one communicator (run together, as CommEngine::runBatch runs them).
+  using Runner = std::function<void(std::span<const Op> ops, int device, const std::function<void()>& waitReady)>;
 
   // `aborted` and `timeoutSeconds` (0: forever) bound the waits for the caller's streams.
   DeviceCallQueue(DeviceApi& api, int rank, Runner runner, const std::atomic<bool>& aborted, double timeoutSeconds);
@@ -36,13 +38,13 @@ class DeviceCallQueue {
   // Enqueues `op` behind the work already on `stream` (nullptr: the legacy default stream) of GPU `device`, and
   // returns at once. Throws chorusUnhandledCudaError when the runtime refuses the event or the wait; nothing is
   // enqueued then.
-  void enqueue(const Op& op, DeviceStream stream, int device);
+  void enqueue(std::span<const Op> ops, DeviceStream stream, int device);
   // Blocks until every call enqueued so far has finished (succeeded or failed).
   void drain();
 
  private:
   struct Call {
-    Op op;
+    std::vector<Op> ops;
     DeviceStream stream;
     int device;
     uint64_t number;

@@ -39,14 +39,22 @@ chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>
   thread_local std::vector<Op> host;  // reused: a group per training step should not allocate
   host.clear();
   for (const RecordedCall* c : calls) {
-    if (c->device) {
-      return fail(comm, chorusInvalidUsage,
-                  where + "device buffers inside a group are not supported yet; make device calls outside groups");
-    }
     if (c->stream != calls.front()->stream) {
       return fail(comm, chorusInvalidUsage, where + "a group's calls on one communicator must use one stream");
     }
+    if (c->device != calls.front()->device) {
+      return fail(comm, chorusInvalidUsage,
+                  where + "a group's calls on one communicator must all use device buffers or all host buffers");
+    }
     host.push_back(c->op);
+  }
+  if (calls.front()->device) {
+    // Device buffers: the group's calls are enqueued together on their stream, run together by the progress thread.
+    int gpu = -1;
+    for (const RecordedCall* c : calls) {
+      if (c->gpu >= 0) gpu = c->gpu;
+    }
+    return guarded(comm, "chorusGroupEnd", [&] { comm->impl->enqueueDeviceBatch(host, calls.front()->stream, gpu); });
   }
   return guarded(comm, "chorusGroupEnd", [&] {
     std::shared_ptr<HostStream> stream = hostStreamOf(calls.front()->stream, "chorusGroupEnd");

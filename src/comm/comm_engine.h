@@ -70,7 +70,11 @@ class CommEngine {
   // Enqueues a collective on device buffers of GPU `device` behind the work on `stream` and returns (NCCL's
   // stream semantics: work enqueued on the stream afterwards sees the result). Failures of the call itself are
   // reported through asyncError() and fail later calls; this throws only when nothing could be enqueued.
-  void enqueueDevice(const Op& op, DeviceStream stream, int device);
+  void enqueueDevice(const Op& op, DeviceStream stream, int device) {
+    enqueueDeviceBatch(std::span<const Op>(&op, 1), stream, device);
+  }
+  // As enqueueDevice, for a group's calls on this communicator (run together, as runBatch runs host calls).
+  void enqueueDeviceBatch(std::span<const Op> ops, DeviceStream stream, int device);
   // The device API chosen at init (CHORUS_DEVICE_EMULATION): where the C API locates buffers.
   DeviceApi& deviceApi() const { return *deviceApi_; }
   // Makes a call blocked in run() throw promptly; the caller then destroys the communicator.
@@ -110,7 +114,7 @@ class CommEngine {
   // the lane, with the bookkeeping every call shares: sequence numbers, refusal once broken, error recording.
   void execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
   // The progress thread's side of a device call (DeviceCallQueue::Runner).
-  void runDeviceCall(const Op& op, int device, const std::function<void()>& waitReady);
+  void runDeviceCall(std::span<const Op> ops, int device, const std::function<void()>& waitReady);
   // The device resources, made (collectively, over the host connections) at the first device call.
   DeviceResources& deviceResources(int device);
   // Stops the device progress thread after its queue, then closes and frees the device resources.

@@ -29,7 +29,7 @@ DeviceResources::~DeviceResources() {
   }
 }
 
-void CommEngine::enqueueDevice(const Op& op, DeviceStream stream, int device) {
+void CommEngine::enqueueDeviceBatch(std::span<const Op> ops, DeviceStream stream, int device) {
   CallerCount inside(activeCallers_);
   std::lock_guard<std::mutex> lock(enqueueMutex_);
   CommLogScope logScope(config_.commName);
@@ -52,11 +52,11 @@ void CommEngine::enqueueDevice(const Op& op, DeviceStream stream, int device) {
     if (!deviceQueue_) {
       deviceQueue_ = std::make_unique<DeviceCallQueue>(
           *deviceApi_, rank_,
-          [this](const Op& o, int d, const std::function<void()>& waitReady) { runDeviceCall(o, d, waitReady); },
+          [this](std::span<const Op> o, int d, const std::function<void()>& waitReady) { runDeviceCall(o, d, waitReady); },
           aborted_, timeoutSeconds_);
     }
     device_ = device;
-    deviceQueue_->enqueue(op, stream, device);
+    deviceQueue_->enqueue(ops, stream, device);
   } catch (const Error& e) {
     // The C API records argument errors itself; anything else is this communicator's to record.
     if (e.code() != chorusInvalidArgument) {
@@ -67,9 +67,9 @@ void CommEngine::enqueueDevice(const Op& op, DeviceStream stream, int device) {
   }
 }
 
-void CommEngine::runDeviceCall(const Op& op, int device, const std::function<void()>& waitReady) {
+void CommEngine::runDeviceCall(std::span<const Op> ops, int device, const std::function<void()>& waitReady) {
   execute(
-      std::span<const Op>(&op, 1),
+      ops,
       [&]() -> CommIO& {
         waitReady();
         return *deviceResources(device).io;

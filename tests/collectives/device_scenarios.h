@@ -21,10 +21,24 @@
 
 namespace chorus::test::device_scenarios {
 using Clock = std::chrono::steady_clock;
-enum class Kind { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter };
+// kSendRecv: in one group, a send to rank + 1 and a receive from rank - 1.
+enum class Kind { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kAllToAll, kGather, kScatter, kSendRecv };
 inline const char* kindName(Kind k) {
-  static const char* const names[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter"};
+  static const char* const names[] = {"allreduce", "broadcast", "reduce",  "allgather", "reducescatter",
+                                      "alltoall",  "gather",    "scatter", "sendrecv"};
   return names[static_cast<int>(k)];
+}
+inline bool kindReduces(Kind k) { return k == Kind::kAllReduce || k == Kind::kReduce || k == Kind::kReduceScatter; }
+inline bool kindRooted(Kind k) {
+  return k == Kind::kBroadcast || k == Kind::kReduce || k == Kind::kGather || k == Kind::kScatter;
+}
+inline bool kindInPlace(Kind k) { return k != Kind::kAllToAll && k != Kind::kSendRecv; }
+// Blocks of `count` elements in the send and receive buffers.
+inline size_t sendBlocks(Kind k, size_t n) {
+  return (k == Kind::kReduceScatter || k == Kind::kAllToAll || k == Kind::kScatter) ? n : 1;
+}
+inline size_t recvBlocks(Kind k, size_t n) {
+  return (k == Kind::kAllGather || k == Kind::kAllToAll || k == Kind::kGather) ? n : 1;
 }
 
 struct DeviceCase {
@@ -89,6 +103,19 @@ inline chorusResult_t call(const DeviceCase& c, Rank& w, const void* send, void*
       return chorusAllGather(send, recv, c.count, c.type, w.comm, s);
     case Kind::kReduceScatter:
       return chorusReduceScatter(send, recv, c.count, c.type, c.op, w.comm, s);
+    case Kind::kAllToAll:
+      return chorusAllToAll(send, recv, c.count, c.type, w.comm, s);
+    case Kind::kGather:
+      return chorusGather(send, recv, c.count, c.type, c.root, w.comm, s);
+    case Kind::kScatter:
+      return chorusScatter(send, recv, c.count, c.type, c.root, w.comm, s);
+    case Kind::kSendRecv: {
+      chorusResult_t r = chorusGroupStart();
+      if (r == chorusSuccess) r = chorusSend(send, c.count, c.type, (w.rank + 1) % w.n, w.comm, s);
+      if (r == chorusSuccess) r = chorusRecv(recv, c.count, c.type, (w.rank + w.n - 1) % w.n, w.comm, s);
+      const chorusResult_t ended = chorusGroupEnd();
+      return r == chorusSuccess ? ended : r;
+    }
   }
   return chorusInternalError;
 }
@@ -96,7 +123,8 @@ inline chorusResult_t call(const DeviceCase& c, Rank& w, const void* send, void*
 // The host reference of the whole output on this rank.
 inline std::vector<uint8_t> expectedOutput(const DeviceCase& c, int rank, int n) {
   const size_t es = chorusTypeSize(c.type);
-  const size_t elems = c.kind == Kind::kAllGather ? c.count * n : c.count;
+  const size_t elems = recvBlocks(c.kind, static_cast<size_t>(n)) * c.count;
+  const size_t block = std::max<size_t>(c.count, 1);
   std::vector<uint8_t> out(elems * es);
   auto reduced = [&](size_t index, uint8_t* dst) {
     int64_t acc = inputValue(c.type, c.op, 0, index, c.salt);
@@ -119,6 +147,21 @@ inline std::vector<uint8_t> expectedOutput(const DeviceCase& c, int rank, int n)
       case Kind::kReduceScatter:
         reduced(static_cast<size_t>(rank) * c.count + i, dst);
         break;
+      case Kind::kAllToAll:
+        encodeValue(c.type,
+                    inputValue(c.type, c.op, static_cast<int>(i / block), static_cast<size_t>(rank) * c.count + i % block,
+                               c.salt),
+                    dst);
+        break;
+      case Kind::kGather:
+        encodeValue(c.type, inputValue(c.type, c.op, static_cast<int>(i / block), i % block, c.salt), dst);
+        break;
+      case Kind::kScatter:
+        encodeValue(c.type, inputValue(c.type, c.op, c.root, static_cast<size_t>(rank) * c.count + i, c.salt), dst);
+        break;
+      case Kind::kSendRecv:
+        encodeValue(c.type, inputValue(c.type, c.op, (rank + n - 1) % n, i, c.salt), dst);
+        break;
     }
   }
   return out;
@@ -130,14 +173,31 @@ inline void runCase(Rank& w, const DeviceCase& c) {
   DeviceApi& api = *w.api;
   DeviceStream s = c.legacyStream ? nullptr : w.stream;
   const size_t es = chorusTypeSize(c.type), n = static_cast<size_t>(w.n), rank = static_cast<size_t>(w.rank);
-  const size_t sendBytes = (c.kind == Kind::kReduceScatter ? n : 1) * c.count * es;
-  const size_t recvBytes = (c.kind == Kind::kAllGather ? n : 1) * c.count * es;
+  const size_t sendBytes = sendBlocks(c.kind, n) * c.count * es;
+  const size_t recvBytes = recvBlocks(c.kind, n) * c.count * es;
   DeviceBlock a(api, c.inPlace ? std::max(sendBytes, recvBytes) : sendBytes);
   DeviceBlock b(api, c.inPlace ? 0 : recvBytes);
   char* send = a.p;
   char* recv = c.inPlace ? a.p : b.p;
   if (c.inPlace && c.kind == Kind::kAllGather) send = a.p + rank * c.count * es;
   if (c.inPlace && c.kind == Kind::kReduceScatter) recv = a.p + rank * c.count * es;
+  // Gather and scatter are in place on the root only (MPI's layout); elsewhere they run out of place.
+  const bool root = w.rank == c.root;
+  DeviceBlock extra(api, c.inPlace && !root && (c.kind == Kind::kGather || c.kind == Kind::kScatter) ? recvBytes : 0);
+  if (c.inPlace && c.kind == Kind::kGather) {
+    if (root) {
+      send = a.p + rank * c.count * es;
+    } else {
+      recv = extra.p;
+    }
+  }
+  if (c.inPlace && c.kind == Kind::kScatter) {
+    if (root) {
+      recv = a.p + rank * c.count * es;
+    } else {
+      recv = extra.p;
+    }
+  }
   PinnedBlock in(api, sendBytes), out(api, recvBytes), stale(api, std::max(sendBytes, recvBytes));
   for (size_t i = 0; i < sendBytes / std::max<size_t>(es, 1); ++i) {
     encodeValue(c.type, inputValue(c.type, c.op, w.rank, i, c.salt), in.p + i * es);
@@ -162,7 +222,7 @@ inline void runCase(Rank& w, const DeviceCase& c) {
   }
   // The call cannot have waited for its input (the gate held it): it returned at once.
   if (returnedAfter > std::chrono::seconds(5)) w.problem(describe(c) + ": the call blocked the host");
-  if (c.kind == Kind::kReduce && w.rank != c.root) return;
+  if ((c.kind == Kind::kReduce || c.kind == Kind::kGather) && w.rank != c.root) return;
   const std::vector<uint8_t> want = expectedOutput(c, w.rank, w.n);
   for (size_t i = 0; i * es < recvBytes; ++i) {
     if (std::memcmp(out.p + i * es, want.data() + i * es, es) != 0) {
@@ -185,13 +245,15 @@ inline std::vector<DeviceCase> casesFor(int n, bool small) {
       small ? std::vector<size_t>{1, 1031, 9001} : std::vector<size_t>{0, 1, 1031, 20000};
   std::vector<DeviceCase> cases;
   uint32_t salt = 1;
-  for (Kind kind : {Kind::kAllReduce, Kind::kBroadcast, Kind::kReduce, Kind::kAllGather, Kind::kReduceScatter}) {
-    const bool reduces = kind != Kind::kBroadcast && kind != Kind::kAllGather;
-    const bool rooted = kind == Kind::kBroadcast || kind == Kind::kReduce;
+  for (Kind kind : {Kind::kAllReduce, Kind::kBroadcast, Kind::kReduce, Kind::kAllGather, Kind::kReduceScatter,
+                    Kind::kAllToAll, Kind::kGather, Kind::kScatter, Kind::kSendRecv}) {
+    const bool reduces = kindReduces(kind);
+    const bool rooted = kindRooted(kind);
     for (const TypeOp& p : pairs) {
       if (!reduces && p.type == chorusInt32) continue;
       for (size_t count : counts) {
         for (bool inPlace : {false, true}) {
+          if (inPlace && !kindInPlace(kind)) continue;
           for (int root : rooted ? std::vector<int>{0, n - 1} : std::vector<int>{-1}) {
             const bool legacy = salt % 5 == 0;  // some on the legacy default stream
             cases.push_back({kind, p.type, reduces ? p.op : chorusSum, count, root, inPlace, legacy, salt++});

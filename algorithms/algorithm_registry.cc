@@ -63,6 +63,7 @@ const std::vector<AlgorithmRecord>& algorithmRegistry() {
       {A::kHierarchical, C::kBroadcast, hierarchicalBroadcast, costOf<A::kHierarchical>, false},
       {A::kHierarchical, C::kReduce, hierarchicalReduce, costOf<A::kHierarchical>, false},
       {A::kPairwise, C::kAllToAll, pairwiseAllToAll, costOf<A::kPairwise>, true},
+      {A::kHierarchical, C::kAllToAll, hierarchicalAllToAll, costOf<A::kHierarchical>, false},
       {A::kBruck, C::kAllToAll, bruckAllToAll, costOf<A::kBruck>, true},
       {A::kPairwise, C::kAllToAllv, pairwiseAllToAllv, costOf<A::kPairwise>, true},
       {A::kDirect, C::kGather, directGather, costOf<A::kDirect>, true},

@@ -13,5 +13,8 @@ void hierarchicalAllReduce(PeerIO& io, const Op& op);
 void hierarchicalBroadcast(PeerIO& io, const Op& op);
 // Reduce within each host to its leader (the root leads its host), then among leaders to the root.
 void hierarchicalReduce(PeerIO& io, const Op& op);
+// Each host's leader gathers its ranks' send buffers, leaders exchange one message per pair of hosts, and hand
+// their ranks the results.
+void hierarchicalAllToAll(PeerIO& io, const Op& op);
 
 }  // namespace chorus

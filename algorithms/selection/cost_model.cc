@@ -169,10 +169,17 @@ double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, bool
 
 double hierarchical(Collective c, double n, const CostInputs& in) {
   if (in.nhosts < 2 || in.maxRanksPerHost < 2) return kInf;
-  if (c != Collective::kAllReduce && c != Collective::kBroadcast && c != Collective::kReduce) return kInf;
   const Link local = linkFor(in, false, in.maxRanksPerHost);
   const Link net = linkFor(in, true, 1);
   const int l = in.maxRanksPerHost;
+  if (c == Collective::kAllToAll) {
+    // n bytes per rank: gathered to the leader and handed back (l - 1 messages of n each way, about three copies of
+    // the host's l * n bytes at the leader), and one message of l * l blocks per other host.
+    const double block = n / in.nranks;
+    return 2 * ((l - 1) * local.alpha + (l - 1) * n * local.beta) + 3 * l * n * local.gamma +
+           (in.nhosts - 1) * (net.alpha + l * l * block * net.beta);
+  }
+  if (c != Collective::kAllReduce && c != Collective::kBroadcast && c != Collective::kReduce) return kInf;
   if (c == Collective::kAllReduce) {
     return bestFlat(Collective::kReduce, n, l, local, in.sliceBytes, in.intraHostMemory) +
            bestFlat(Collective::kAllReduce, n, in.nhosts, net, in.sliceBytes, false) +

@@ -39,6 +39,17 @@ bool casesFor(const std::string& name, int nranks, std::vector<CollectiveCase>* 
     grid.kind = CollectiveKind::kAllGather;
   } else if (name == "reducescatter") {
     grid.kind = CollectiveKind::kReduceScatter;
+  } else if (name == "framework_calls") {
+    // Alltoall(v), gather, scatter and a grouped send/receive ring, across the world shapes of the two-level tests.
+    for (CollectiveKind kind : {CollectiveKind::kAllToAll, CollectiveKind::kAllToAllv, CollectiveKind::kGather,
+                                CollectiveKind::kScatter, CollectiveKind::kSendRecv}) {
+      grid.kind = kind;
+      grid.types = {chorusInt8, chorusFloat16, chorusFloat64};
+      grid.counts = {0, 1, 1031, 20000};
+      std::vector<CollectiveCase> some = chorus::test::casesOf(grid, static_cast<uint32_t>(cases->size() + 1));
+      cases->insert(cases->end(), some.begin(), some.end());
+    }
+    return true;
   } else if (name == "rooted_and_allreduce") {
     // The collectives two-level algorithms implement, on a grid small enough for many world shapes.
     for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {

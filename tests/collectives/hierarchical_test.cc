@@ -48,5 +48,37 @@ INSTANTIATE_TEST_SUITE_P(
       return std::to_string(std::get<0>(info.param)) + "ranks_" + hosts + "hosts_" + (algo.empty() ? "default" : algo);
     });
 
+// The framework calls across emulated hosts: the two-level alltoall forced, and the selector's own choices.
+class HierarchicalFrameworkTest : public ::testing::TestWithParam<std::tuple<int, std::string, std::string>> {};
+
+TEST_P(HierarchicalFrameworkTest, MatchesTheReference) {
+  const auto& [nranks, hosts, algo] = GetParam();
+  ProcessWorldOptions o;
+  o.nranks = nranks;
+  o.worker = CHORUS_COLLECTIVE_WORKER;
+  o.args = {"framework_calls"};
+  o.env = {{"CHORUS_CHUNK_SIZE", "4096"}, {"CHORUS_TIMEOUT", "60"}, {"CHORUS_TEST_HOSTS", hosts},
+           {"CHORUS_ALGO", algo}};
+  o.deadline = 180s;
+  ProcessWorldResult result = runProcessWorld(o);
+  EXPECT_TRUE(result.allSucceeded()) << result.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Splits, HierarchicalFrameworkTest,
+    ::testing::Values(std::make_tuple(5, "2", "alltoall:hierarchical"),     // 3 + 2
+                      std::make_tuple(7, "3", "alltoall:hierarchical"),     // 3 + 2 + 2
+                      std::make_tuple(3, "2", "alltoall:hierarchical"),     // 2 + 1
+                      std::make_tuple(6, "3/rr", "alltoall:hierarchical"),  // hosts {0,3} {1,4} {2,5}
+                      std::make_tuple(4, "1", "alltoall:hierarchical"),     // one host
+                      std::make_tuple(6, "2/rr", "")),                      // the selector's own choice
+    [](const auto& info) {
+      std::string hosts = std::get<1>(info.param);
+      for (char& c : hosts) c = c == '/' ? '_' : c;
+      std::string algo = std::get<2>(info.param);
+      return std::to_string(std::get<0>(info.param)) + "ranks_" + hosts + "hosts_" +
+             (algo.empty() ? "default" : "hierarchical");
+    });
+
 }  // namespace
 }  // namespace chorus::test

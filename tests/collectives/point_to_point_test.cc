@@ -2,6 +2,7 @@
 // groups that cannot deadlock whatever the pattern, nesting, spanning communicators) and the errors around them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -227,6 +228,32 @@ TEST(PointToPoint, SizeMismatchFailsOnBothRanks) {
       kDeadline, suiteConfig());
 }
 
+// Alltoallv's ranks must agree pairwise: rank 0 sends 5 elements to rank 1, which expects 7. Both ranks fail, with
+// the sizes named on the receiving side; neither hangs, and nothing is written past the 7 elements.
+TEST(PointToPoint, AlltoallvDisagreementFailsOnBothRanks) {
+  runThreadWorld(
+      2,
+      [](chorusComm_t comm, int rank) {
+        std::vector<float> send(16, 1.0f), recv(16, -1.0f);
+        size_t sendCounts[2] = {2, rank == 0 ? size_t{5} : size_t{3}};
+        size_t recvCounts[2] = {2, rank == 1 ? size_t{7} : size_t{3}};
+        size_t sendDispls[2] = {0, 4}, recvDispls[2] = {0, 4};
+        if (rank == 1) std::swap(sendCounts[0], sendCounts[1]), std::swap(recvCounts[0], recvCounts[1]);
+        const chorusResult_t r = chorusAllToAllv(send.data(), sendCounts, sendDispls, recv.data(), recvCounts,
+                                                 recvDispls, chorusFloat32, comm, nullptr);
+        int64_t one = 1;
+        const chorusResult_t next = chorusAllReduce(&one, &one, 1, chorusInt64, chorusSum, comm, nullptr);
+        EXPECT_TRUE(r != chorusSuccess || next != chorusSuccess) << "rank " << rank << " never heard of it";
+        if (rank == 1) {
+          EXPECT_NE(r, chorusSuccess);
+          const std::string why = chorusGetLastError(comm);
+          EXPECT_NE(why.find("rank 0"), std::string::npos) << why;
+        }
+        for (size_t i = 11; i < recv.size(); ++i) EXPECT_EQ(recv[i], -1.0f) << "written past the receive at " << i;
+      },
+      kDeadline, suiteConfig());
+}
+
 // A thousand random calls in one group per round, over two communicators: sends and receives between random pairs
 // (every rank draws the same plan), self pairs, and allreduces; every byte checked.
 TEST(PointToPoint, RandomGroupSoak) {
@@ -246,8 +273,10 @@ TEST(PointToPoint, RandomGroupSoak) {
           };
           std::vector<Call> calls;
           for (int i = 0; i < 1000; ++i) {
-            Call c{static_cast<int>(plan() % 10 == 0), static_cast<int>(plan() % n), static_cast<int>(plan() % n),
-                   static_cast<int>(plan() % 2), static_cast<size_t>(plan() % 3000)};
+            const uint32_t draw = plan() % 20;
+            // 0 point-to-point (most), 1 allreduce, 2 broadcast from `from`, 3 alltoall (count per block)
+            Call c{draw < 16 ? 0 : draw < 18 ? 1 : draw < 19 ? 2 : 3, static_cast<int>(plan() % n),
+                   static_cast<int>(plan() % n), static_cast<int>(plan() % 2), static_cast<size_t>(plan() % 3000)};
             if (plan() % 50 == 0) c.count = 300000;
             calls.push_back(c);
           }
@@ -260,6 +289,23 @@ TEST(PointToPoint, RandomGroupSoak) {
               bufs[i].assign(c.count, static_cast<float>(rank + 1));
               ASSERT_EQ(chorusAllReduce(bufs[i].data(), bufs[i].data(), c.count, chorusFloat32, chorusSum,
                                         comms[c.comm], nullptr), chorusSuccess);
+              continue;
+            }
+            if (c.kind == 2) {
+              bufs[i] = rank == c.from ? payload(c.from, 0, id % 97, c.count) : std::vector<float>(c.count, -1.0f);
+              ASSERT_EQ(chorusBroadcast(bufs[i].data(), bufs[i].data(), c.count, chorusFloat32, c.from, comms[c.comm],
+                                        nullptr), chorusSuccess);
+              continue;
+            }
+            if (c.kind == 3) {
+              // Send blocks first, receive blocks after them.
+              bufs[i].assign(2 * n * c.count, -1.0f);
+              for (int p = 0; p < n; ++p) {
+                std::vector<float> block = payload(rank, p, id % 97, c.count);
+                std::copy(block.begin(), block.end(), bufs[i].begin() + static_cast<long>(p * c.count));
+              }
+              ASSERT_EQ(chorusAllToAll(bufs[i].data(), bufs[i].data() + n * c.count, c.count, chorusFloat32,
+                                       comms[c.comm], nullptr), chorusSuccess);
               continue;
             }
             // Sent data first, then (a self pair) the landing after it: the buffer is sized before any call.
@@ -280,6 +326,14 @@ TEST(PointToPoint, RandomGroupSoak) {
             const Call& c = calls[i];
             if (c.kind == 1) {
               for (size_t e = 0; e < c.count; ++e) ASSERT_EQ(bufs[i][e], total) << "allreduce " << i;
+            } else if (c.kind == 2) {
+              ASSERT_EQ(bufs[i], payload(c.from, 0, static_cast<int>(i) % 97, c.count)) << "broadcast " << i;
+            } else if (c.kind == 3) {
+              for (int p = 0; p < n; ++p) {
+                std::vector<float> want = payload(p, rank, static_cast<int>(i) % 97, c.count);
+                ASSERT_TRUE(std::equal(want.begin(), want.end(), bufs[i].begin() + static_cast<long>((n + p) * c.count)))
+                    << "alltoall " << i << " block from " << p;
+              }
             } else if (rank == c.to) {
               const float* got = rank == c.from ? bufs[i].data() + c.count + 1 : bufs[i].data();
               std::vector<float> want = payload(c.from, c.to, static_cast<int>(i) % 97, c.count);

@@ -139,6 +139,17 @@ TEST(ApiValidationNoCommTest, NullCommIsRefusedByEveryCall) {
   expectRefused(chorusReduce(x, x, 4, chorusFloat32, chorusSum, 0, nullptr, nullptr), "chorusReduce");
   expectRefused(chorusAllGather(x, x, 4, chorusFloat32, nullptr, nullptr), "chorusAllGather");
   expectRefused(chorusReduceScatter(x, x, 4, chorusFloat32, chorusSum, nullptr, nullptr), "chorusReduceScatter");
+  expectRefused(chorusSend(x, 4, chorusFloat32, 0, nullptr, nullptr), "chorusSend");
+  expectRefused(chorusRecv(x, 4, chorusFloat32, 0, nullptr, nullptr), "chorusRecv");
+  expectRefused(chorusAllToAll(x, x, 1, chorusFloat32, nullptr, nullptr), "chorusAllToAll");
+  size_t counts[1] = {1}, displs[1] = {0};
+  expectRefused(chorusAllToAllv(x, counts, displs, x, counts, displs, chorusFloat32, nullptr, nullptr),
+                "chorusAllToAllv");
+  expectRefused(chorusGather(x, x, 4, chorusFloat32, 0, nullptr, nullptr), "chorusGather");
+  expectRefused(chorusScatter(x, x, 4, chorusFloat32, 0, nullptr, nullptr), "chorusScatter");
+  expectRefused(chorusBarrier(nullptr, nullptr), "chorusBarrier");
+  chorusComm_t child = nullptr;
+  expectRefused(chorusCommSplit(nullptr, 0, 0, &child, nullptr), "chorusCommSplit");
 }
 
 TEST(ApiValidationNoCommTest, NamesOfCodesTypesAndOps) {
@@ -177,7 +188,72 @@ TEST_F(ApiValidationTest, DatatypeOutOfRange) {
     expectRefused(chorusReduce(a_, b_, 4, t, chorusSum, 0, comm_, nullptr), what, "chorusReduce");
     expectRefused(chorusAllGather(a_, b_, 4, t, comm_, nullptr), what, "chorusAllGather");
     expectRefused(chorusReduceScatter(a_, b_, 4, t, chorusSum, comm_, nullptr), what, "chorusReduceScatter");
+    expectRefused(chorusSend(a_, 4, t, 0, comm_, nullptr), what, "chorusSend");
+    expectRefused(chorusRecv(b_, 4, t, 0, comm_, nullptr), what, "chorusRecv");
+    expectRefused(chorusAllToAll(a_, b_, 4, t, comm_, nullptr), what, "chorusAllToAll");
+    expectRefused(chorusGather(a_, b_, 4, t, 0, comm_, nullptr), what, "chorusGather");
+    expectRefused(chorusScatter(a_, b_, 4, t, 0, comm_, nullptr), what, "chorusScatter");
   }
+  expectStillUsable();
+}
+
+// The bitwise ops take integer types only.
+TEST_F(ApiValidationTest, BitwiseOpsTakeIntegersOnly) {
+  for (chorusRedOp_t o : {chorusBand, chorusBor, chorusBxor}) {
+    expectRefused(chorusAllReduce(a_, b_, 4, chorusFloat32, o, comm_, nullptr), "integer types only", "chorusAllReduce");
+    expectRefused(chorusReduce(a_, b_, 4, chorusBfloat16, o, 0, comm_, nullptr), "integer types only", "chorusReduce");
+  }
+  int32_t v[2] = {6, 3};
+  ASSERT_EQ(chorusAllReduce(v, v, 2, chorusInt32, chorusBxor, comm_, nullptr), chorusSuccess);
+  EXPECT_EQ(v[0], 6);
+  expectStillUsable();
+}
+
+// Peers and roots outside the world, overflowing counts and bad alltoallv vectors.
+TEST_F(ApiValidationTest, FrameworkCallArguments) {
+  for (int peer : {-1, 1, 7}) {
+    const std::string what = "peer " + std::to_string(peer) + " is outside [0, 1)";
+    expectRefused(chorusSend(a_, 4, chorusFloat32, peer, comm_, nullptr), what, "chorusSend");
+    expectRefused(chorusRecv(b_, 4, chorusFloat32, peer, comm_, nullptr), what, "chorusRecv");
+  }
+  for (int root : {-1, 1}) {
+    const std::string what = "root " + std::to_string(root) + " is outside [0, 1)";
+    expectRefused(chorusGather(a_, b_, 4, chorusFloat32, root, comm_, nullptr), what, "chorusGather");
+    expectRefused(chorusScatter(a_, b_, 4, chorusFloat32, root, comm_, nullptr), what, "chorusScatter");
+  }
+  expectRefused(chorusSend(a_, SIZE_MAX / 2, chorusFloat32, 0, comm_, nullptr), "overflows", "chorusSend");
+  expectRefused(chorusAllToAll(a_, b_, SIZE_MAX / 2, chorusFloat32, comm_, nullptr), "overflows", "chorusAllToAll");
+  expectRefused(chorusGather(a_, b_, SIZE_MAX / 2, chorusFloat32, 0, comm_, nullptr), "overflows", "chorusGather");
+  expectRefused(chorusSend(nullptr, 4, chorusFloat32, 0, comm_, nullptr), "sendbuff is NULL", "chorusSend");
+  expectRefused(chorusRecv(nullptr, 4, chorusFloat32, 0, comm_, nullptr), "recvbuff is NULL", "chorusRecv");
+  expectRefused(chorusAllToAll(a_, a_ + 1, 4, chorusFloat32, comm_, nullptr), "overlap", "chorusAllToAll");
+  size_t counts[1] = {4}, displs[1] = {0}, huge[1] = {SIZE_MAX / 2};
+  expectRefused(chorusAllToAllv(a_, nullptr, displs, b_, counts, displs, chorusFloat32, comm_, nullptr),
+                "sendcounts is NULL", "chorusAllToAllv");
+  expectRefused(chorusAllToAllv(a_, counts, huge, b_, counts, displs, chorusFloat32, comm_, nullptr), "overflows",
+                "chorusAllToAllv");
+  expectRefused(chorusAllToAllv(nullptr, counts, displs, b_, counts, displs, chorusFloat32, comm_, nullptr),
+                "sendbuff is NULL", "chorusAllToAllv");
+  expectRefused(chorusAllToAllv(a_, counts, displs, a_ + 2, counts, displs, chorusFloat32, comm_, nullptr), "overlap",
+                "chorusAllToAllv");
+  chorusComm_t child = nullptr;
+  expectRefused(chorusCommSplit(comm_, -7, 0, &child, nullptr), "color -7", "chorusCommSplit");
+  expectRefused(chorusCommSplit(comm_, 0, 0, nullptr, nullptr), "newcomm is NULL", "chorusCommSplit");
+  // A world of one: every call with itself works (a send to itself needs a group).
+  for (int i = 0; i < 4; ++i) a_[i] = static_cast<float>(i + 1);
+  EXPECT_EQ(chorusAllToAll(a_, b_, 4, chorusFloat32, comm_, nullptr), chorusSuccess) << chorusGetLastError(comm_);
+  EXPECT_EQ(b_[3], 4.0f);
+  EXPECT_EQ(chorusGather(a_, b_, 4, chorusFloat32, 0, comm_, nullptr), chorusSuccess);
+  EXPECT_EQ(chorusScatter(a_, b_, 4, chorusFloat32, 0, comm_, nullptr), chorusSuccess);
+  EXPECT_EQ(chorusBarrier(comm_, nullptr), chorusSuccess);
+  EXPECT_EQ(chorusSend(a_, 4, chorusFloat32, 0, comm_, nullptr), chorusInvalidUsage);
+  ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+  EXPECT_EQ(chorusSend(a_, 4, chorusFloat32, 0, comm_, nullptr), chorusSuccess);
+  EXPECT_EQ(chorusRecv(b_ + 8, 4, chorusFloat32, 0, comm_, nullptr), chorusSuccess);
+  EXPECT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(comm_);
+  EXPECT_EQ(b_[11], 4.0f);
+  ASSERT_EQ(chorusCommSplit(comm_, 3, 0, &child, nullptr), chorusSuccess);
+  EXPECT_EQ(chorusCommDestroy(child), chorusSuccess);
   expectStillUsable();
 }
 
@@ -258,6 +334,12 @@ TEST_F(ApiValidationTest, CountZeroWithNullBuffersIsValid) {
       << chorusGetLastError(comm_);
   EXPECT_EQ(chorusReduceScatter(nullptr, nullptr, 0, chorusBfloat16, chorusMin, comm_, nullptr), chorusSuccess)
       << chorusGetLastError(comm_);
+  EXPECT_EQ(chorusAllToAll(nullptr, nullptr, 0, chorusInt8, comm_, nullptr), chorusSuccess) << chorusGetLastError(comm_);
+  size_t zero[1] = {0};
+  EXPECT_EQ(chorusAllToAllv(nullptr, zero, zero, nullptr, zero, zero, chorusInt8, comm_, nullptr), chorusSuccess)
+      << chorusGetLastError(comm_);
+  EXPECT_EQ(chorusGather(nullptr, nullptr, 0, chorusInt8, 0, comm_, nullptr), chorusSuccess);
+  EXPECT_EQ(chorusScatter(nullptr, nullptr, 0, chorusInt8, 0, comm_, nullptr), chorusSuccess);
   expectStillUsable();
 }
 

@@ -105,9 +105,11 @@ chorusResult_t groupEnd() {
   for (const RecordedCall& c : calls) {
     if (std::find(comms.begin(), comms.end(), c.comm) == comms.end()) comms.push_back(c.comm);
   }
-  std::stable_sort(comms.begin(), comms.end(), [](chorusComm_t a, chorusComm_t b) {
-    return a->impl->identity() < b->impl->identity();
-  });
+  if (comms.size() > 1) {
+    std::stable_sort(comms.begin(), comms.end(), [](chorusComm_t a, chorusComm_t b) {
+      return a->impl->identity() < b->impl->identity();
+    });
+  }
   chorusResult_t first = chorusSuccess;
   std::string firstMessage;
   thread_local std::vector<const RecordedCall*> part;

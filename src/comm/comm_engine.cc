@@ -320,8 +320,10 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &o);
       algo.run(io, o);
     };
-    if (ops.size() == 1) {
-      if (!isPointToPoint(ops[0].collective)) runCollective(ops[0]);
+    if (pointToPoint_.size() == ops.size()) {
+      // Sends and receives only: done.
+    } else if (ops.size() == 1) {
+      runCollective(ops[0]);
     } else {
       // A batch: its allreduces fused where they fit (host buffers only: the fusion buffer is host memory).
       const size_t threshold = deviceCall ? 0 : config_.fusionThreshold;

@@ -13,6 +13,7 @@ size_t bytesOf(const Op& op) { return op.count * typeSize(op.type); }
 
 // Copies this rank's k-th send to itself into its k-th receive from itself.
 void pairWithSelf(CommIO& io, const std::vector<const Op*>& sends, const std::vector<const Op*>& recvs) {
+  if (sends.empty() && recvs.empty()) return;
   const std::string who = "rank " + std::to_string(io.rank()) + ": ";
   for (size_t k = 0; k < sends.size() || k < recvs.size(); ++k) {
     if (k >= sends.size() || k >= recvs.size()) {

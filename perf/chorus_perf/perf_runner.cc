@@ -151,8 +151,8 @@ int PerfRunner::setUp(const std::vector<size_t>& sizes) {
     maxRecv = std::max({maxRecv, layout.recvBytes, layout.inPlaceBytes});
   }
   // --group N: each call of a group has buffers of its own.
-  maxSend *= static_cast<size_t>(options_.group);
-  maxRecv *= static_cast<size_t>(options_.group);
+  maxSend = stride(maxSend) * static_cast<size_t>(options_.group);
+  maxRecv = stride(maxRecv) * static_cast<size_t>(options_.group);
   if (status == 0 && (!sendBuffer_.allocate(maxSend) || !recvBuffer_.allocate(maxRecv))) {
     std::fprintf(stderr, "chorus-perf: rank %d: cannot allocate %zu + %zu bytes of buffers for -e %zu\n", rank_,
                  maxSend, maxRecv, options_.maxBytes);
@@ -295,10 +295,10 @@ PerfRunner::CallBuffers PerfRunner::buffersFor(const SizeLayout& layout, Mode mo
   const bool onDevice = device_ && !hostView;
   std::byte* send = onDevice ? device_->send() : sendBuffer_.data();
   std::byte* recv = onDevice ? device_->recv() : recvBuffer_.data();
-  if (mode == Mode::kOutOfPlace) return {send, recv, layout.sendBytes, layout.recvBytes};
+  if (mode == Mode::kOutOfPlace) return {send, recv, stride(layout.sendBytes), stride(layout.recvBytes)};
   std::byte* buffer = recv;  // NCCL's in-place layouts: both pointers inside one buffer
-  return {buffer + layout.inPlaceSendOffset, buffer + layout.inPlaceRecvOffset, layout.inPlaceBytes,
-          layout.inPlaceBytes};
+  return {buffer + layout.inPlaceSendOffset, buffer + layout.inPlaceRecvOffset, stride(layout.inPlaceBytes),
+          stride(layout.inPlaceBytes)};
 }
 
 double PerfRunner::timeCalls(const CallBuffers& buffers, size_t count, int iters) {
@@ -349,15 +349,18 @@ uint64_t PerfRunner::checkOnce(const SizeLayout& layout, Mode mode, uint64_t see
   std::byte* recv = recvBuffer_.data();
   const size_t sendCount = layout.sendBytes / typeSize_;
   const size_t calls = static_cast<size_t>(options_.group);
-  const size_t recvStride = mode == Mode::kOutOfPlace ? layout.recvBytes : layout.inPlaceBytes;
-  const size_t recvSpan = recvStride * calls;  // bytes of recvBuffer_ the calls may touch
-  const size_t sendSpan = layout.sendBytes * calls;
+  const size_t recvStride = stride(mode == Mode::kOutOfPlace ? layout.recvBytes : layout.inPlaceBytes);
+  const size_t sendStride = stride(layout.sendBytes);
+  const size_t recvSpan = recvStride * calls;  // bytes of recvBuffer_ the calls may touch (gaps included)
+  const size_t sendSpan = sendStride * calls;
+  // Sentinels everywhere the calls may touch, the gaps between a group's buffers included (they must stay).
+  fillSentinel(recv, recvSpan);
+  if (mode == Mode::kOutOfPlace) fillSentinel(send, sendSpan);
   for (size_t k = 0; k < calls; ++k) {
-    std::byte* sendK = send + k * layout.sendBytes;
+    std::byte* sendK = send + k * sendStride;
     std::byte* recvK = recv + k * recvStride;
     if (mode == Mode::kOutOfPlace) {
       checker_->fillInput(sendK, sendCount, rank_);
-      fillSentinel(recvK, layout.recvBytes);
     } else {
       const bool gathers = options_.collective == Collective::kAllGather || options_.collective == Collective::kGather;
       if (gathers) fillSentinel(recvK, layout.inPlaceBytes);
@@ -382,8 +385,11 @@ uint64_t PerfRunner::checkOnce(const SizeLayout& layout, Mode mode, uint64_t see
   for (size_t k = 0; k < calls; ++k) {
     wrong += countResultMismatches(layout, static_cast<const std::byte*>(buffers.recv) + k * buffers.recvStride, mode);
     if (mode == Mode::kOutOfPlace) {
-      wrong += checker_->countInputMismatches(send + k * layout.sendBytes, sendCount, rank_);  // sendbuff is const
+      wrong += checker_->countInputMismatches(send + k * sendStride, sendCount, rank_);  // sendbuff is const
     }
+    // The gap after each call's buffers keeps its sentinel.
+    const size_t gap = recvStride - (mode == Mode::kOutOfPlace ? layout.recvBytes : layout.inPlaceBytes);
+    wrong += countSentinelMismatches(recv + k * recvStride + (recvStride - gap), gap, typeSize_);
   }
   if (mode == Mode::kOutOfPlace) {
     wrong += countSentinelMismatches(send - kGuard, kGuard, typeSize_);

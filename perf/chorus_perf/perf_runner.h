@@ -59,6 +59,10 @@ class PerfRunner {
   // One call, or --group calls between chorusGroupStart and chorusGroupEnd.
   void launch(const CallBuffers& buffers, size_t count);
   void launchOne(const void* send, void* recv, size_t count);
+  // Bytes from one call's buffer to the next one's in a --group: apart by kGroupGap, as separate tensors are (so
+  // that fusion packs them; 0 without --group).
+  size_t stride(size_t bytes) const { return options_.group > 1 ? bytes + kGroupGap : bytes; }
+  static constexpr size_t kGroupGap = 256;
   void barrier();
   double maxOverRanks(double value);
   uint64_t sumOverRanks(uint64_t value);

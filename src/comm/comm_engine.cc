@@ -332,6 +332,12 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
           runCollective(ops[entry.front()]);
           continue;
         }
+        if (contiguous(ops, entry)) {
+          fused_ = contiguousAllReduce(ops, entry);
+          fused_.seq = ops[entry.front()].seq;
+          runCollective(fused_);
+          continue;
+        }
         size_t bytes = 0;
         for (size_t m : entry) bytes += ops[m].count * typeSize(ops[m].type);
         if (fusionBuffer_.size() < bytes) fusionBuffer_.resize(std::max(bytes, 2 * fusionBuffer_.size()));

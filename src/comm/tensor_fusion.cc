@@ -34,6 +34,27 @@ std::vector<std::vector<size_t>> planFusion(std::span<const Op> ops, size_t thre
   return plan;
 }
 
+bool contiguous(std::span<const Op> ops, const std::vector<size_t>& members) {
+  const char* send = static_cast<const char*>(ops[members.front()].send);
+  const char* recv = static_cast<const char*>(ops[members.front()].recv);
+  const char* firstSend = send;
+  const char* firstRecv = recv;
+  for (size_t m : members) {
+    if (ops[m].send != send || ops[m].recv != recv) return false;
+    send += bytesOf(ops[m]);
+    recv += bytesOf(ops[m]);
+  }
+  // One call's buffers must be the same or apart, as the C API demands of every call.
+  return firstSend == firstRecv || send <= firstRecv || recv <= firstSend;
+}
+
+Op contiguousAllReduce(std::span<const Op> ops, const std::vector<size_t>& members) {
+  Op fused = fusedAllReduce(ops, members, nullptr);
+  fused.send = ops[members.front()].send;
+  fused.recv = ops[members.front()].recv;
+  return fused;
+}
+
 void packFused(std::span<const Op> ops, const std::vector<size_t>& members, char* buffer) {
   for (size_t m : members) {
     std::memcpy(buffer, ops[m].send, bytesOf(ops[m]));

@@ -16,6 +16,11 @@ namespace chorus {
 // first, together). threshold 0: no fusion. Every rank plans the same batch alike.
 std::vector<std::vector<size_t>> planFusion(std::span<const Op> ops, size_t threshold);
 
+// True when the members' buffers already lie back to back in entry order (send after send, receive after receive,
+// as the views of one flattened bucket do): then one call over them needs no packing (contiguousAllReduce).
+bool contiguous(std::span<const Op> ops, const std::vector<size_t>& members);
+Op contiguousAllReduce(std::span<const Op> ops, const std::vector<size_t>& members);
+
 // Packs the members' inputs into `buffer` (at least their total bytes), in entry order.
 void packFused(std::span<const Op> ops, const std::vector<size_t>& members, char* buffer);
 // Copies each member's part of the reduced `buffer` to its recvbuff.

@@ -64,9 +64,17 @@ int cardSockets(const PeerCard& card, int selfRank) {
   return n;
 }
 
+constexpr int kSocketBufferBytes = 4 << 20;
+
 void tuneSocket(tcp::socket& s, const std::string& context) {
   boost::system::error_code ec;
   s.set_option(tcp::no_delay(true), ec);
+  // Fixed socket buffers rather than the kernel's autotuning, which starts small (16 KiB to send) and settled
+  // differently from one connection to the next: a 2-rank 256 KiB allreduce over loopback took 52 or 98 us
+  // depending on the run, and 55 us every time with these (the kernel caps them at net.core.[rw]mem_max; the
+  // figures: perf/RESULTS.md, session 7). Small-message latency and 8 MiB bandwidth were unchanged.
+  if (!ec) s.set_option(boost::asio::socket_base::send_buffer_size(kSocketBufferBytes), ec);
+  if (!ec) s.set_option(boost::asio::socket_base::receive_buffer_size(kSocketBufferBytes), ec);
   if (!ec) s.non_blocking(true, ec);
   if (ec) throw Error(chorusSystemError, context + ": setting socket options failed: " + ec.message());
 }

@@ -99,6 +99,59 @@ inline chorusUniqueId makeUniqueId() {
   return id;
 }
 
+// A host stream (chorusHostStreamCreate) for its lifetime: calls on host buffers made with handle() are queued and
+// return at once; they run in order in the background. The destructor waits for them (errors it cannot throw).
+class HostStream {
+ public:
+  HostStream() { detail::check(chorusHostStreamCreate(&stream_), nullptr); }
+  HostStream(HostStream&& o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
+  HostStream& operator=(HostStream&& o) noexcept {
+    if (this != &o) {
+      if (stream_) chorusHostStreamDestroy(stream_);
+      stream_ = std::exchange(o.stream_, nullptr);
+    }
+    return *this;
+  }
+  HostStream(const HostStream&) = delete;
+  HostStream& operator=(const HostStream&) = delete;
+  ~HostStream() {
+    if (stream_) chorusHostStreamDestroy(stream_);
+  }
+  chorusStream_t handle() const { return stream_; }
+  // Waits for every queued call; throws the first one's error.
+  void synchronize() { detail::check(chorusStreamSynchronize(stream_), nullptr); }
+  // True once every queued call has finished; throws the first one's error.
+  bool done() {
+    const chorusResult_t r = chorusStreamQuery(stream_);
+    if (r == chorusInProgress) return false;
+    detail::check(r, nullptr);
+    return true;
+  }
+
+ private:
+  chorusStream_t stream_ = nullptr;
+};
+
+// An event (chorusEventCreate): record() marks the calls queued on a host stream so far.
+class Event {
+ public:
+  Event() { detail::check(chorusEventCreate(&event_), nullptr); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() { chorusEventDestroy(event_); }
+  void record(const HostStream& stream) { detail::check(chorusEventRecord(event_, stream.handle()), nullptr); }
+  void synchronize() { detail::check(chorusEventSynchronize(event_), nullptr); }
+  bool done() {
+    const chorusResult_t r = chorusEventQuery(event_);
+    if (r == chorusInProgress) return false;
+    detail::check(r, nullptr);
+    return true;
+  }
+
+ private:
+  chorusEvent_t event_ = nullptr;
+};
+
 // chorusGroupStart for its lifetime: the calls made while it lives run together when it ends (chorusGroupEnd,
 // whose error is thrown by end(); the destructor ends a group still open but cannot throw).
 class Group {
@@ -118,7 +171,8 @@ class Group {
   bool open_ = true;
 };
 
-// Owns a chorusComm_t; destroys it on scope exit. Calls block (host buffers) and throw chorus::Exception.
+// Owns a chorusComm_t; destroys it on scope exit. Calls block (host buffers), or with a HostStream's handle() are
+// queued on it; failures throw chorus::Exception.
 class Communicator {
  public:
   // Joins as `rank` of `nranks` through `id`.
@@ -161,65 +215,69 @@ class Communicator {
 
   // recv = reduction of every rank's send (same length; may be the same span for in place).
   template <class T>
-  void allReduce(std::span<const T> send, std::span<T> recv, ReduceOp op = ReduceOp::kSum) {
+  void allReduce(std::span<const T> send, std::span<T> recv, ReduceOp op = ReduceOp::kSum,
+                 chorusStream_t stream = nullptr) {
     sameLength(send.size(), recv.size(), "allReduce");
     detail::check(chorusAllReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(),
-                                  static_cast<chorusRedOp_t>(op), comm_, nullptr), comm_);
+                                  static_cast<chorusRedOp_t>(op), comm_, stream), comm_);
   }
   template <class T>
-  void allReduce(std::span<T> data, ReduceOp op = ReduceOp::kSum) {
-    allReduce(std::span<const T>(data), data, op);
+  void allReduce(std::span<T> data, ReduceOp op = ReduceOp::kSum, chorusStream_t stream = nullptr) {
+    allReduce(std::span<const T>(data), data, op, stream);
   }
   // Every rank's data = root's data.
   template <class T>
-  void broadcast(std::span<T> data, int root) {
-    detail::check(chorusBroadcast(data.data(), data.data(), data.size(), dataTypeOf<T>(), root, comm_, nullptr), comm_);
+  void broadcast(std::span<T> data, int root, chorusStream_t stream = nullptr) {
+    detail::check(chorusBroadcast(data.data(), data.data(), data.size(), dataTypeOf<T>(), root, comm_, stream), comm_);
   }
   // root's recv = reduction of every rank's send (recv is ignored elsewhere).
   template <class T>
-  void reduce(std::span<const T> send, std::span<T> recv, int root, ReduceOp op = ReduceOp::kSum) {
+  void reduce(std::span<const T> send, std::span<T> recv, int root, ReduceOp op = ReduceOp::kSum,
+              chorusStream_t stream = nullptr) {
     if (rank() == root) sameLength(send.size(), recv.size(), "reduce");
     detail::check(chorusReduce(send.data(), recv.data(), send.size(), dataTypeOf<T>(), static_cast<chorusRedOp_t>(op),
-                               root, comm_, nullptr), comm_);
+                               root, comm_, stream), comm_);
   }
   // recv (size() * send.size() elements) = every rank's send, in rank order.
   template <class T>
-  void allGather(std::span<const T> send, std::span<T> recv) {
+  void allGather(std::span<const T> send, std::span<T> recv, chorusStream_t stream = nullptr) {
     sameLength(send.size() * static_cast<size_t>(size()), recv.size(), "allGather");
-    detail::check(chorusAllGather(send.data(), recv.data(), send.size(), dataTypeOf<T>(), comm_, nullptr), comm_);
+    detail::check(chorusAllGather(send.data(), recv.data(), send.size(), dataTypeOf<T>(), comm_, stream), comm_);
   }
   // recv = this rank's block of the reduction of every rank's send (size() * recv.size() elements).
   template <class T>
-  void reduceScatter(std::span<const T> send, std::span<T> recv, ReduceOp op = ReduceOp::kSum) {
+  void reduceScatter(std::span<const T> send, std::span<T> recv, ReduceOp op = ReduceOp::kSum,
+                     chorusStream_t stream = nullptr) {
     sameLength(recv.size() * static_cast<size_t>(size()), send.size(), "reduceScatter");
     detail::check(chorusReduceScatter(send.data(), recv.data(), recv.size(), dataTypeOf<T>(),
-                                      static_cast<chorusRedOp_t>(op), comm_, nullptr), comm_);
+                                      static_cast<chorusRedOp_t>(op), comm_, stream), comm_);
   }
   // Sends data to `peer`, which receives it with recv(); blocks until sent, unless inside a Group.
   template <class T>
-  void send(std::span<const T> data, int peer) {
-    detail::check(chorusSend(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, nullptr), comm_);
+  void send(std::span<const T> data, int peer, chorusStream_t stream = nullptr) {
+    detail::check(chorusSend(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, stream), comm_);
   }
   // Receives exactly data.size() elements from `peer`'s send().
   template <class T>
-  void recv(std::span<T> data, int peer) {
-    detail::check(chorusRecv(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, nullptr), comm_);
+  void recv(std::span<T> data, int peer, chorusStream_t stream = nullptr) {
+    detail::check(chorusRecv(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, stream), comm_);
   }
   // Block j of send (size() blocks of send.size() / size() elements) lands as block rank() of rank j's recv.
   template <class T>
-  void allToAll(std::span<const T> send, std::span<T> recv) {
+  void allToAll(std::span<const T> send, std::span<T> recv, chorusStream_t stream = nullptr) {
     sameLength(send.size(), recv.size(), "allToAll");
     const size_t n = static_cast<size_t>(size());
     if (send.size() % n != 0) {
       throw Exception(chorusInvalidArgument, "chorus::Communicator::allToAll: " + std::to_string(send.size()) +
                                                  " elements do not split into " + std::to_string(n) + " blocks");
     }
-    detail::check(chorusAllToAll(send.data(), recv.data(), send.size() / n, dataTypeOf<T>(), comm_, nullptr), comm_);
+    detail::check(chorusAllToAll(send.data(), recv.data(), send.size() / n, dataTypeOf<T>(), comm_, stream), comm_);
   }
   // As MPI_Alltoallv: per-peer counts and displacements in elements (size() of each).
   template <class T>
   void allToAllv(std::span<const T> send, std::span<const size_t> sendCounts, std::span<const size_t> sendDispls,
-                 std::span<T> recv, std::span<const size_t> recvCounts, std::span<const size_t> recvDispls) {
+                 std::span<T> recv, std::span<const size_t> recvCounts, std::span<const size_t> recvDispls,
+                 chorusStream_t stream = nullptr) {
     const size_t n = static_cast<size_t>(size());
     for (size_t s : {sendCounts.size(), sendDispls.size(), recvCounts.size(), recvDispls.size()}) {
       sameLength(s, n, "allToAllv (counts and displacements per rank)");
@@ -229,22 +287,22 @@ class Communicator {
       if (recvCounts[p] > 0 && recvDispls[p] + recvCounts[p] > recv.size()) outOfRange("allToAllv", "recv", p);
     }
     detail::check(chorusAllToAllv(send.data(), sendCounts.data(), sendDispls.data(), recv.data(), recvCounts.data(),
-                                  recvDispls.data(), dataTypeOf<T>(), comm_, nullptr), comm_);
+                                  recvDispls.data(), dataTypeOf<T>(), comm_, stream), comm_);
   }
   // root's recv (size() * send.size() elements) = every rank's send, in rank order (recv is ignored elsewhere).
   template <class T>
-  void gather(std::span<const T> send, std::span<T> recv, int root) {
+  void gather(std::span<const T> send, std::span<T> recv, int root, chorusStream_t stream = nullptr) {
     if (rank() == root) sameLength(send.size() * static_cast<size_t>(size()), recv.size(), "gather");
-    detail::check(chorusGather(send.data(), recv.data(), send.size(), dataTypeOf<T>(), root, comm_, nullptr), comm_);
+    detail::check(chorusGather(send.data(), recv.data(), send.size(), dataTypeOf<T>(), root, comm_, stream), comm_);
   }
   // recv = block rank() of root's send (size() * recv.size() elements; ignored elsewhere).
   template <class T>
-  void scatter(std::span<const T> send, std::span<T> recv, int root) {
+  void scatter(std::span<const T> send, std::span<T> recv, int root, chorusStream_t stream = nullptr) {
     if (rank() == root) sameLength(recv.size() * static_cast<size_t>(size()), send.size(), "scatter");
-    detail::check(chorusScatter(send.data(), recv.data(), recv.size(), dataTypeOf<T>(), root, comm_, nullptr), comm_);
+    detail::check(chorusScatter(send.data(), recv.data(), recv.size(), dataTypeOf<T>(), root, comm_, stream), comm_);
   }
   // Returns once every rank has entered.
-  void barrier() { detail::check(chorusBarrier(comm_, nullptr), comm_); }
+  void barrier(chorusStream_t stream = nullptr) { detail::check(chorusBarrier(comm_, stream), comm_); }
   // MPI_Comm_split: the ranks passing one color form a communicator, ranked by key (then by rank here); fields left
   // empty in `config` take this communicator's settings. CHORUS_SPLIT_NOCOLOR: no communicator (std::nullopt).
   std::optional<Communicator> split(int color, int key, const Config& config = {}) {

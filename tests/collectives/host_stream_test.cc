@@ -217,5 +217,33 @@ TEST(HostStream, AbortWhileCallsAreQueued) {
   EXPECT_EQ(chorusCommDestroy(comms[1]), chorusSuccess);
 }
 
+// The C++ API: chorus::HostStream and chorus::Event around a chorus::Communicator's calls.
+TEST(HostStream, CppApi) {
+  const chorusUniqueId id = chorus::makeUniqueId();
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&id, r] {
+      chorus::Communicator comm(2, id, r, suiteConfig());
+      chorus::HostStream stream;
+      chorus::Event event;
+      std::vector<int64_t> a(1000, r + 1), b(10, r);
+      comm.allReduce(std::span<int64_t>(a), chorus::ReduceOp::kSum, stream.handle());
+      event.record(stream);
+      comm.allReduce(std::span<int64_t>(b), chorus::ReduceOp::kMax, stream.handle());
+      event.synchronize();
+      EXPECT_EQ(a[999], 3);
+      stream.synchronize();
+      EXPECT_TRUE(stream.done());
+      EXPECT_TRUE(event.done());
+      EXPECT_EQ(b[0], 1);
+      // A failure shows as an exception from synchronize().
+      std::vector<float> bad(4, 1.0f);
+      comm.allReduce(std::span<float>(bad).first(r == 0 ? 2 : 3), chorus::ReduceOp::kSum, stream.handle());
+      EXPECT_THROW(stream.synchronize(), chorus::Exception);
+    });
+  }
+  for (auto& t : ranks) t.join();
+}
+
 }  // namespace
 }  // namespace chorus::test

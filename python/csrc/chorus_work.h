@@ -1,0 +1,52 @@
+// A torch Work for calls queued on a Chorus host stream: an event recorded after them says when they are done;
+// wait() raises Chorus's error message on failure; what must happen after the calls (copying results into list or
+// non-contiguous tensors) runs once, on the thread that first sees them done.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "chorus/chorus.h"
+
+namespace chorus_torch {
+
+class ChorusWork : public c10d::Work {
+ public:
+  // `event` (owned) marks the end of the calls; `keep` holds every tensor they touch until they are done;
+  // `finish` runs after them (may be empty).
+  ChorusWork(c10d::OpType type, const char* call, chorusEvent_t event, std::vector<at::Tensor> outputs,
+             std::vector<at::Tensor> keep, std::function<void()> finish);
+  // Waits for the calls first: the tensors they use must outlive them.
+  ~ChorusWork() override;
+
+  bool isCompleted() override;
+  bool isSuccess() const override;
+  std::exception_ptr exception() const override;
+  bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
+  void synchronize() override {}
+  std::vector<at::Tensor> result() override { return outputs_; }
+  // Completed from a task of torch's thread pool that waits for the calls (DDP's communication hooks use it).
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
+
+ private:
+  // Records the outcome of status (chorusSuccess or an error) and runs finish_, once. Under mutex_.
+  void conclude(chorusResult_t status);
+
+  const char* call_;
+  chorusEvent_t event_;
+  std::vector<at::Tensor> outputs_;
+  std::vector<at::Tensor> keep_;
+  std::function<void()> finish_;
+  mutable std::mutex mutex_;
+  bool concluded_ = false;
+  std::exception_ptr exception_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+}  // namespace chorus_torch

@@ -1,0 +1,438 @@
+#include "process_group_chorus.h"
+
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <numeric>
+
+#include "chorus_work.h"
+#include "torch_types.h"
+
+namespace chorus_torch {
+namespace {
+
+// The store key under which rank 0 publishes the communicator's unique id.
+constexpr const char* kUniqueIdKey = "chorus_torch/unique_id";
+
+void requireCpu(const at::Tensor& t, const char* call) {
+  TORCH_CHECK(t.device().is_cpu(), "ProcessGroupChorus: ", call,
+              ": only CPU tensors are supported by this build (the Debian torch here has no CUDA)");
+}
+
+// A contiguous tensor with t's data (t itself when it is contiguous already).
+at::Tensor contiguousOf(const at::Tensor& t, const char* call) {
+  requireCpu(t, call);
+  return t.is_contiguous() ? t : t.contiguous();
+}
+
+// The whole list as one flat tensor, in order (for list-shaped calls).
+at::Tensor flatOf(const std::vector<at::Tensor>& list) {
+  std::vector<at::Tensor> flat;
+  flat.reserve(list.size());
+  for (const at::Tensor& t : list) flat.push_back(t.reshape({-1}));
+  return at::cat(flat);
+}
+
+// Copies the flat tensor's consecutive pieces into the list's tensors.
+void unflattenInto(const at::Tensor& flat, std::vector<at::Tensor>& list) {
+  int64_t at = 0;
+  for (at::Tensor& t : list) {
+    t.copy_(flat.narrow(0, at, t.numel()).view(t.sizes()));
+    at += t.numel();
+  }
+}
+
+void requireSameShape(const std::vector<at::Tensor>& list, const at::Tensor& like, const char* call) {
+  for (const at::Tensor& t : list) {
+    TORCH_CHECK(t.numel() == like.numel() && t.scalar_type() == like.scalar_type(), "ProcessGroupChorus: ", call,
+                ": every tensor of the list must have the input's size and dtype");
+  }
+}
+
+}  // namespace
+
+ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                       std::chrono::milliseconds timeout)
+    : ProcessGroup(rank, size) {
+  chorusUniqueId id;
+  if (rank == 0) {
+    check(chorusGetUniqueId(&id), "chorusGetUniqueId");
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&id);
+    store->set(kUniqueIdKey, std::vector<uint8_t>(bytes, bytes + sizeof(id)));
+  }
+  const std::vector<uint8_t> published = store->get(kUniqueIdKey);
+  TORCH_CHECK(published.size() == sizeof(id), "ProcessGroupChorus: the unique id in the store has the wrong size");
+  std::memcpy(&id, published.data(), sizeof(id));
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.timeoutSeconds = std::chrono::duration<double>(timeout).count();
+  check(chorusCommInitRankConfig(&comm_, size, id, rank, &config), "chorusCommInitRankConfig");
+  check(chorusHostStreamCreate(&stream_), "chorusHostStreamCreate");
+  init();
+}
+
+ProcessGroupChorus::~ProcessGroupChorus() {
+  if (stream_) chorusHostStreamDestroy(stream_);
+  chorusCommDestroy(comm_);
+}
+
+c10::intrusive_ptr<c10d::ProcessGroup> ProcessGroupChorus::create(const c10::intrusive_ptr<c10d::Store>& store,
+                                                                  int rank, int size,
+                                                                  const std::chrono::duration<float>& timeout) {
+  return c10::make_intrusive<ProcessGroupChorus>(store, rank, size,
+                                                 std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+}
+
+void ProcessGroupChorus::check(chorusResult_t r, const char* call) const {
+  if (r == chorusSuccess) return;
+  TORCH_CHECK(false, "ProcessGroupChorus: ", call, " failed: ", chorusGetErrorString(r), ": ",
+              chorusGetLastError(comm_ != nullptr ? comm_ : nullptr));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::queue(c10d::OpType type, const char* call,
+                                                         const std::function<void()>& calls,
+                                                         std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
+                                                         std::function<void()> finish, bool grouped) {
+  ++sequence_;
+  if (grouped) check(chorusGroupStart(), "chorusGroupStart");
+  try {
+    calls();
+  } catch (...) {
+    if (grouped) chorusGroupEnd();
+    throw;
+  }
+  if (grouped) check(chorusGroupEnd(), call);
+  chorusEvent_t event = nullptr;
+  check(chorusEventCreate(&event), "chorusEventCreate");
+  const chorusResult_t recorded = chorusEventRecord(event, stream_);
+  if (recorded != chorusSuccess) chorusEventDestroy(event);
+  check(recorded, "chorusEventRecord");
+  return c10::make_intrusive<ChorusWork>(type, call, event, std::move(outputs), std::move(keep), std::move(finish));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Tensor>& tensors,
+                                                             const c10d::AllreduceOptions& opts) {
+  const char* call = "allreduce";
+  std::vector<at::Tensor> work;
+  for (const at::Tensor& t : tensors) work.push_back(contiguousOf(t, call));
+  auto finish = [tensors, work]() mutable {
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      if (!tensors[i].is_same(work[i])) tensors[i].copy_(work[i]);
+    }
+  };
+  return queue(
+      c10d::OpType::ALLREDUCE, call,
+      [&] {
+        for (at::Tensor& t : work) {
+          check(chorusAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), chorusTypeOf(t, call),
+                                chorusOpOf(opts.reduceOp, t, call), comm_, stream_),
+                "chorusAllReduce");
+        }
+      },
+      tensors, work, finish, work.size() > 1);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                                       const c10d::AllreduceCoalescedOptions& opts) {
+  // One group: Chorus fuses small allreduces of one dtype into one.
+  std::vector<at::Tensor> work;
+  const char* call = "allreduce_coalesced";
+  for (const at::Tensor& t : tensors) work.push_back(contiguousOf(t, call));
+  auto finish = [tensors, work]() mutable {
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      if (!tensors[i].is_same(work[i])) tensors[i].copy_(work[i]);
+    }
+  };
+  return queue(
+      c10d::OpType::ALLREDUCE_COALESCED, call,
+      [&] {
+        for (at::Tensor& t : work) {
+          check(chorusAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), chorusTypeOf(t, call),
+                                chorusOpOf(opts.reduceOp, t, call), comm_, stream_),
+                "chorusAllReduce");
+        }
+      },
+      tensors, work, finish, true);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Tensor>& tensors,
+                                                             const c10d::BroadcastOptions& opts) {
+  const char* call = "broadcast";
+  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: broadcast takes one tensor per process");
+  at::Tensor t = contiguousOf(tensors[0], call);
+  at::Tensor out = tensors[0];
+  return queue(
+      c10d::OpType::BROADCAST, call,
+      [&] {
+        check(chorusBroadcast(t.data_ptr(), t.data_ptr(), t.numel(), chorusTypeOf(t, call),
+                              static_cast<int>(opts.rootRank), comm_, stream_),
+              "chorusBroadcast");
+      },
+      tensors, {t}, [out, t]() mutable {
+        if (!out.is_same(t)) out.copy_(t);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor>& tensors,
+                                                          const c10d::ReduceOptions& opts) {
+  const char* call = "reduce";
+  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: reduce takes one tensor per process");
+  at::Tensor t = contiguousOf(tensors[0], call);
+  at::Tensor out = tensors[0];
+  return queue(
+      c10d::OpType::REDUCE, call,
+      [&] {
+        check(chorusReduce(t.data_ptr(), t.data_ptr(), t.numel(), chorusTypeOf(t, call),
+                           chorusOpOf(opts.reduceOp, t, call), static_cast<int>(opts.rootRank), comm_, stream_),
+              "chorusReduce");
+      },
+      tensors, {t}, [out, t]() mutable {
+        if (!out.is_same(t)) out.copy_(t);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                                   const c10d::AllgatherOptions&) {
+  const char* call = "_allgather_base";
+  at::Tensor in = contiguousOf(input, call), out = contiguousOf(output, call);
+  TORCH_CHECK(out.numel() == in.numel() * getSize(), "ProcessGroupChorus: ", call,
+              ": the output must hold world_size times the input");
+  at::Tensor target = output;
+  return queue(
+      c10d::OpType::_ALLGATHER_BASE, call,
+      [&] {
+        check(chorusAllGather(in.data_ptr(), out.data_ptr(), in.numel(), chorusTypeOf(in, call), comm_, stream_),
+              "chorusAllGather");
+      },
+      {output}, {in, out}, [target, out]() mutable {
+        if (!target.is_same(out)) target.copy_(out);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                             std::vector<at::Tensor>& inputs,
+                                                             const c10d::AllgatherOptions&) {
+  const char* call = "allgather";
+  TORCH_CHECK(inputs.size() == 1 && outputs.size() == 1, "ProcessGroupChorus: allgather takes one tensor per process");
+  TORCH_CHECK(static_cast<int>(outputs[0].size()) == getSize(), "ProcessGroupChorus: allgather needs world_size outputs");
+  at::Tensor in = contiguousOf(inputs[0], call);
+  requireSameShape(outputs[0], in, call);
+  at::Tensor flat = at::empty({in.numel() * getSize()}, in.options());
+  std::vector<at::Tensor> list = outputs[0];
+  return queue(
+      c10d::OpType::ALLGATHER, call,
+      [&] {
+        check(chorusAllGather(in.data_ptr(), flat.data_ptr(), in.numel(), chorusTypeOf(in, call), comm_, stream_),
+              "chorusAllGather");
+      },
+      list, {in, flat}, [flat, list]() mutable { unflattenInto(flat, list); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                          std::vector<at::Tensor>& inputs,
+                                                          const c10d::GatherOptions& opts) {
+  const char* call = "gather";
+  TORCH_CHECK(inputs.size() == 1, "ProcessGroupChorus: gather takes one tensor per process");
+  const bool root = getRank() == opts.rootRank;
+  at::Tensor in = contiguousOf(inputs[0], call);
+  std::vector<at::Tensor> list = root && !outputs.empty() ? outputs[0] : std::vector<at::Tensor>{};
+  if (root) {
+    TORCH_CHECK(static_cast<int>(list.size()) == getSize(), "ProcessGroupChorus: gather needs world_size outputs on the root");
+    requireSameShape(list, in, call);
+  }
+  at::Tensor flat = root ? at::empty({in.numel() * getSize()}, in.options()) : at::Tensor();
+  return queue(
+      c10d::OpType::GATHER, call,
+      [&] {
+        check(chorusGather(in.data_ptr(), root ? flat.data_ptr() : nullptr, in.numel(), chorusTypeOf(in, call),
+                           static_cast<int>(opts.rootRank), comm_, stream_),
+              "chorusGather");
+      },
+      list, {in, root ? flat : in}, [flat, list, root]() mutable {
+        if (root) unflattenInto(flat, list);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tensor>& outputs,
+                                                           std::vector<std::vector<at::Tensor>>& inputs,
+                                                           const c10d::ScatterOptions& opts) {
+  const char* call = "scatter";
+  TORCH_CHECK(outputs.size() == 1, "ProcessGroupChorus: scatter takes one tensor per process");
+  const bool root = getRank() == opts.rootRank;
+  at::Tensor out = contiguousOf(outputs[0], call);
+  at::Tensor flat;
+  if (root) {
+    TORCH_CHECK(!inputs.empty() && static_cast<int>(inputs[0].size()) == getSize(),
+                "ProcessGroupChorus: scatter needs world_size inputs on the root");
+    requireSameShape(inputs[0], out, call);
+    flat = flatOf(inputs[0]);
+  }
+  at::Tensor target = outputs[0];
+  return queue(
+      c10d::OpType::SCATTER, call,
+      [&] {
+        check(chorusScatter(root ? flat.data_ptr() : nullptr, out.data_ptr(), out.numel(), chorusTypeOf(out, call),
+                            static_cast<int>(opts.rootRank), comm_, stream_),
+              "chorusScatter");
+      },
+      outputs, {out, root ? flat : out}, [target, out]() mutable {
+        if (!target.is_same(out)) target.copy_(out);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                                        const c10d::ReduceScatterOptions& opts) {
+  const char* call = "_reduce_scatter_base";
+  at::Tensor in = contiguousOf(input, call), out = contiguousOf(output, call);
+  TORCH_CHECK(in.numel() == out.numel() * getSize(), "ProcessGroupChorus: ", call,
+              ": the input must hold world_size times the output");
+  at::Tensor target = output;
+  return queue(
+      c10d::OpType::_REDUCE_SCATTER_BASE, call,
+      [&] {
+        check(chorusReduceScatter(in.data_ptr(), out.data_ptr(), out.numel(), chorusTypeOf(out, call),
+                                  chorusOpOf(opts.reduceOp, out, call), comm_, stream_),
+              "chorusReduceScatter");
+      },
+      {output}, {in, out}, [target, out]() mutable {
+        if (!target.is_same(out)) target.copy_(out);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                                  std::vector<std::vector<at::Tensor>>& inputs,
+                                                                  const c10d::ReduceScatterOptions& opts) {
+  const char* call = "reduce_scatter";
+  TORCH_CHECK(outputs.size() == 1 && inputs.size() == 1, "ProcessGroupChorus: reduce_scatter takes one tensor per process");
+  TORCH_CHECK(static_cast<int>(inputs[0].size()) == getSize(), "ProcessGroupChorus: reduce_scatter needs world_size inputs");
+  at::Tensor out = contiguousOf(outputs[0], call);
+  requireSameShape(inputs[0], out, call);
+  at::Tensor flat = flatOf(inputs[0]);
+  at::Tensor target = outputs[0];
+  return queue(
+      c10d::OpType::REDUCE_SCATTER, call,
+      [&] {
+        check(chorusReduceScatter(flat.data_ptr(), out.data_ptr(), out.numel(), chorusTypeOf(out, call),
+                                  chorusOpOf(opts.reduceOp, out, call), comm_, stream_),
+              "chorusReduceScatter");
+      },
+      outputs, {flat, out}, [target, out]() mutable {
+        if (!target.is_same(out)) target.copy_(out);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                                 std::vector<int64_t>& outputSplits,
+                                                                 std::vector<int64_t>& inputSplits,
+                                                                 const c10d::AllToAllOptions&) {
+  const char* call = "alltoall_base";
+  at::Tensor in = contiguousOf(input, call), out = contiguousOf(output, call);
+  const size_t n = static_cast<size_t>(getSize());
+  at::Tensor target = output;
+  auto finish = [target, out]() mutable {
+    if (!target.is_same(out)) target.copy_(out);
+  };
+  if (outputSplits.empty() && inputSplits.empty()) {
+    TORCH_CHECK(in.numel() == out.numel() && in.numel() % static_cast<int64_t>(n) == 0, "ProcessGroupChorus: ", call,
+                ": input and output must have equal sizes that split evenly over the ranks");
+    return queue(
+        c10d::OpType::ALLTOALL_BASE, call,
+        [&] {
+          check(chorusAllToAll(in.data_ptr(), out.data_ptr(), in.numel() / static_cast<int64_t>(n),
+                               chorusTypeOf(in, call), comm_, stream_),
+                "chorusAllToAll");
+        },
+        {output}, {in, out}, finish);
+  }
+  // Splits count rows of dim 0; Chorus counts elements.
+  auto elements = [&](const at::Tensor& t, const std::vector<int64_t>& splits, std::vector<size_t>& counts,
+                      std::vector<size_t>& displs) {
+    const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+    const int64_t perRow = rows == 0 ? 0 : t.numel() / rows;
+    counts.assign(n, 0);
+    displs.assign(n, 0);
+    size_t at = 0;
+    for (size_t p = 0; p < n; ++p) {
+      counts[p] = static_cast<size_t>(splits.empty() ? rows / static_cast<int64_t>(n) : splits[p]) *
+                  static_cast<size_t>(perRow);
+      displs[p] = at;
+      at += counts[p];
+    }
+  };
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+  elements(in, inputSplits, sendCounts, sendDispls);
+  elements(out, outputSplits, recvCounts, recvDispls);
+  return queue(
+      c10d::OpType::ALLTOALL_BASE, call,
+      [&] {
+        check(chorusAllToAllv(in.data_ptr(), sendCounts.data(), sendDispls.data(), out.data_ptr(), recvCounts.data(),
+                              recvDispls.data(), chorusTypeOf(in, call), comm_, stream_),
+              "chorusAllToAllv");
+      },
+      {output}, {in, out}, finish);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall(std::vector<at::Tensor>& outputs,
+                                                            std::vector<at::Tensor>& inputs,
+                                                            const c10d::AllToAllOptions&) {
+  const char* call = "alltoall";
+  const size_t n = static_cast<size_t>(getSize());
+  TORCH_CHECK(outputs.size() == n && inputs.size() == n, "ProcessGroupChorus: alltoall needs world_size tensors each way");
+  at::Tensor sendFlat = flatOf(inputs);
+  at::Tensor recvFlat = at::empty({std::accumulate(outputs.begin(), outputs.end(), int64_t{0},
+                                                   [](int64_t s, const at::Tensor& t) { return s + t.numel(); })},
+                                  outputs[0].options());
+  std::vector<size_t> sendCounts(n), sendDispls(n), recvCounts(n), recvDispls(n);
+  size_t s = 0, r = 0;
+  for (size_t p = 0; p < n; ++p) {
+    sendCounts[p] = static_cast<size_t>(inputs[p].numel());
+    sendDispls[p] = s;
+    s += sendCounts[p];
+    recvCounts[p] = static_cast<size_t>(outputs[p].numel());
+    recvDispls[p] = r;
+    r += recvCounts[p];
+  }
+  std::vector<at::Tensor> list = outputs;
+  return queue(
+      c10d::OpType::ALLTOALL, call,
+      [&] {
+        check(chorusAllToAllv(sendFlat.data_ptr(), sendCounts.data(), sendDispls.data(), recvFlat.data_ptr(),
+                              recvCounts.data(), recvDispls.data(), chorusTypeOf(sendFlat, call), comm_, stream_),
+              "chorusAllToAllv");
+      },
+      list, {sendFlat, recvFlat}, [recvFlat, list]() mutable { unflattenInto(recvFlat, list); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>& tensors, int dstRank, int) {
+  const char* call = "send";
+  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: send takes one tensor");
+  at::Tensor t = contiguousOf(tensors[0], call);
+  return queue(
+      c10d::OpType::SEND, call,
+      [&] { check(chorusSend(t.data_ptr(), t.numel(), chorusTypeOf(t, call), dstRank, comm_, stream_), "chorusSend"); },
+      tensors, {t});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>& tensors, int srcRank, int) {
+  const char* call = "recv";
+  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: recv takes one tensor");
+  at::Tensor t = contiguousOf(tensors[0], call);
+  at::Tensor target = tensors[0];
+  return queue(
+      c10d::OpType::RECV, call,
+      [&] { check(chorusRecv(t.data_ptr(), t.numel(), chorusTypeOf(t, call), srcRank, comm_, stream_), "chorusRecv"); },
+      tensors, {t}, [target, t]() mutable {
+        if (!target.is_same(t)) target.copy_(t);
+      });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions&) {
+  return queue(
+      c10d::OpType::BARRIER, "barrier", [&] { check(chorusBarrier(comm_, stream_), "chorusBarrier"); }, {}, {});
+}
+
+void ProcessGroupChorus::monitoredBarrier(const c10d::BarrierOptions& opts, bool) {
+  // A barrier that fails (a lost rank, the timeout) raises, naming the ranks Chorus could not reach.
+  barrier(opts)->wait();
+}
+
+}  // namespace chorus_torch

@@ -1,0 +1,141 @@
+"""torch.distributed's calls on the "chorus" backend, checked against exact references (CPU tensors)."""
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from world import run_world
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.int32,
+          torch.int64]
+
+
+def _all_reduce(rank, n):
+    ops = {dist.ReduceOp.SUM: lambda v: sum(v), dist.ReduceOp.MAX: max, dist.ReduceOp.MIN: min,
+           dist.ReduceOp.PRODUCT: lambda v: __import__("math").prod(v)}
+    for dtype in DTYPES:
+        for op, ref in ops.items():
+            x = torch.full((37,), rank + 1, dtype=dtype)
+            dist.all_reduce(x, op=op)
+            want = ref([r + 1 for r in range(n)])
+            assert torch.equal(x, torch.full((37,), want, dtype=dtype)), (dtype, op, x[:4])
+    for op, fn in [(dist.ReduceOp.BAND, lambda a, b: a & b), (dist.ReduceOp.BOR, lambda a, b: a | b),
+                   (dist.ReduceOp.BXOR, lambda a, b: a ^ b)]:
+        x = torch.full((5,), 1 << rank, dtype=torch.int64)
+        dist.all_reduce(x, op=op)
+        want = 1
+        for r in range(1, n):
+            want = fn(want, 1 << r)
+        assert x.tolist() == [want] * 5, (op, x)
+    b = torch.tensor([rank == 0, True, False])
+    dist.all_reduce(b)  # SUM of bools: OR
+    assert b.tolist() == [True, True, False]
+    # Non-contiguous: every other element of a matrix column.
+    m = torch.full((6, 4), float(rank + 1))
+    col = m[:, 1]
+    dist.all_reduce(col)
+    assert torch.equal(m[:, 1], torch.full((6,), float(n * (n + 1) // 2)))
+    assert torch.equal(m[:, 0], torch.full((6,), float(rank + 1)))
+
+
+def _rooted_and_gathers(rank, n):
+    t = torch.arange(10, dtype=torch.float32) * (rank + 1)
+    dist.broadcast(t, src=n - 1)
+    assert torch.equal(t, torch.arange(10, dtype=torch.float32) * n)
+    r = torch.ones(4, dtype=torch.int32) * (rank + 1)
+    dist.reduce(r, dst=0)
+    if rank == 0:
+        assert r.tolist() == [n * (n + 1) // 2] * 4
+    outs = [torch.empty(3) for _ in range(n)]
+    dist.all_gather(outs, torch.full((3,), float(rank)))
+    assert [o[0].item() for o in outs] == list(range(n))
+    flat = torch.empty(3 * n)
+    dist.all_gather_into_tensor(flat, torch.full((3,), float(rank)))
+    assert flat.tolist() == [float(r) for r in range(n) for _ in range(3)]
+    gathered = [torch.empty(2) for _ in range(n)] if rank == 1 else None
+    dist.gather(torch.full((2,), float(rank)), gather_list=gathered, dst=1)
+    if rank == 1:
+        assert [g[0].item() for g in gathered] == list(range(n))
+    got = torch.empty(2)
+    dist.scatter(got, scatter_list=[torch.full((2,), float(10 + r)) for r in range(n)] if rank == 0 else None, src=0)
+    assert got.tolist() == [10.0 + rank] * 2
+    rs = torch.empty(2)
+    dist.reduce_scatter(rs, [torch.full((2,), float(p + rank)) for p in range(n)])
+    assert rs.tolist() == [float(n * rank + n * (n - 1) // 2)] * 2
+    rst = torch.empty(2)
+    dist.reduce_scatter_tensor(rst, torch.arange(2 * n, dtype=torch.float32))
+    assert rst.tolist() == [float(n * (2 * rank)), float(n * (2 * rank + 1))]
+
+
+def _all_to_all(rank, n):
+    inp = torch.arange(n * 2, dtype=torch.int64) + 100 * rank
+    out = torch.empty(n * 2, dtype=torch.int64)
+    dist.all_to_all_single(out, inp)
+    assert out.tolist() == [100 * p + 2 * rank + k for p in range(n) for k in range(2)]
+    # Uneven: rank r sends r+1+p rows to rank p.
+    in_splits = [rank + 1 + p for p in range(n)]
+    out_splits = [p + 1 + rank for p in range(n)]
+    inp = torch.full((sum(in_splits), 3), float(rank))
+    out = torch.empty((sum(out_splits), 3))
+    dist.all_to_all_single(out, inp, output_split_sizes=out_splits, input_split_sizes=in_splits)
+    expect = [float(p) for p in range(n) for _ in range(out_splits[p])]
+    assert out[:, 0].tolist() == expect
+    outs = [torch.empty(p + 1) for p in range(n)]
+    dist.all_to_all(outs, [torch.full((rank + 1,), float(rank * 10 + p)) for p in range(n)])
+    assert [o[0].item() for o in outs] == [float(p * 10 + rank) for p in range(n)]
+
+
+def _point_to_point_and_async(rank, n):
+    nxt, prv = (rank + 1) % n, (rank - 1) % n
+    got = torch.empty(5)
+    ops = [dist.P2POp(dist.isend, torch.full((5,), float(rank)), nxt), dist.P2POp(dist.irecv, got, prv)]
+    for req in dist.batch_isend_irecv(ops):
+        req.wait()
+    assert got.tolist() == [float(prv)] * 5
+    if rank == 0:
+        dist.send(torch.arange(4.0), dst=1)
+    elif rank == 1:
+        t = torch.empty(4)
+        dist.recv(t, src=0)
+        assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+    x = torch.ones(1000)
+    work = dist.all_reduce(x, async_op=True)
+    work.wait()
+    assert x[0].item() == n and work.is_completed()
+    fut = dist.all_reduce(torch.ones(3), async_op=True).get_future()
+    assert fut.wait()[0].tolist() == [float(n)] * 3
+    dist.barrier()
+    dist.monitored_barrier()
+
+
+def _subgroups(rank, n):
+    evens = dist.new_group([r for r in range(n) if r % 2 == 0])
+    x = torch.ones(3)
+    if rank % 2 == 0:
+        dist.all_reduce(x, group=evens)
+        assert x[0].item() == len(range(0, n, 2))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_all_reduce_every_dtype_and_op(n):
+    run_world(_all_reduce, n)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_rooted_calls_and_gathers(n):
+    run_world(_rooted_and_gathers, n)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_all_to_all(n):
+    run_world(_all_to_all, n)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_point_to_point_and_async(n):
+    run_world(_point_to_point_and_async, n)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_subgroups(n):
+    run_world(_subgroups, n)

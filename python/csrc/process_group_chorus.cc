@@ -42,6 +42,20 @@ void unflattenInto(const at::Tensor& flat, std::vector<at::Tensor>& list) {
   }
 }
 
+// What finishes a call that worked on contiguous copies: the results copied back into the caller's tensors (nothing
+// when every one of them was contiguous already).
+std::function<void()> copyBack(std::vector<at::Tensor> targets, std::vector<at::Tensor> work) {
+  bool same = true;
+  for (size_t i = 0; i < targets.size(); ++i) same = same && targets[i].is_same(work[i]);
+  if (same) return {};
+  return [targets, work]() mutable {
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (!targets[i].is_same(work[i])) targets[i].copy_(work[i]);
+    }
+  };
+}
+std::function<void()> copyBack(const at::Tensor& target, const at::Tensor& work) { return copyBack({target}, {work}); }
+
 void requireSameShape(const std::vector<at::Tensor>& list, const at::Tensor& like, const char* call) {
   for (const at::Tensor& t : list) {
     TORCH_CHECK(t.numel() == like.numel() && t.scalar_type() == like.scalar_type(), "ProcessGroupChorus: ", call,
@@ -109,49 +123,32 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::queue(c10d::OpType type, cons
   return c10::make_intrusive<ChorusWork>(type, call, event, std::move(outputs), std::move(keep), std::move(finish));
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Tensor>& tensors,
-                                                             const c10d::AllreduceOptions& opts) {
-  const char* call = "allreduce";
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduceEach(std::vector<at::Tensor>& tensors,
+                                                                const c10d::ReduceOp& op, c10d::OpType type,
+                                                                const char* call, bool grouped) {
   std::vector<at::Tensor> work;
   for (const at::Tensor& t : tensors) work.push_back(contiguousOf(t, call));
-  auto finish = [tensors, work]() mutable {
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      if (!tensors[i].is_same(work[i])) tensors[i].copy_(work[i]);
-    }
-  };
   return queue(
-      c10d::OpType::ALLREDUCE, call,
+      type, call,
       [&] {
         for (at::Tensor& t : work) {
-          check(chorusAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), chorusTypeOf(t, call),
-                                chorusOpOf(opts.reduceOp, t, call), comm_, stream_),
+          check(chorusAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), chorusTypeOf(t, call), chorusOpOf(op, t, call),
+                                comm_, stream_),
                 "chorusAllReduce");
         }
       },
-      tensors, work, finish, work.size() > 1);
+      tensors, work, copyBack(tensors, work), grouped);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Tensor>& tensors,
+                                                             const c10d::AllreduceOptions& opts) {
+  return allreduceEach(tensors, opts.reduceOp, c10d::OpType::ALLREDUCE, "allreduce", tensors.size() > 1);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce_coalesced(std::vector<at::Tensor>& tensors,
                                                                        const c10d::AllreduceCoalescedOptions& opts) {
   // One group: Chorus fuses small allreduces of one dtype into one.
-  std::vector<at::Tensor> work;
-  const char* call = "allreduce_coalesced";
-  for (const at::Tensor& t : tensors) work.push_back(contiguousOf(t, call));
-  auto finish = [tensors, work]() mutable {
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      if (!tensors[i].is_same(work[i])) tensors[i].copy_(work[i]);
-    }
-  };
-  return queue(
-      c10d::OpType::ALLREDUCE_COALESCED, call,
-      [&] {
-        for (at::Tensor& t : work) {
-          check(chorusAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), chorusTypeOf(t, call),
-                                chorusOpOf(opts.reduceOp, t, call), comm_, stream_),
-                "chorusAllReduce");
-        }
-      },
-      tensors, work, finish, true);
+  return allreduceEach(tensors, opts.reduceOp, c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced", true);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Tensor>& tensors,
@@ -167,9 +164,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Ten
                               static_cast<int>(opts.rootRank), comm_, stream_),
               "chorusBroadcast");
       },
-      tensors, {t}, [out, t]() mutable {
-        if (!out.is_same(t)) out.copy_(t);
-      });
+      tensors, {t}, copyBack(out, t));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor>& tensors,
@@ -185,9 +180,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor
                            chorusOpOf(opts.reduceOp, t, call), static_cast<int>(opts.rootRank), comm_, stream_),
               "chorusReduce");
       },
-      tensors, {t}, [out, t]() mutable {
-        if (!out.is_same(t)) out.copy_(t);
-      });
+      tensors, {t}, copyBack(out, t));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& output, at::Tensor& input,
@@ -203,9 +196,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
         check(chorusAllGather(in.data_ptr(), out.data_ptr(), in.numel(), chorusTypeOf(in, call), comm_, stream_),
               "chorusAllGather");
       },
-      {output}, {in, out}, [target, out]() mutable {
-        if (!target.is_same(out)) target.copy_(out);
-      });
+      {output}, {in, out}, copyBack(target, out));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -274,9 +265,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tenso
                             static_cast<int>(opts.rootRank), comm_, stream_),
               "chorusScatter");
       },
-      outputs, {out, root ? flat : out}, [target, out]() mutable {
-        if (!target.is_same(out)) target.copy_(out);
-      });
+      outputs, {out, root ? flat : out}, copyBack(target, out));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -293,9 +282,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tens
                                   chorusOpOf(opts.reduceOp, out, call), comm_, stream_),
               "chorusReduceScatter");
       },
-      {output}, {in, out}, [target, out]() mutable {
-        if (!target.is_same(out)) target.copy_(out);
-      });
+      {output}, {in, out}, copyBack(target, out));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -315,9 +302,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce_scatter(std::vector<at
                                   chorusOpOf(opts.reduceOp, out, call), comm_, stream_),
               "chorusReduceScatter");
       },
-      outputs, {flat, out}, [target, out]() mutable {
-        if (!target.is_same(out)) target.copy_(out);
-      });
+      outputs, {flat, out}, copyBack(target, out));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& output, at::Tensor& input,
@@ -328,9 +313,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
   at::Tensor in = contiguousOf(input, call), out = contiguousOf(output, call);
   const size_t n = static_cast<size_t>(getSize());
   at::Tensor target = output;
-  auto finish = [target, out]() mutable {
-    if (!target.is_same(out)) target.copy_(out);
-  };
+  auto finish = copyBack(target, out);
   if (outputSplits.empty() && inputSplits.empty()) {
     TORCH_CHECK(in.numel() == out.numel() && in.numel() % static_cast<int64_t>(n) == 0, "ProcessGroupChorus: ", call,
                 ": input and output must have equal sizes that split evenly over the ranks");
@@ -420,9 +403,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>&
   return queue(
       c10d::OpType::RECV, call,
       [&] { check(chorusRecv(t.data_ptr(), t.numel(), chorusTypeOf(t, call), srcRank, comm_, stream_), "chorusRecv"); },
-      tensors, {t}, [target, t]() mutable {
-        if (!target.is_same(t)) target.copy_(t);
-      });
+      tensors, {t}, copyBack(target, t));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions&) {

@@ -69,6 +69,9 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> queue(c10d::OpType type, const char* call, const std::function<void()>& calls,
                                        std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
                                        std::function<void()> finish = {}, bool grouped = false);
+  // Allreduces each tensor (in one group when `grouped`: fused where small).
+  c10::intrusive_ptr<c10d::Work> allreduceEach(std::vector<at::Tensor>& tensors, const c10d::ReduceOp& op,
+                                               c10d::OpType type, const char* call, bool grouped);
   // Throws a RuntimeError naming `call` and Chorus's message unless r is chorusSuccess.
   void check(chorusResult_t r, const char* call) const;
 

@@ -9,7 +9,7 @@ start=$SECONDS
 phase() { echo "=== test.sh: $1 (at $((SECONDS - start))s)"; }
 bash scripts/install-deps.sh
 phase "plain build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCHORUS_TORCH=ON
 cmake --build build -j "$(nproc)"
 # The install tree must work too: a consumer builds against it with find_package and pkg-config.
 rm -rf build/test-install

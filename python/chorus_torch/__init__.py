@@ -1,5 +1,10 @@
 """Chorus as a torch.distributed backend: ``import chorus_torch`` registers ``"chorus"``, then
-``torch.distributed.init_process_group("chorus", ...)`` works like any other backend (CPU tensors)."""
+``torch.distributed.init_process_group("chorus", ...)`` works like any other backend (CPU tensors).
+
+``dist.new_group(ranks)`` on a chorus default group splits its communicator (chorusCommSplit: the subgroup shares
+the default group's connections, no new bootstrap); under any other default group it meets through the store."""
+
+import inspect as _inspect
 
 import torch.distributed as _dist
 import torch.distributed.distributed_c10d as _c10d
@@ -7,9 +12,45 @@ import torch.distributed.distributed_c10d as _c10d
 from chorus_torch import _C
 
 BACKEND = "chorus"
+# chorusCommSplit's color for ranks that are not in the new group.
+_NO_COLOR = -1
+
+
+def _chorus_default_group():
+    """The default group when it is a chorus group (subgroups split from it), else None."""
+    if not _c10d.is_initialized():
+        return None
+    default = _c10d._get_default_group()
+    return default if _C.is_chorus(default) else None
+
+
+def _create(opts, pg_options=None):
+    """What torch calls to make a chorus group (register_backend's extended API, which names the group's ranks)."""
+    parent = _chorus_default_group()
+    if opts.global_ranks_in_group and parent is not None:
+        return _C.split(parent, 0, opts.group_rank, opts.timeout)
+    return _C.create_process_group(opts.store, opts.group_rank, opts.group_size, opts.timeout)
+
 
 if BACKEND.upper() not in _dist.Backend._plugins:  # importing twice must not fail
-    _dist.Backend.register_backend(BACKEND, _C.create_process_group)
+    _dist.Backend.register_backend(BACKEND, _create, extended_api=True)
+
+    # torch 1.13 makes a subgroup only on its members; a split is collective over the parent, so the ranks left
+    # out take part too (with no color) before torch returns NON_GROUP_MEMBER to them.
+    _torch_new_group_helper = _c10d._new_process_group_helper
+    _helper_signature = _inspect.signature(_torch_new_group_helper)
+
+    def _new_process_group_helper(*args, **kwargs):
+        bound = _helper_signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        parent = _chorus_default_group()
+        if (str(a["backend"]).lower() == BACKEND and a["global_ranks_in_group"] and parent is not None
+                and parent.rank() not in a["global_ranks_in_group"]):
+            _C.split(parent, _NO_COLOR, 0, a["timeout"])
+        return _torch_new_group_helper(*args, **kwargs)
+
+    _c10d._new_process_group_helper = _new_process_group_helper
 
     # torch 1.13 lets monitored_barrier run on Gloo only, by name; the process group implements it, so chorus
     # groups go to it directly and every other backend keeps torch's own function.

@@ -9,4 +9,15 @@ PYBIND11_MODULE(_C, m) {
   m.def("create_process_group", &chorus_torch::ProcessGroupChorus::create, pybind11::arg("store"),
         pybind11::arg("rank"), pybind11::arg("world_size"), pybind11::arg("timeout"),
         "Makes a ProcessGroupChorus over `store`; what register_backend('chorus', ...) calls.");
+  m.def("is_chorus", [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg) {
+    return dynamic_cast<chorus_torch::ProcessGroupChorus*>(pg.get()) != nullptr;
+  }, pybind11::arg("group"), "True when `group` is a ProcessGroupChorus.");
+  m.def("split", [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg, int color, int key,
+                    const std::chrono::duration<float>& timeout) -> c10::intrusive_ptr<c10d::ProcessGroup> {
+    auto* parent = dynamic_cast<chorus_torch::ProcessGroupChorus*>(pg.get());
+    TORCH_CHECK(parent != nullptr, "chorus_torch.split: the group is not a chorus group");
+    pybind11::gil_scoped_release released;  // a collective over the parent: other Python threads go on meanwhile
+    return parent->split(color, key, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  }, pybind11::arg("group"), pybind11::arg("color"), pybind11::arg("key"), pybind11::arg("timeout"),
+  "chorusCommSplit of a chorus group (collective over it): the new group, or None for color -1 (CHORUS_SPLIT_NOCOLOR).");
 }

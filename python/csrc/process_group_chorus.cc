@@ -54,7 +54,9 @@ std::function<void()> copyBack(std::vector<at::Tensor> targets, std::vector<at::
     }
   };
 }
-std::function<void()> copyBack(const at::Tensor& target, const at::Tensor& work) { return copyBack({target}, {work}); }
+std::function<void()> copyBack(const at::Tensor& target, const at::Tensor& work) {
+  return copyBack(std::vector<at::Tensor>{target}, std::vector<at::Tensor>{work});
+}
 
 void requireSameShape(const std::vector<at::Tensor>& list, const at::Tensor& like, const char* call) {
   for (const at::Tensor& t : list) {
@@ -82,6 +84,23 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
   check(chorusCommInitRankConfig(&comm_, size, id, rank, &config), "chorusCommInitRankConfig");
   check(chorusHostStreamCreate(&stream_), "chorusHostStreamCreate");
   init();
+}
+
+ProcessGroupChorus::ProcessGroupChorus(chorusComm_t comm, int rank, int size) : ProcessGroup(rank, size), comm_(comm) {
+  check(chorusHostStreamCreate(&stream_), "chorusHostStreamCreate");
+  init();
+}
+
+c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::split(int color, int key, std::chrono::milliseconds timeout) {
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;  // every field not set here is inherited from this group's
+  config.timeoutSeconds = std::chrono::duration<double>(timeout).count();
+  chorusComm_t child = nullptr;
+  check(chorusCommSplit(comm_, color, key, &child, &config), "chorusCommSplit");
+  if (child == nullptr) return {};
+  int rank = 0, size = 0;
+  chorusCommUserRank(child, &rank);
+  chorusCommCount(child, &size);
+  return c10::make_intrusive<ProcessGroupChorus>(child, rank, size);
 }
 
 ProcessGroupChorus::~ProcessGroupChorus() {

@@ -19,11 +19,18 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
  public:
   ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                      std::chrono::milliseconds timeout);
+  // Adopts `comm` (a split of another group's communicator), with a host stream of its own.
+  ProcessGroupChorus(chorusComm_t comm, int rank, int size);
   ~ProcessGroupChorus() override;
 
   // What torch.distributed.Backend.register_backend calls.
   static c10::intrusive_ptr<c10d::ProcessGroup> create(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                                        int size, const std::chrono::duration<float>& timeout);
+
+  // torch.distributed.new_group through chorusCommSplit: every rank of this group calls it in the same order; ranks
+  // with `color` CHORUS_SPLIT_NOCOLOR get null, the others a group over the ranks of their color, ordered by `key`.
+  // The child shares this group's connections (CHORUS_SPLIT_SHARE) and takes `timeout`.
+  c10::intrusive_ptr<ProcessGroupChorus> split(int color, int key, std::chrono::milliseconds timeout);
 
   const std::string getBackendName() const override { return "chorus"; }
 

@@ -109,11 +109,41 @@ def _point_to_point_and_async(rank, n):
 
 
 def _subgroups(rank, n):
+    import chorus_torch._C as C
+    pending = dist.all_reduce(torch.ones(1000), async_op=True)  # a split is ordered after calls in flight
     evens = dist.new_group([r for r in range(n) if r % 2 == 0])
-    x = torch.ones(3)
+    assert (evens == dist.GroupMember.NON_GROUP_MEMBER) == (rank % 2 == 1)
+    tail = dist.new_group(sorted({n - 1, 0}, reverse=True))  # given out of order: torch sorts the ranks
+    everyone = dist.new_group()
+    pending.wait()
     if rank % 2 == 0:
+        assert C.is_chorus(evens) and dist.get_rank(evens) == rank // 2
+        x = torch.ones(3)
         dist.all_reduce(x, group=evens)
         assert x[0].item() == len(range(0, n, 2))
+        t = torch.full((2,), float(rank))
+        dist.broadcast(t, src=0, group=evens)  # src is a global rank
+        assert t.tolist() == [0.0, 0.0]
+    if rank in (0, n - 1):
+        y = torch.full((4,), float(rank))
+        dist.all_reduce(y, op=dist.ReduceOp.MAX, group=tail)
+        assert y[0].item() == n - 1
+    z = torch.ones(2, dtype=torch.int64)
+    work = dist.all_reduce(z, group=everyone, async_op=True)
+    w = torch.ones(2, dtype=torch.int64)
+    dist.all_reduce(w)
+    work.wait()
+    assert z.tolist() == [n, n] and w.tolist() == [n, n]
+    dist.destroy_process_group(evens)
+    dist.barrier(group=everyone)
+
+
+def _subgroups_of_another_backend(rank, n):
+    # Under a gloo default group a chorus subgroup meets through torch's store.
+    sub = dist.new_group(list(range(n)), backend="chorus")
+    x = torch.full((5,), float(rank + 1))
+    dist.all_reduce(x, group=sub)
+    assert x[0].item() == n * (n + 1) / 2
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
@@ -136,6 +166,10 @@ def test_point_to_point_and_async(n):
     run_world(_point_to_point_and_async, n)
 
 
-@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_subgroups(n):
     run_world(_subgroups, n)
+
+
+def test_chorus_subgroup_of_a_gloo_world():
+    run_world(_subgroups_of_another_backend, 2, backend="gloo")

@@ -12,8 +12,7 @@ import torch.multiprocessing as mp
 def _rank_main(rank, fn, n, init_file, backend, errors):
     import torch.distributed as dist
     try:
-        if backend == "chorus":
-            import chorus_torch  # noqa: F401  (registers the backend)
+        import chorus_torch  # noqa: F401  (registers "chorus", also for subgroups of other backends' worlds)
         dist.init_process_group(backend, init_method="file://" + init_file, rank=rank, world_size=n)
         fn(rank, n)
         dist.destroy_process_group()

@@ -19,21 +19,29 @@ enum class Failure {
   kCorrupt,      // a frame or record no correct peer sends
 };
 
+// No rank (Error::lostPeer when no peer's loss is known to be behind an error).
+inline constexpr int kNoRank = -1;
+
 class Error : public std::runtime_error {
  public:
-  // A chorusTimeout is a Failure::kTimeout unless said otherwise.
-  Error(chorusResult_t code, const std::string& message, Failure failure = Failure::kUnspecified)
+  // A chorusTimeout is a Failure::kTimeout unless said otherwise. `lostPeer`: the rank whose process is gone, when
+  // that is the cause (this side saw it hang up, or a peer that gave up because of it said so).
+  Error(chorusResult_t code, const std::string& message, Failure failure = Failure::kUnspecified,
+        int lostPeer = kNoRank)
       : std::runtime_error(message),
         code_(code),
-        failure_(failure == Failure::kUnspecified && code == chorusTimeout ? Failure::kTimeout : failure) {}
+        failure_(failure == Failure::kUnspecified && code == chorusTimeout ? Failure::kTimeout : failure),
+        lostPeer_(lostPeer) {}
   chorusResult_t code() const noexcept { return code_; }
   Failure failure() const noexcept { return failure_; }
-  // The same code and kind with another message (context added around this one's).
-  Error withMessage(const std::string& message) const { return Error(code_, message, failure_); }
+  int lostPeer() const noexcept { return lostPeer_; }
+  // The same code, kind and lost peer with another message (context added around this one's).
+  Error withMessage(const std::string& message) const { return Error(code_, message, failure_, lostPeer_); }
 
  private:
   chorusResult_t code_;
   Failure failure_;
+  int lostPeer_;
 };
 
 // Throws chorusSystemError: "<context>: <call> failed: <strerror(err)>".

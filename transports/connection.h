@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/error.h"
+
 namespace chorus {
 
 // Messages complete in the order they were posted, per direction, so a request is just its sequence number.
@@ -51,8 +53,9 @@ class Connection {
   // Tells the peer this side is closing on purpose (a communicator destroyed, not a process lost). Best effort.
   virtual void closeGracefully() = 0;
   // Tells the peer this side gave up (an error or an abort) and stops sending: a peer waiting on us then fails
-  // at once with a message that says so, instead of waiting for its timeout. Best effort; idempotent.
-  virtual void abandon() = 0;
+  // at once with a message that says so, instead of waiting for its timeout. `lostPeer`: the rank whose loss is
+  // the reason, passed on so that the peer's error names it (kNoRank: another reason). Best effort; idempotent.
+  virtual void abandon(int lostPeer = kNoRank) = 0;
   // Adds descriptors whose hang-up means the peer may be gone (POLLRDHUP), unless it already said goodbye.
   virtual void addHangupFds(std::vector<pollfd>& fds) const = 0;
   // Called when a hang-up was seen: throws chorusRemoteError if the peer closed without a goodbye.

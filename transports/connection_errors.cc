@@ -11,10 +11,16 @@ std::string rankText(int rank) { return "rank " + std::to_string(rank); }
 void peerLost(int rank, int peer, const std::string& description, const std::string& what) {
   throw Error(chorusRemoteError,
               rankText(rank) + ": lost connection to rank " + std::to_string(peer) + " (" + description + "): " + what,
-              Failure::kPeerLost);
+              Failure::kPeerLost, peer);
 }
 
-void peerGaveUp(int rank, int peer) {
+void peerGaveUp(int rank, int peer, int lostPeer) {
+  if (lostPeer != kNoRank && lostPeer != rank) {
+    throw Error(chorusRemoteError,
+                rankText(rank) + ": rank " + std::to_string(peer) + " gave up on the communicator because rank " +
+                    std::to_string(lostPeer) + " vanished without a goodbye (process exited or killed)",
+                Failure::kPeerLost, lostPeer);
+  }
   throw Error(chorusRemoteError,
               rankText(rank) + ": rank " + std::to_string(peer) +
                   " gave up on the communicator after an error or an abort of its own",

@@ -9,8 +9,9 @@ namespace chorus::connection_errors {
 
 // The peer's process is gone (`what`: how this side noticed, with the system's own text where there is one).
 [[noreturn]] void peerLost(int rank, int peer, const std::string& description, const std::string& what);
-// The peer abandoned the communicator after an error or an abort of its own.
-[[noreturn]] void peerGaveUp(int rank, int peer);
+// The peer abandoned the communicator after an error or an abort of its own; `lostPeer`: the rank whose loss made
+// it give up, when it said (kNoRank otherwise). Then the error is that loss (Failure::kPeerLost, naming it).
+[[noreturn]] void peerGaveUp(int rank, int peer, int lostPeer);
 // The peer's message for this receive has another size or call tag: the ranks called different things.
 [[noreturn]] void mismatchedMessage(int rank, int peer, uint64_t sentBytes, uint32_t sentTag, uint64_t expectedBytes,
                                     uint32_t expectedTag, const std::string& where);

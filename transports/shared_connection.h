@@ -41,7 +41,7 @@ class SharedConnection final : public Connection {
   void closeGracefully() override {
     if (shared_.use_count() == 1) shared_->closeGracefully();
   }
-  void abandon() override { shared_->abandon(); }
+  void abandon(int lostPeer = kNoRank) override { shared_->abandon(lostPeer); }
   void addHangupFds(std::vector<pollfd>& fds) const override { shared_->addHangupFds(fds); }
   void checkAlive() override { shared_->checkAlive(); }
   int peer() const override { return shared_->peer(); }

@@ -362,11 +362,11 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       // Peers may be blocked waiting on us: tell them now rather than let them run into their timeout.
       if (deviceResources_) {
         for (auto& c : deviceResources_->conns) {
-          if (c) c->abandon();
+          if (c) c->abandon(e.lostPeer());
         }
       }
       for (auto& c : conns_) {
-        if (c) c->abandon();
+        if (c) c->abandon(e.lostPeer());
       }
       if (mismatchReport_ && !aborted_.load()) {
         // Collectives only: a point-to-point call's listing would be its pair's, not every rank's.

@@ -106,12 +106,12 @@ void CommIO::reportHangups(size_t from) {
   }
 }
 
-std::string CommIO::otherLostPeers(int except) {
+std::vector<int> CommIO::otherLostPeers(int except) {
   // When one rank dies its neighbours may fail and exit too; naming every hung-up peer lets the user see
   // the whole picture instead of only the first loss this rank happened to notice.
   pollFds_.clear();
   size_t from = addHangupWatch();
-  std::string lost;
+  std::vector<int> lost;
   if (::poll(pollFds_.data(), pollFds_.size(), 0) <= 0) return lost;
   for (size_t i = from; i < pollFds_.size(); ++i) {
     Connection* c = hangupOwner_[i - from];
@@ -119,11 +119,13 @@ std::string CommIO::otherLostPeers(int except) {
     try {
       c->checkAlive();
     } catch (const Error& e) {
-      if (e.failure() == Failure::kRemoteError) continue;  // alive, failed on its own
-      std::string r = std::to_string(c->peer());
-      if (lost.find(r) == std::string::npos) lost += (lost.empty() ? "" : ", ") + r;
+      // A peer that gave up is alive: the rank it lost, if it says, is the lost one.
+      const int gone = e.lostPeer();
+      if (gone == kNoRank || gone == except) continue;
+      if (std::find(lost.begin(), lost.end(), gone) == lost.end()) lost.push_back(gone);
     }
   }
+  std::sort(lost.begin(), lost.end());
   return lost;
 }
 
@@ -164,9 +166,12 @@ void CommIO::driveUntil(Pred finished) {
     driveLoop(finished);
   } catch (const Error& e) {
     if (e.code() != chorusRemoteError) throw;
-    std::string lost = otherLostPeers(-1);
+    const std::vector<int> lost = otherLostPeers(kNoRank);
     if (lost.empty()) throw;
-    throw Error(e.code(), std::string(e.what()) + "; vanished without a goodbye: rank(s) " + lost, Failure::kPeerLost);
+    std::string ranks;
+    for (int r : lost) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    throw Error(e.code(), std::string(e.what()) + "; vanished without a goodbye: rank(s) " + ranks, Failure::kPeerLost,
+                e.lostPeer() != kNoRank ? e.lostPeer() : lost.front());
   }
 }
 

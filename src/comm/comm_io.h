@@ -65,8 +65,8 @@ class CommIO final : public PeerIO {
   void driveUntil(Pred finished);
   template <class Pred>
   void driveLoop(Pred finished);
-  // The ranks, other than `except`, whose connections have hung up without a goodbye ("2, 5").
-  std::string otherLostPeers(int except);
+  // The ranks, other than `except`, whose connections have hung up without a goodbye, in rank order.
+  std::vector<int> otherLostPeers(int except);
   void sleepUntilSomethingMoves();
   // Polls every connection for a hang-up without waiting; throws chorusRemoteError naming a lost peer.
   void checkPeersAlive();

@@ -259,6 +259,20 @@ TEST_P(ConnectionConformanceTest, APeerThatAbandonsFailsTheWaiterAtOnce) {
   e_->b().abandon();
 }
 
+// A peer that gives up because a third rank vanished says so: the waiter's error names that rank, typed.
+TEST_P(ConnectionConformanceTest, APeerThatAbandonsPassesOnTheRankItLost) {
+  void* in = e_->buffer(false, 1000);
+  e_->b().irecv(in, 1000, 7);
+  e_->b().progress();
+  e_->a().abandon(/*lostPeer=*/6);
+  const Error err = errorOnB();
+  EXPECT_EQ(err.code(), chorusRemoteError) << err.what();
+  EXPECT_EQ(err.failure(), Failure::kPeerLost) << err.what();
+  EXPECT_EQ(err.lostPeer(), 6) << err.what();
+  EXPECT_NE(std::string(err.what()).find("because rank 6 vanished"), std::string::npos) << err.what();
+  e_->b().abandon();
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, ConnectionConformanceTest, ::testing::ValuesIn(kKinds),
                          [](const ::testing::TestParamInfo<Kind>& info) { return std::string(info.param.name); });
 

@@ -5,8 +5,8 @@ namespace chorus {
 LayeredDeviceConnection::LayeredDeviceConnection(int rank, Connection& host, DeviceApi& api, std::string description)
     : rank_(rank), host_(host), api_(api), description_(std::move(description)) {}
 
-void LayeredDeviceConnection::abandon() {
-  host_.abandon();
+void LayeredDeviceConnection::abandon(int lostPeer) {
+  host_.abandon(lostPeer);
   drainCopies();
 }
 

@@ -30,7 +30,7 @@ class LayeredDeviceConnection : public Connection {
   void closeGracefully() override {}
   // Also waits for this side's device copies in flight, so that none still touches the caller's buffers once the
   // error that led here reaches the caller (who may free them).
-  void abandon() override;
+  void abandon(int lostPeer = kNoRank) override;
   void addHangupFds(std::vector<pollfd>& fds) const override { host_.addHangupFds(fds); }
   void checkAlive() override { host_.checkAlive(); }
   int peer() const override { return host_.peer(); }

@@ -57,7 +57,7 @@ class ShmConnection final : public Connection {
   void setSingleCopyHint(bool on) override { singleCopyHint_ = on; }
   void addPollFds(std::vector<pollfd>& fds) const override;
   void closeGracefully() override;
-  void abandon() override;
+  void abandon(int lostPeer = kNoRank) override;
   void addHangupFds(std::vector<pollfd>& fds) const override;
   void checkAlive() override;
   int peer() const override { return peer_; }

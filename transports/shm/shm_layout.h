@@ -51,6 +51,7 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t
 struct alignas(128) ProducerLine {
   std::atomic<uint32_t> state;     // a SideState: the producer side's word on its communicator
   std::atomic<uint32_t> sleeping;  // 1: blocked for space or an acknowledgement; ring the doorbell after freeing
+  std::atomic<uint32_t> lostPeer;  // with kAbandoned: the rank whose loss made this side give up, + 1 (0: none)
 };
 
 // Written only by the consumer, at every record.

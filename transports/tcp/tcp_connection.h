@@ -38,7 +38,7 @@ class TcpConnection final : public Connection {
   bool largeReceivePending() const override;
   void addPollFds(std::vector<pollfd>& fds) const override;
   void closeGracefully() override;
-  void abandon() override;
+  void abandon(int lostPeer = kNoRank) override;
   void addHangupFds(std::vector<pollfd>& fds) const override;
   void checkAlive() override;
   int peer() const override { return peer_; }

@@ -20,4 +20,12 @@ PYBIND11_MODULE(_C, m) {
     return parent->split(color, key, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   }, pybind11::arg("group"), pybind11::arg("color"), pybind11::arg("key"), pybind11::arg("timeout"),
   "chorusCommSplit of a chorus group (collective over it): the new group, or None for color -1 (CHORUS_SPLIT_NOCOLOR).");
+  m.def("time_c_allreduce", [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg, size_t bytes, int iters) {
+    auto* group = dynamic_cast<chorus_torch::ProcessGroupChorus*>(pg.get());
+    TORCH_CHECK(group != nullptr, "chorus_torch.time_c_allreduce: the group is not a chorus group");
+    pybind11::gil_scoped_release released;
+    return group->timeCAllReduce(bytes, iters);
+  }, pybind11::arg("group"), pybind11::arg("bytes"), pybind11::arg("iters"),
+  "Seconds per in-place float32 allreduce of `bytes` made directly on the C ABI (blocking, no stream) on the "
+  "group's communicator: what the torch layer's overhead is measured against (collective over the group).");
 }

@@ -103,6 +103,17 @@ c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::split(int color, int 
   return c10::make_intrusive<ProcessGroupChorus>(child, rank, size);
 }
 
+double ProcessGroupChorus::timeCAllReduce(size_t bytes, int iters) {
+  std::vector<float> data(std::max<size_t>(1, bytes / sizeof(float)), 1.0f);
+  check(chorusStreamSynchronize(stream_), "chorusStreamSynchronize");  // nothing of the group's may be queued
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) {
+    check(chorusAllReduce(data.data(), data.data(), data.size(), chorusFloat32, chorusSum, comm_, nullptr),
+          "chorusAllReduce");
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / std::max(1, iters);
+}
+
 ProcessGroupChorus::~ProcessGroupChorus() {
   if (stream_) chorusHostStreamDestroy(stream_);
   chorusCommDestroy(comm_);

@@ -34,6 +34,10 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
 
   const std::string getBackendName() const override { return "chorus"; }
 
+  // Seconds per in-place float32 chorusAllReduce of `bytes`, made `iters` times directly on the C ABI (blocking):
+  // the baseline for the torch layer's overhead (perf/torch/collective_bench.py overhead). Collective.
+  double timeCAllReduce(size_t bytes, int iters);
+
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts = c10d::BroadcastOptions()) override;
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,

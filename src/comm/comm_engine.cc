@@ -70,6 +70,7 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
   try {
     store_ = parent.store_;
     lane_ = parent.lane_;
+    hostOrder_ = parent.hostOrder_;
     {
       // The parent's connections become shared: no call may be using them meanwhile.
       std::lock_guard<std::mutex> lock(*lane_);
@@ -258,12 +259,12 @@ void CommEngine::planSelection(bool sameHostOverNetwork) {
 
 void CommEngine::runIssued(uint64_t number, std::span<const Op> ops) {
   CallerCount inside(activeCallers_);
-  hostOrder_.waitTurn(number, aborted_);
+  hostOrder_->waitTurn(number, aborted_);
   struct PassOn {
     HostCallOrder& order;
     uint64_t number;
     ~PassOn() { order.pass(number); }
-  } passOn{hostOrder_, number};
+  } passOn{*hostOrder_, number};
   // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it.
   if (deviceQueue_) deviceQueue_->drain();
   execute(ops, [this]() -> CommIO& { return *io_; }, false);
@@ -271,8 +272,8 @@ void CommEngine::runIssued(uint64_t number, std::span<const Op> ops) {
 
 void CommEngine::skipIssued(uint64_t number) {
   CallerCount inside(activeCallers_);
-  hostOrder_.waitTurn(number, aborted_);
-  hostOrder_.pass(number);
+  hostOrder_->waitTurn(number, aborted_);
+  hostOrder_->pass(number);
 }
 
 void CommEngine::execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
@@ -404,7 +405,7 @@ std::unique_ptr<CommEngine> CommEngine::makeChild(const std::vector<int>& member
 
 void CommEngine::requestAbort() {
   aborted_.store(true);
-  hostOrder_.wakeAll();
+  hostOrder_->wakeAll();
   uint64_t one = 1;
   ssize_t ignored = write(wakeFd_, &one, sizeof(one));
   (void)ignored;
@@ -413,7 +414,7 @@ void CommEngine::requestAbort() {
 void CommEngine::waitIdle() {
   PollBackoff backoff;
   // Calls queued on host streams count too: their streams run them (or, after an abort, fail them) promptly.
-  while (activeCallers_.load() > 0 || !hostOrder_.idle()) backoff.pause();
+  while (activeCallers_.load() > 0 || !hostOrder_->idle()) backoff.pause();
   std::lock_guard<std::mutex> lock(*lane_);
 }
 

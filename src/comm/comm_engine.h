@@ -56,7 +56,7 @@ class CommEngine {
   void runBatch(std::span<const Op> ops) { runIssued(issueHostCall(), ops); }
   // Host calls run in the order they were issued (host_call_order.h): a call queued on a host stream takes its
   // number when queued, and later runs (or is skipped) with it; every issued number must be run or skipped.
-  uint64_t issueHostCall() { return hostOrder_.issue(); }
+  uint64_t issueHostCall() { return hostOrder_->issue(); }
   void runIssued(uint64_t number, std::span<const Op> ops);
   void skipIssued(uint64_t number);
   // Names this communicator alike on every rank (its job and key prefix): groups spanning communicators run
@@ -164,7 +164,10 @@ class CommEngine {
     std::atomic<int>& count;
   };
   std::atomic<bool> aborted_{false};
-  HostCallOrder hostOrder_;
+  // The order host calls run in: shared by a communicator and the children that share its connections, so that
+  // calls made on the family in the same order on every rank run in that order everywhere, whichever stream or
+  // thread made them.
+  std::shared_ptr<HostCallOrder> hostOrder_ = std::make_shared<HostCallOrder>();
   int wakeFd_ = -1;
   std::atomic<chorusResult_t> asyncError_{chorusSuccess};
   std::string brokenBecause_;  // set once a failure leaves connections out of step

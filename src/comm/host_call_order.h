@@ -1,8 +1,8 @@
-// The order of a communicator's host calls: each call takes a number when it is issued (made blocking, or queued
-// on a host stream) and runs when every call issued before it has finished, so that calls queued on several
-// streams, and blocking calls made after them, run in the order they were issued, one at a time. A call that is
-// issued always passes its turn on, whether it ran, failed or was skipped. Free for the common case: one thread
-// making blocking calls never waits.
+// The order of a communicator's host calls, shared with the children split from it that share its connections:
+// each call takes a number when it is issued (made blocking, or queued on a host stream) and runs when every call
+// issued before it has finished, so that calls queued on several streams, and blocking calls made after them, run
+// in the order they were issued, one at a time. A call that is issued always passes its turn on, whether it ran,
+// failed or was skipped. Free for the common case: one thread making blocking calls never waits.
 #pragma once
 
 #include <atomic>

@@ -175,6 +175,37 @@ TEST(CommSplitShared, CallsOutOfOrderAcrossTheFamilyFail) {
       kSplitDeadline, c);
 }
 
+// Calls made on the family in the same order on every rank run in that order, whichever streams carry them: a
+// child's call queued on a host stream, then a blocking call on the parent, many times over, never cross.
+TEST(CommSplitShared, StreamCallsAndBlockingCallsRunInIssueOrderAcrossTheFamily) {
+  runThreadWorld(
+      3,
+      [](chorusComm_t comm, int rank) {
+        chorusComm_t child = nullptr;
+        ASSERT_EQ(chorusCommSplit(comm, 0, rank, &child, nullptr), chorusSuccess);
+        chorusStream_t stream = nullptr;
+        ASSERT_EQ(chorusHostStreamCreate(&stream), chorusSuccess);
+        std::vector<int64_t> queued(200), blocking(200);
+        for (size_t i = 0; i < queued.size(); ++i) {
+          queued[i] = static_cast<int64_t>(i) + rank;
+          ASSERT_EQ(chorusAllReduce(&queued[i], &queued[i], 1, chorusInt64, chorusSum, child, stream), chorusSuccess)
+              << chorusGetLastError(child);
+          blocking[i] = 2 * static_cast<int64_t>(i) + rank;
+          ASSERT_EQ(chorusAllReduce(&blocking[i], &blocking[i], 1, chorusInt64, chorusMax, comm, nullptr),
+                    chorusSuccess)
+              << chorusGetLastError(comm);
+        }
+        ASSERT_EQ(chorusStreamSynchronize(stream), chorusSuccess) << chorusGetLastError(nullptr);
+        for (size_t i = 0; i < queued.size(); ++i) {
+          EXPECT_EQ(queued[i], 3 * static_cast<int64_t>(i) + 3) << i;
+          EXPECT_EQ(blocking[i], 2 * static_cast<int64_t>(i) + 2) << i;
+        }
+        chorusHostStreamDestroy(stream);
+        chorusCommDestroy(child);
+      },
+      kSplitDeadline, suiteConfig());
+}
+
 // The C++ API: Communicator::split returns nothing for NOCOLOR, and a communicator otherwise.
 TEST(CommSplitCpp, ReturnsNothingForNoColor) {
   const chorusUniqueId id = chorus::makeUniqueId();

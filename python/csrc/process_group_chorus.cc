@@ -248,6 +248,41 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::ve
       list, {in, flat}, [flat, list]() mutable { unflattenInto(flat, list); });
 }
 
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(
+    std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions&) {
+  // As Gloo does: the inputs flattened into one tensor, one allgather, the pieces copied out per rank.
+  const char* call = "allgather_coalesced";
+  TORCH_CHECK(!inputs.empty(), "ProcessGroupChorus: allgather_coalesced needs at least one input");
+  TORCH_CHECK(static_cast<int>(outputLists.size()) == getSize(),
+              "ProcessGroupChorus: allgather_coalesced needs one output list per rank");
+  for (const at::Tensor& t : inputs) {
+    requireCpu(t, call);
+    TORCH_CHECK(t.scalar_type() == inputs[0].scalar_type(),
+                "ProcessGroupChorus: allgather_coalesced needs one dtype for every input");
+  }
+  for (const std::vector<at::Tensor>& list : outputLists) {
+    TORCH_CHECK(list.size() == inputs.size(), "ProcessGroupChorus: allgather_coalesced: every output list must "
+                                              "hold one tensor per input");
+    for (size_t i = 0; i < list.size(); ++i) requireSameShape({list[i]}, inputs[i], call);
+  }
+  at::Tensor in = flatOf(inputs);
+  at::Tensor flat = at::empty({in.numel() * getSize()}, in.options());
+  std::vector<at::Tensor> all;
+  for (const std::vector<at::Tensor>& list : outputLists) all.insert(all.end(), list.begin(), list.end());
+  return queue(
+      c10d::OpType::ALLGATHER_COALESCED, call,
+      [&] {
+        check(chorusAllGather(in.data_ptr(), flat.data_ptr(), in.numel(), chorusTypeOf(in, call), comm_, stream_),
+              "chorusAllGather");
+      },
+      all, {in, flat}, [flat, all]() mutable { unflattenInto(flat, all); });
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at::Tensor>&, int) {
+  TORCH_CHECK(false, "ProcessGroupChorus: recv from any source is not supported: Chorus matches every receive to "
+                     "one sender, as NCCL does (name the source rank)");
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vector<at::Tensor>>& outputs,
                                                           std::vector<at::Tensor>& inputs,
                                                           const c10d::GatherOptions& opts) {

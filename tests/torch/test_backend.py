@@ -65,6 +65,14 @@ def _rooted_and_gathers(rank, n):
     rst = torch.empty(2)
     dist.reduce_scatter_tensor(rst, torch.arange(2 * n, dtype=torch.float32))
     assert rst.tolist() == [float(n * (2 * rank)), float(n * (2 * rank + 1))]
+    lists = [[torch.empty(2), torch.empty(3, 1)] for _ in range(n)]
+    dist.all_gather_coalesced(lists, [torch.full((2,), float(rank)), torch.full((3, 1), float(10 + rank))])
+    assert [(l[0][0].item(), l[1][2, 0].item()) for l in lists] == [(float(r), float(10 + r)) for r in range(n)]
+    avg = torch.full((3,), float(rank))
+    dist.all_reduce(avg, op=dist.ReduceOp.AVG)
+    assert avg.tolist() == [(n - 1) / 2] * 3
+    with pytest.raises(RuntimeError, match="any source"):
+        dist.recv(torch.empty(1))
 
 
 def _all_to_all(rank, n):

@@ -7,27 +7,40 @@
 
 namespace chorus_torch {
 
-ChorusWork::ChorusWork(c10d::OpType type, const char* call, chorusEvent_t event, std::vector<at::Tensor> outputs,
-                       std::vector<at::Tensor> keep, std::function<void()> finish)
+ChorusWork::ChorusWork(c10d::OpType type, const char* call, std::shared_ptr<StreamEvent> event,
+                       std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep, std::function<void()> finish)
     : c10d::Work(-1, type),
       call_(call),
-      event_(event),
+      event_(std::move(event)),
       outputs_(std::move(outputs)),
       keep_(std::move(keep)),
       finish_(std::move(finish)) {}
 
 ChorusWork::~ChorusWork() {
-  chorusEventSynchronize(event_);
-  chorusEventDestroy(event_);
+  if (event_) chorusEventSynchronize(event_->get());
+}
+
+void ChorusWork::attach(std::shared_ptr<StreamEvent> event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  event_ = std::move(event);
+}
+
+chorusEvent_t ChorusWork::event() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TORCH_CHECK(event_ != nullptr, "ProcessGroupChorus: ", call_,
+              ": waited for inside its batch (batch_isend_irecv issues the batch when it ends)");
+  return event_->get();
 }
 
 void ChorusWork::conclude(chorusResult_t status) {
   if (concluded_) return;
   concluded_ = true;
   if (status != chorusSuccess) {
+    // A timeout says so in the words torch's tests and users look for ("Timed out").
+    const std::string what = status == chorusTimeout ? "Timed out (the process group's timeout)"
+                                                     : std::string(chorusGetErrorString(status));
     exception_ = std::make_exception_ptr(std::runtime_error(std::string("ProcessGroupChorus: ") + call_ + " failed: " +
-                                                            chorusGetErrorString(status) + ": " +
-                                                            chorusGetLastError(nullptr)));
+                                                            what + ": " + chorusGetLastError(nullptr)));
     return;
   }
   if (finish_) {
@@ -40,7 +53,7 @@ void ChorusWork::conclude(chorusResult_t status) {
 }
 
 bool ChorusWork::isCompleted() {
-  const chorusResult_t r = chorusEventQuery(event_);
+  const chorusResult_t r = chorusEventQuery(event());
   if (r == chorusInProgress) return false;
   std::lock_guard<std::mutex> lock(mutex_);
   conclude(r);
@@ -59,7 +72,7 @@ std::exception_ptr ChorusWork::exception() const {
 
 bool ChorusWork::wait(std::chrono::milliseconds) {
   // The communicator's own timeout bounds every wait inside the calls (the process group's timeout).
-  const chorusResult_t r = chorusEventSynchronize(event_);
+  const chorusResult_t r = chorusEventSynchronize(event());
   std::lock_guard<std::mutex> lock(mutex_);
   conclude(r);
   if (exception_) std::rethrow_exception(exception_);
@@ -67,12 +80,13 @@ bool ChorusWork::wait(std::chrono::milliseconds) {
 }
 
 c10::intrusive_ptr<c10::ivalue::Future> ChorusWork::getFuture() {
+  const chorusEvent_t event = this->event();
   std::lock_guard<std::mutex> lock(mutex_);
   if (future_) return future_;
   future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
   c10::intrusive_ptr<ChorusWork> self = c10::intrusive_ptr<ChorusWork>::reclaim_copy(this);
-  at::launch([self] {
-    const chorusResult_t r = chorusEventSynchronize(self->event_);
+  at::launch([self, event] {
+    const chorusResult_t r = chorusEventSynchronize(event);
     std::exception_ptr failure;
     {
       std::lock_guard<std::mutex> lock(self->mutex_);

@@ -9,6 +9,7 @@
 
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -16,12 +17,30 @@
 
 namespace chorus_torch {
 
+// An event recorded after calls on a host stream; destroyed (after the calls are done) with its last Work.
+class StreamEvent {
+ public:
+  explicit StreamEvent(chorusEvent_t event) : event_(event) {}
+  ~StreamEvent() {
+    chorusEventSynchronize(event_);
+    chorusEventDestroy(event_);
+  }
+  StreamEvent(const StreamEvent&) = delete;
+  StreamEvent& operator=(const StreamEvent&) = delete;
+  chorusEvent_t get() const { return event_; }
+
+ private:
+  chorusEvent_t event_;
+};
+
 class ChorusWork : public c10d::Work {
  public:
-  // `event` (owned) marks the end of the calls; `keep` holds every tensor they touch until they are done;
-  // `finish` runs after them (may be empty).
-  ChorusWork(c10d::OpType type, const char* call, chorusEvent_t event, std::vector<at::Tensor> outputs,
+  // `event` marks the end of the calls (null for a call held in a batch until attach()); `keep` holds every tensor
+  // they touch until they are done; `finish` runs after them (may be empty).
+  ChorusWork(c10d::OpType type, const char* call, std::shared_ptr<StreamEvent> event, std::vector<at::Tensor> outputs,
              std::vector<at::Tensor> keep, std::function<void()> finish);
+  // Gives a call held in a batch (batch_isend_irecv) the event of the batch, once the batch is issued.
+  void attach(std::shared_ptr<StreamEvent> event);
   // Waits for the calls first: the tensors they use must outlive them.
   ~ChorusWork() override;
 
@@ -37,9 +56,11 @@ class ChorusWork : public c10d::Work {
  private:
   // Records the outcome of status (chorusSuccess or an error) and runs finish_, once. Under mutex_.
   void conclude(chorusResult_t status);
+  // The event, or an error naming the call when its batch has not been issued yet.
+  chorusEvent_t event() const;
 
   const char* call_;
-  chorusEvent_t event_;
+  std::shared_ptr<StreamEvent> event_;
   std::vector<at::Tensor> outputs_;
   std::vector<at::Tensor> keep_;
   std::function<void()> finish_;

@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 
@@ -69,7 +70,7 @@ void requireSameShape(const std::vector<at::Tensor>& list, const at::Tensor& lik
 
 ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                        std::chrono::milliseconds timeout)
-    : ProcessGroup(rank, size) {
+    : ProcessGroup(rank, size), store_(store) {
   chorusUniqueId id;
   if (rank == 0) {
     check(chorusGetUniqueId(&id), "chorusGetUniqueId");
@@ -86,7 +87,9 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
   init();
 }
 
-ProcessGroupChorus::ProcessGroupChorus(chorusComm_t comm, int rank, int size) : ProcessGroup(rank, size), comm_(comm) {
+ProcessGroupChorus::ProcessGroupChorus(chorusComm_t comm, int rank, int size, c10::intrusive_ptr<c10d::Store> store,
+                                       std::string storePrefix)
+    : ProcessGroup(rank, size), comm_(comm), store_(std::move(store)), storePrefix_(std::move(storePrefix)) {
   check(chorusHostStreamCreate(&stream_), "chorusHostStreamCreate");
   init();
 }
@@ -96,11 +99,12 @@ c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::split(int color, int 
   config.timeoutSeconds = std::chrono::duration<double>(timeout).count();
   chorusComm_t child = nullptr;
   check(chorusCommSplit(comm_, color, key, &child, &config), "chorusCommSplit");
+  const std::string prefix = storePrefix_ + "split" + std::to_string(++splits_) + "/" + std::to_string(color) + "/";
   if (child == nullptr) return {};
   int rank = 0, size = 0;
   chorusCommUserRank(child, &rank);
   chorusCommCount(child, &size);
-  return c10::make_intrusive<ProcessGroupChorus>(child, rank, size);
+  return c10::make_intrusive<ProcessGroupChorus>(child, rank, size, store_, prefix);
 }
 
 double ProcessGroupChorus::timeCAllReduce(size_t bytes, int iters) {
@@ -150,7 +154,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::queue(c10d::OpType type, cons
   const chorusResult_t recorded = chorusEventRecord(event, stream_);
   if (recorded != chorusSuccess) chorusEventDestroy(event);
   check(recorded, "chorusEventRecord");
-  return c10::make_intrusive<ChorusWork>(type, call, event, std::move(outputs), std::move(keep), std::move(finish));
+  return c10::make_intrusive<ChorusWork>(type, call, std::make_shared<StreamEvent>(event), std::move(outputs),
+                                         std::move(keep), std::move(finish));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduceEach(std::vector<at::Tensor>& tensors,
@@ -170,8 +175,56 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduceEach(std::vector<at:
       tensors, work, copyBack(tensors, work), grouped);
 }
 
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::sparseAllreduce(at::Tensor& tensor, const c10d::ReduceOp& op) {
+  const char* call = "allreduce";
+  requireCpu(tensor, call);
+  TORCH_CHECK(op == c10d::ReduceOp::SUM, "ProcessGroupChorus: allreduce of sparse tensors supports SUM only");
+  const at::Tensor input = tensor.coalesce();
+  const int64_t n = getSize(), sparseDims = input.sparse_dim();
+  // Entries per rank first (the rest waits for them: the gathered entries are padded to the largest count).
+  std::vector<int64_t> counts(static_cast<size_t>(n));
+  const int64_t mine = input._nnz();
+  check(chorusAllGather(&mine, counts.data(), 1, chorusInt64, comm_, stream_), "chorusAllGather");
+  check(chorusStreamSynchronize(stream_), "chorusStreamSynchronize");
+  const int64_t most = *std::max_element(counts.begin(), counts.end());
+  at::Tensor values = input._values().contiguous();
+  int64_t perEntry = 1;  // elements per entry: the dense dimensions' product (known even with no entries)
+  for (int64_t d = 1; d < values.dim(); ++d) perEntry *= values.size(d);
+  std::vector<int64_t> valueShape = values.sizes().vec();
+  at::Tensor indices = at::zeros({most, sparseDims}, input._indices().options());
+  indices.narrow(0, 0, mine).copy_(input._indices().t());
+  at::Tensor paddedValues = at::zeros({most, perEntry}, values.options());
+  paddedValues.narrow(0, 0, mine).copy_(values.reshape({mine, perEntry}));
+  at::Tensor allIndices = at::empty({n * most, sparseDims}, indices.options());
+  at::Tensor allValues = at::empty({n * most, perEntry}, values.options());
+  at::Tensor target = tensor;
+  const std::vector<int64_t> sizes = input.sizes().vec();
+  return queue(
+      c10d::OpType::ALLREDUCE, call,
+      [&] {
+        check(chorusAllGather(indices.data_ptr(), allIndices.data_ptr(), indices.numel(), chorusInt64, comm_, stream_),
+              "chorusAllGather");
+        check(chorusAllGather(paddedValues.data_ptr(), allValues.data_ptr(), paddedValues.numel(),
+                              chorusTypeOf(paddedValues, call), comm_, stream_),
+              "chorusAllGather");
+      },
+      {tensor}, {indices, paddedValues, allIndices, allValues},
+      [=]() mutable {
+        std::vector<at::Tensor> idx, val;
+        for (int64_t r = 0; r < n; ++r) {
+          const int64_t c = counts[static_cast<size_t>(r)];
+          idx.push_back(allIndices.narrow(0, r * most, c));
+          val.push_back(allValues.narrow(0, r * most, c));
+        }
+        valueShape[0] = -1;
+        at::Tensor sum = at::sparse_coo_tensor(at::cat(idx).t(), at::cat(val).reshape(valueShape), sizes).coalesce();
+        target.copy_(sum);
+      });
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduce(std::vector<at::Tensor>& tensors,
                                                              const c10d::AllreduceOptions& opts) {
+  if (tensors.size() == 1 && tensors[0].is_sparse()) return sparseAllreduce(tensors[0], opts.reduceOp);
   return allreduceEach(tensors, opts.reduceOp, c10d::OpType::ALLREDUCE, "allreduce", tensors.size() > 1);
 }
 
@@ -450,25 +503,67 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall(std::vector<at::Tens
       list, {sendFlat, recvFlat}, [recvFlat, list]() mutable { unflattenInto(recvFlat, list); });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>& tensors, int dstRank, int) {
-  const char* call = "send";
-  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: send takes one tensor");
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::pointToPoint(bool send, std::vector<at::Tensor>& tensors,
+                                                                int peer) {
+  const char* call = send ? "send" : "recv";
+  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: ", call, " takes one tensor");
   at::Tensor t = contiguousOf(tensors[0], call);
-  return queue(
-      c10d::OpType::SEND, call,
-      [&] { check(chorusSend(t.data_ptr(), t.numel(), chorusTypeOf(t, call), dstRank, comm_, stream_), "chorusSend"); },
-      tensors, {t});
+  at::Tensor target = tensors[0];
+  auto issue = [this, send, call](const at::Tensor& x, int p) {
+    if (send) {
+      check(chorusSend(x.data_ptr(), x.numel(), chorusTypeOf(x, call), p, comm_, stream_), "chorusSend");
+    } else {
+      check(chorusRecv(x.data_ptr(), x.numel(), chorusTypeOf(x, call), p, comm_, stream_), "chorusRecv");
+    }
+  };
+  const c10d::OpType type = send ? c10d::OpType::SEND : c10d::OpType::RECV;
+  if (coalescing_) {
+    chorusTypeOf(t, call);  // refused now rather than when the batch ends
+    auto work = c10::make_intrusive<ChorusWork>(type, call, nullptr, tensors, std::vector<at::Tensor>{t},
+                                                send ? std::function<void()>{} : copyBack(target, t));
+    held_.push_back(HeldCall{send, t, peer, work});
+    return work;
+  }
+  return queue(type, call, [&] { issue(t, peer); }, tensors, {t}, send ? std::function<void()>{} : copyBack(target, t));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>& tensors, int dstRank, int) {
+  return pointToPoint(true, tensors, dstRank);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>& tensors, int srcRank, int) {
-  const char* call = "recv";
-  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: recv takes one tensor");
-  at::Tensor t = contiguousOf(tensors[0], call);
-  at::Tensor target = tensors[0];
-  return queue(
-      c10d::OpType::RECV, call,
-      [&] { check(chorusRecv(t.data_ptr(), t.numel(), chorusTypeOf(t, call), srcRank, comm_, stream_), "chorusRecv"); },
-      tensors, {t}, copyBack(target, t));
+  return pointToPoint(false, tensors, srcRank);
+}
+
+void ProcessGroupChorus::startCoalescing() {
+  TORCH_CHECK(!coalescing_, "ProcessGroupChorus: batches of sends and receives do not nest");
+  coalescing_ = true;
+}
+
+void ProcessGroupChorus::endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work>>&) {
+  coalescing_ = false;
+  std::vector<HeldCall> batch = std::move(held_);
+  held_.clear();
+  if (batch.empty()) return;
+  ++sequence_;
+  check(chorusGroupStart(), "chorusGroupStart");
+  chorusResult_t r = chorusSuccess;
+  for (const HeldCall& h : batch) {
+    const chorusDataType_t type = chorusTypeOf(h.tensor, h.send ? "send" : "recv");
+    r = h.send ? chorusSend(h.tensor.data_ptr(), h.tensor.numel(), type, h.peer, comm_, stream_)
+               : chorusRecv(h.tensor.data_ptr(), h.tensor.numel(), type, h.peer, comm_, stream_);
+    if (r != chorusSuccess) break;
+  }
+  const chorusResult_t ended = chorusGroupEnd();
+  check(r, "batch_isend_irecv");
+  check(ended, "batch_isend_irecv");
+  chorusEvent_t event = nullptr;
+  check(chorusEventCreate(&event), "chorusEventCreate");
+  const chorusResult_t recorded = chorusEventRecord(event, stream_);
+  if (recorded != chorusSuccess) chorusEventDestroy(event);
+  check(recorded, "chorusEventRecord");
+  auto shared = std::make_shared<StreamEvent>(event);
+  for (HeldCall& h : batch) h.work->attach(shared);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions&) {
@@ -476,9 +571,44 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOp
       c10d::OpType::BARRIER, "barrier", [&] { check(chorusBarrier(comm_, stream_), "chorusBarrier"); }, {}, {});
 }
 
-void ProcessGroupChorus::monitoredBarrier(const c10d::BarrierOptions& opts, bool) {
-  // A barrier that fails (a lost rank, the timeout) raises, naming the ranks Chorus could not reach.
-  barrier(opts)->wait();
+void ProcessGroupChorus::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) {
+  using Clock = std::chrono::steady_clock;
+  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(opts.timeout);
+  const auto end = Clock::now() + timeout;
+  const std::string key = storePrefix_ + "monitored_barrier/" + std::to_string(++monitoredBarriers_) + "/";
+  auto remaining = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()); };
+  const std::string within = " in " + std::to_string(timeout.count()) + " ms";
+  if (getRank() != 0) {
+    store_->set(key + "arrived/" + std::to_string(getRank()), std::vector<uint8_t>{1});
+    try {
+      store_->wait({key + "released"}, std::max(remaining(), std::chrono::milliseconds(1)));
+    } catch (const std::exception& e) {
+      TORCH_CHECK(false, "Rank ", getRank(), " successfully reached monitoredBarrier, but received errors while "
+                  "waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank. (", e.what(), ")");
+    }
+    return;
+  }
+  std::vector<int> failed;
+  for (int r = 1; r < getSize(); ++r) {
+    const auto left = remaining();
+    // Out of time before any rank failed: rank 0 itself came too late (Gloo's wording). After a failure, with
+    // waitAllRanks, every remaining rank still gets a look.
+    TORCH_CHECK(left.count() > 0 || !failed.empty(), "Rank 0 timed out in monitoredBarrier after ", timeout.count(),
+                " ms (ProcessGroupChorus)");
+    try {
+      store_->wait({key + "arrived/" + std::to_string(r)}, std::max(left, std::chrono::milliseconds(1)));
+    } catch (const std::exception&) {
+      TORCH_CHECK(waitAllRanks, "Rank ", r, " failed to pass monitoredBarrier", within,
+                  " (ProcessGroupChorus; rank 0 waited for it through the store)");
+      failed.push_back(r);
+    }
+  }
+  if (!failed.empty()) {
+    std::string ranks;
+    for (int r : failed) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    TORCH_CHECK(false, "Ranks ", ranks, " failed to pass monitoredBarrier", within, " (ProcessGroupChorus)");
+  }
+  store_->set(key + "released", std::vector<uint8_t>{1});
 }
 
 }  // namespace chorus_torch

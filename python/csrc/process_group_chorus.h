@@ -19,8 +19,10 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
  public:
   ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                      std::chrono::milliseconds timeout);
-  // Adopts `comm` (a split of another group's communicator), with a host stream of its own.
-  ProcessGroupChorus(chorusComm_t comm, int rank, int size);
+  // Adopts `comm` (a split of another group's communicator), with a host stream of its own; `store` and every key
+  // under `storePrefix` are this group's (for monitored barriers).
+  ProcessGroupChorus(chorusComm_t comm, int rank, int size, c10::intrusive_ptr<c10d::Store> store,
+                     std::string storePrefix);
   ~ProcessGroupChorus() override;
 
   // What torch.distributed.Backend.register_backend calls.
@@ -71,9 +73,16 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
                                                const c10d::AllToAllOptions& opts = c10d::AllToAllOptions()) override;
   c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
                                           const c10d::AllToAllOptions& opts = c10d::AllToAllOptions()) override;
+  // batch_isend_irecv: the sends and receives made between these two are issued together, as one group (each
+  // one alone could wait for a peer that is itself waiting: a receive before a send on both sides).
+  void startCoalescing() override;
+  void endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work>>& reqs) override;
   c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank, int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts = c10d::BarrierOptions()) override;
+  // Gloo's monitored barrier, through the store (so that its own timeout, often seconds, applies and a failure
+  // leaves the communicator usable): every rank reports to rank 0, which names the ranks that did not come within
+  // the timeout (the first, or all with waitAllRanks) and otherwise releases them.
   void monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks = false) override;
   void setSequenceNumberForGroup() override {}
   uint64_t getSequenceNumberForGroup() override { return sequence_; }
@@ -87,10 +96,29 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   // Allreduces each tensor (in one group when `grouped`: fused where small).
   c10::intrusive_ptr<c10d::Work> allreduceEach(std::vector<at::Tensor>& tensors, const c10d::ReduceOp& op,
                                                c10d::OpType type, const char* call, bool grouped);
+  // A sparse COO tensor's SUM over the group, as Gloo does it: every rank's entries gathered, then added up (the
+  // result replaces the tensor's contents).
+  c10::intrusive_ptr<c10d::Work> sparseAllreduce(at::Tensor& tensor, const c10d::ReduceOp& op);
   // Throws a RuntimeError naming `call` and Chorus's message unless r is chorusSuccess.
   void check(chorusResult_t r, const char* call) const;
 
+  // A send or receive held for the batch being coalesced.
+  struct HeldCall {
+    bool send;
+    at::Tensor tensor;  // contiguous
+    int peer;
+    c10::intrusive_ptr<class ChorusWork> work;
+  };
+  // A send or receive: queued now, or held for the batch when coalescing.
+  c10::intrusive_ptr<c10d::Work> pointToPoint(bool send, std::vector<at::Tensor>& tensors, int peer);
+
   chorusComm_t comm_ = nullptr;
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::string storePrefix_;
+  uint64_t splits_ = 0;             // splits made of this group (every rank counts each one)
+  uint64_t monitoredBarriers_ = 0;  // monitored barriers made on this group
+  bool coalescing_ = false;
+  std::vector<HeldCall> held_;
   chorusStream_t stream_ = nullptr;
   uint64_t sequence_ = 0;
 };

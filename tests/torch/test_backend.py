@@ -71,6 +71,17 @@ def _rooted_and_gathers(rank, n):
     avg = torch.full((3,), float(rank))
     dist.all_reduce(avg, op=dist.ReduceOp.AVG)
     assert avg.tolist() == [(n - 1) / 2] * 3
+    # Sparse: rank r holds entry (r, r) = r + 1 and entry (0, 1) = 1; rank 1 none when n > 1 (zero entries work).
+    idx = [[rank, 0], [rank, 1]] if rank != 1 else [[], []]
+    val = [float(rank + 1), 1.0] if rank != 1 else []
+    sp = torch.sparse_coo_tensor(torch.tensor(idx, dtype=torch.int64).reshape(2, -1), torch.tensor(val), (n, n))
+    dist.all_reduce(sp)
+    want = torch.zeros(n, n)
+    for r in range(n):
+        if r != 1:
+            want[r, r] += r + 1
+            want[0, 1] += 1
+    assert torch.equal(sp.to_dense(), want), sp.to_dense()
     with pytest.raises(RuntimeError, match="any source"):
         dist.recv(torch.empty(1))
 

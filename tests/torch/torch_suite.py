@@ -153,6 +153,14 @@ def run(args):
             env = dict(os.environ, BACKEND=args.backend, WORLD_SIZE=str(args.world_size), TEMP_DIR=tmp)
             return subprocess.run([sys.executable, os.path.abspath(__file__)] + sys.argv[1:], env=env).returncode
     names = _selected(unittest.TestLoader().getTestCaseNames(TestDistBackendWithSpawn), args.k)
+    if args.names:
+        with open(args.names) as f:
+            wanted = [line.split("#")[0].strip() for line in f]
+        wanted = [w for w in wanted if w]
+        unknown = sorted(set(wanted) - set(names))
+        if unknown:
+            sys.exit(f"torch_suite: not in the suite: {', '.join(unknown)}")
+        names = [n for n in names if n in wanted]
     if args.list:
         print("\n".join(names))
         return 0
@@ -203,6 +211,7 @@ def main():
     r.add_argument("--world-size", type=int, default=2)
     r.add_argument("--json", help="write every test's outcome here")
     r.add_argument("-k", action="append", help="run only tests whose names contain this (repeatable)")
+    r.add_argument("--names", help="a file naming the tests to run, one per line (# comments)")
     r.add_argument("--list", action="store_true", help="list the selected tests and stop")
     r.add_argument("-v", "--verbose", action="store_true")
     c = sub.add_parser("compare", help="tests the reference run passed that the candidate did not")

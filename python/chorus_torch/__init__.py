@@ -57,7 +57,7 @@ if BACKEND.upper() not in _dist.Backend._plugins:  # importing twice must not fa
     _torch_monitored_barrier = _c10d.monitored_barrier
 
     def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
-        if str(_dist.get_backend(group)).lower() != BACKEND:
+        if _c10d._rank_not_in_group(group) or str(_dist.get_backend(group)).lower() != BACKEND:
             return _torch_monitored_barrier(group, timeout, wait_all_ranks)
         pg = group if group is not None else _c10d._get_default_group()
         return pg.monitored_barrier(timeout if timeout is not None else _c10d.default_pg_timeout,

@@ -165,6 +165,57 @@ def _subgroups_of_another_backend(rank, n):
     assert x[0].item() == n * (n + 1) / 2
 
 
+def _every_call_every_dtype(rank, n):
+    """Each call once per dtype (bool where the call moves data or SUM means OR), with small exact values."""
+    for dtype in DTYPES + [torch.bool]:
+        def full(shape, v):
+            return torch.full(shape, v if dtype != torch.bool else bool(v % 2), dtype=dtype)
+        name = str(dtype)
+        t = full((5,), rank + 1)
+        dist.broadcast(t, src=n - 1)
+        assert torch.equal(t, full((5,), n)), name
+        r = full((3,), rank + 1)
+        dist.reduce(r, dst=0)
+        if rank == 0 and dtype != torch.bool:
+            assert torch.equal(r, full((3,), n * (n + 1) // 2)), name
+        outs = [full((2,), 0) for _ in range(n)]
+        dist.all_gather(outs, full((2,), rank + 1))
+        assert all(torch.equal(o, full((2,), p + 1)) for p, o in enumerate(outs)), name
+        flat = full((2 * n,), 0)
+        dist.all_gather_into_tensor(flat, full((2,), rank + 1))
+        assert torch.equal(flat, torch.cat([full((2,), p + 1) for p in range(n)])), name
+        gathered = [full((2,), 0) for _ in range(n)] if rank == 0 else None
+        dist.gather(full((2,), rank + 1), gather_list=gathered, dst=0)
+        if rank == 0:
+            assert all(torch.equal(g, full((2,), p + 1)) for p, g in enumerate(gathered)), name
+        got = full((2,), 0)
+        dist.scatter(got, scatter_list=[full((2,), p + 1) for p in range(n)] if rank == 0 else None, src=0)
+        assert torch.equal(got, full((2,), rank + 1)), name
+        if dtype != torch.bool:
+            rs = full((2,), 0)
+            dist.reduce_scatter(rs, [full((2,), p + 1) for p in range(n)])
+            assert torch.equal(rs, full((2,), n * (rank + 1))), name
+            rst = full((2,), 0)
+            dist.reduce_scatter_tensor(rst, torch.cat([full((2,), p + 1) for p in range(n)]))
+            assert torch.equal(rst, full((2,), n * (rank + 1))), name
+        a2a = full((n,), 0)
+        dist.all_to_all_single(a2a, torch.cat([full((1,), rank + 1) for _ in range(n)]))
+        assert torch.equal(a2a, torch.cat([full((1,), p + 1) for p in range(n)])), name
+        if n > 1:
+            nxt, prv = (rank + 1) % n, (rank - 1) % n
+            into = full((3,), 0)
+            reqs = dist.batch_isend_irecv([dist.P2POp(dist.irecv, into, prv),
+                                           dist.P2POp(dist.isend, full((3,), rank + 1), nxt)])
+            for q in reqs:
+                q.wait()
+            assert torch.equal(into, full((3,), prv + 1)), name
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_every_call_in_every_dtype(n):
+    run_world(_every_call_every_dtype, n)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_all_reduce_every_dtype_and_op(n):
     run_world(_all_reduce, n)

@@ -90,7 +90,8 @@ void HostStream::threadMain() {
       if (!waitedForCaller) {
         waitedForCaller = true;
         lock.unlock();
-        for (int i = 0; i < kPickupRounds && waiters_.load(std::memory_order_relaxed) == 0; ++i) sched_yield();
+        const auto until = std::chrono::steady_clock::now() + kPickupWindow;
+        while (waiters_.load(std::memory_order_relaxed) == 0 && std::chrono::steady_clock::now() < until) sched_yield();
         lock.lock();
         continue;
       }

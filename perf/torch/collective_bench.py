@@ -12,18 +12,14 @@ Run from the source tree after building (PYTHONPATH is found) or with PYTHONPATH
 """
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "build", "python"))
+from side_by_side import join_both, spawn
 
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-import torch.multiprocessing as mp  # noqa: E402
+import torch
+import torch.distributed as dist
 
 COLLECTIVES = ("allreduce", "alltoall", "allgather", "broadcast", "reducescatter", "overhead")
 
@@ -132,14 +128,14 @@ def time_round(call, iters, group):
     return (time.perf_counter() - start) / iters
 
 
-def overhead(rank, args, group, results):
+def overhead(rank, args, group, gloo_group, results):
     """An 8-byte in-place allreduce through torch (dist.all_reduce, which waits for its Work) against the same call
     made directly on the C ABI (chorusAllReduce on the group's communicator, blocking), alternating rounds."""
     import chorus_torch._C as C
     x = torch.ones(2)
     iters = args.iters or 20000
     torch_times, c_times, gloo_times = [], [], []
-    gloo = dist.new_group(list(range(args.nranks)), backend="gloo")
+    gloo = gloo_group
     y = torch.ones(2)
     for _ in range(args.rounds):
         torch_times.append(time_round(lambda: dist.all_reduce(x, group=group), iters, group))
@@ -151,14 +147,12 @@ def overhead(rank, args, group, results):
 
 
 def rank_main(rank, args, init_file, results):
-    import chorus_torch  # noqa: F401
     torch.set_num_threads(1)
     n = args.nranks
-    dist.init_process_group("chorus", init_method="file://" + init_file, rank=rank, world_size=n)
-    groups = {"chorus": dist.group.WORLD, "gloo": dist.new_group(list(range(n)), backend="gloo")}
+    groups = join_both(rank, n, init_file)
     coll = args.collective
     if coll == "overhead":
-        overhead(rank, args, groups["chorus"], results)
+        overhead(rank, args, groups["chorus"], groups["gloo"], results)
         dist.destroy_process_group()
         return
     rows = []
@@ -191,20 +185,16 @@ def main():
     parser.add_argument("-r", "--rounds", type=int, default=5, help="alternating rounds per size (median)")
     parser.add_argument("--iters", type=int, default=0, help="calls per round (default: by size)")
     args = parser.parse_args()
-    ctx = mp.get_context("spawn")
-    results = ctx.SimpleQueue()
-    with tempfile.TemporaryDirectory() as tmp:
-        mp.start_processes(rank_main, args=(args, os.path.join(tmp, "init"), results), nprocs=args.nranks,
-                           start_method="spawn")
+    result = spawn(rank_main, args, args.nranks)
     coll, n = args.collective, args.nranks
     if coll == "overhead":
-        t_torch, t_c, t_gloo = results.get()
+        t_torch, t_c, t_gloo = result
         print(f"# 8-byte float32 allreduce, {n} ranks, medians of {args.rounds} alternating rounds")
         print(f"  chorus through torch  {t_torch * 1e6:8.2f} us")
         print(f"  chorus C ABI          {t_c * 1e6:8.2f} us   (torch layer adds {(t_torch - t_c) * 1e6:.2f} us)")
         print(f"  gloo through torch    {t_gloo * 1e6:8.2f} us   (chorus/gloo {t_torch / t_gloo:.3f})")
         return
-    rows = results.get()
+    rows = result
     factor = bus_factor(coll, n)
     print(f"# torch {torch.__version__} collective {coll}: nranks {n}, float32, sum, in place, "
           f"{args.rounds} alternating rounds, medians")

@@ -11,27 +11,23 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "torch"))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "build", "python"))
+from side_by_side import join_both, spawn
 
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-import torch.multiprocessing as mp  # noqa: E402
-from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "torch"))
 
 from ddp_train import batches, make_model, step  # noqa: E402
 
 
 def rank_main(rank, args, init_file, results):
-    import chorus_torch  # noqa: F401
     n = args.nranks
     torch.set_num_threads(args.threads or max(1, (os.cpu_count() or 1) // n))
-    dist.init_process_group("chorus", init_method="file://" + init_file, rank=rank, world_size=n)
-    groups = {"chorus": dist.group.WORLD, "gloo": dist.new_group(list(range(n)), backend="gloo")}
+    groups = join_both(rank, n, init_file)
     runs = {}
     for name, group in groups.items():
         model = DDP(make_model(), process_group=group, bucket_cap_mb=args.bucket_mb)
@@ -66,12 +62,7 @@ def main():
     parser.add_argument("--bucket-mb", type=float, default=25, help="DDP's bucket_cap_mb")
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads per rank (0: cores / ranks)")
     args = parser.parse_args()
-    ctx = mp.get_context("spawn")
-    results = ctx.SimpleQueue()
-    with tempfile.TemporaryDirectory() as tmp:
-        mp.start_processes(rank_main, args=(args, os.path.join(tmp, "init"), results), nprocs=args.nranks,
-                           start_method="spawn")
-    medians, drift, params, threads = results.get()
+    medians, drift, params, threads = spawn(rank_main, args, args.nranks)
     print(f"# DDP, {args.nranks} ranks, {params / 1e6:.1f}M parameters, batch {args.batch}, bucket {args.bucket_mb} MB, "
           f"{threads} threads per rank, {args.rounds} x {args.steps} steps per backend, alternating")
     for name, t in medians.items():

@@ -127,6 +127,20 @@ def _point_to_point_and_async(rank, n):
     dist.monitored_barrier()
 
 
+def _async_progress(rank, n):
+    # An async call progresses while the caller computes: it completes without wait() being called.
+    import time
+    big = torch.ones(4 << 20)
+    work = dist.all_reduce(big, async_op=True)
+    product = torch.zeros(64, 64)
+    deadline = time.monotonic() + 30
+    while not work.is_completed():
+        product += torch.ones(64, 64) @ torch.ones(64, 64)  # the caller's own work meanwhile
+        assert time.monotonic() < deadline, "the async allreduce made no progress without wait()"
+    assert work.is_success() and big[0].item() == n and big[-1].item() == n
+    work.wait()
+
+
 def _subgroups(rank, n):
     import chorus_torch._C as C
     pending = dist.all_reduce(torch.ones(1000), async_op=True)  # a split is ordered after calls in flight
@@ -234,6 +248,11 @@ def test_all_to_all(n):
 @pytest.mark.parametrize("n", [2, 3])
 def test_point_to_point_and_async(n):
     run_world(_point_to_point_and_async, n)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_async_calls_progress_while_the_caller_computes(n):
+    run_world(_async_progress, n)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4])

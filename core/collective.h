@@ -40,6 +40,9 @@ inline bool reducesValues(Collective c) {
 // "allreduce", "broadcast", ... (the names chorus-perf and CHORUS_ALGO use).
 const char* collectiveName(Collective c);
 
+// Op::peer of a receive from whichever peer's message comes first (MPI_ANY_SOURCE).
+inline constexpr int kAnyPeer = -2;
+
 // Built with designated initializers (Op{.collective = ..., .count = ...}); a field left out takes its default.
 struct Op {
   Collective collective = Collective::kAllReduce;
@@ -51,7 +54,8 @@ struct Op {
   chorusDataType_t type = chorusFloat32;
   chorusRedOp_t op = chorusSum;  // reductions only
   int root = -1;                 // -1 when the collective has none
-  int peer = -1;                 // point-to-point calls: the other rank; -1 otherwise
+  int peer = -1;                 // point-to-point calls: the other rank (kAnyPeer: a receive from any); -1 otherwise
+  int* source = nullptr;         // a receive from any peer: where the sender's rank is written when it is known
   // Alltoallv only: size() element counts and displacements (in elements) per peer, as MPI_Alltoallv's.
   const size_t* sendCounts = nullptr;
   const size_t* sendDispls = nullptr;

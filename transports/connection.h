@@ -34,6 +34,11 @@ class Connection {
   // with one copy at the price of the sender waiting for the receiver (shared memory's process_vm_readv) may do so
   // from smaller sizes. Off for the steps of pipelined collectives. No effect by default.
   virtual void setSingleCopyHint(bool) {}
+  // A receive from any peer: true when the peer's next message has begun to arrive while no receive is posted here,
+  // with the tag it carries in *tag; nothing is consumed. Transports that cannot look ahead say false always, and
+  // peeks() tells the caller so.
+  virtual bool peekIncomingTag(uint32_t* tag) { return false; }
+  virtual bool peeks() const { return false; }
   // Moves whatever can move without blocking; true when any byte moved. Throws chorus::Error on loss or bad frames.
   virtual bool progress() = 0;
   // Every send (receive) with id < sendsDone() (recvsDone()) has completed.

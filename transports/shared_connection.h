@@ -42,6 +42,8 @@ class SharedConnection final : public Connection {
     if (shared_.use_count() == 1) shared_->closeGracefully();
   }
   void abandon(int lostPeer = kNoRank) override { shared_->abandon(lostPeer); }
+  bool peekIncomingTag(uint32_t* tag) override { return shared_->peekIncomingTag(tag); }
+  bool peeks() const override { return shared_->peeks(); }
   void addHangupFds(std::vector<pollfd>& fds) const override { shared_->addHangupFds(fds); }
   void checkAlive() override { shared_->checkAlive(); }
   int peer() const override { return shared_->peer(); }

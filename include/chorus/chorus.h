@@ -164,6 +164,12 @@ CHORUS_API chorusResult_t chorusSend(const void* sendbuff, size_t count, chorusD
                                      chorusComm_t comm, chorusStream_t stream);
 CHORUS_API chorusResult_t chorusRecv(void* recvbuff, size_t count, chorusDataType_t datatype, int peer,
                                      chorusComm_t comm, chorusStream_t stream);
+/* A receive from whichever rank's next message comes first (MPI_ANY_SOURCE, Gloo's recv from any source; NCCL has
+   none): it takes that rank's next send to this rank, in that pair's order as chorusRecv would, and writes its rank
+   to *source when the call completes (with a stream: once the stream has run it). Host buffers only, never inside
+   a group (which sender comes first decides the call). */
+CHORUS_API chorusResult_t chorusRecvAny(void* recvbuff, size_t count, chorusDataType_t datatype, int* source,
+                                        chorusComm_t comm, chorusStream_t stream);
 /* Groups, as NCCL's: calls between chorusGroupStart and chorusGroupEnd (which nest) are only recorded, and the
    outermost chorusGroupEnd runs them together, so that any pattern of sends and receives in them completes (a ring,
    every pair of an alltoall). Groups may span communicators. A call that fails its argument checks inside a group

@@ -20,6 +20,13 @@ ChorusWork::~ChorusWork() {
   if (event_) chorusEventSynchronize(event_->get());
 }
 
+int ChorusWork::sourceRank() const {
+  TORCH_CHECK(source_ != nullptr, "ProcessGroupChorus: ", call_, ": sourceRank is a receive from any rank's");
+  TORCH_CHECK(chorusEventQuery(event()) == chorusSuccess, "ProcessGroupChorus: ", call_,
+              ": sourceRank before the receive completed (wait for it first)");
+  return *source_;
+}
+
 void ChorusWork::attach(std::shared_ptr<StreamEvent> event) {
   std::lock_guard<std::mutex> lock(mutex_);
   event_ = std::move(event);

@@ -50,6 +50,9 @@ class ChorusWork : public c10d::Work {
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
   void synchronize() override {}
   std::vector<at::Tensor> result() override { return outputs_; }
+  // A receive from any rank: where the call writes the sender's rank (read by sourceRank() once done).
+  void setSource(std::shared_ptr<int> source) { source_ = std::move(source); }
+  int sourceRank() const override;
   // Completed from a task of torch's thread pool that waits for the calls (DDP's communication hooks use it).
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
@@ -63,6 +66,7 @@ class ChorusWork : public c10d::Work {
   std::shared_ptr<StreamEvent> event_;
   std::vector<at::Tensor> outputs_;
   std::vector<at::Tensor> keep_;
+  std::shared_ptr<int> source_;
   std::function<void()> finish_;
   mutable std::mutex mutex_;
   bool concluded_ = false;

@@ -331,9 +331,22 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(
       all, {in, flat}, [flat, all]() mutable { unflattenInto(flat, all); });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at::Tensor>&, int) {
-  TORCH_CHECK(false, "ProcessGroupChorus: recv from any source is not supported: Chorus matches every receive to "
-                     "one sender, as NCCL does (name the source rank)");
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at::Tensor>& tensors, int) {
+  const char* call = "recv";
+  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: recv takes one tensor");
+  TORCH_CHECK(!coalescing_, "ProcessGroupChorus: a recv from any source cannot be part of batch_isend_irecv");
+  at::Tensor t = contiguousOf(tensors[0], call);
+  at::Tensor target = tensors[0];
+  auto source = std::make_shared<int>(-1);
+  auto work = queue(
+      c10d::OpType::RECVANYSOURCE, call,
+      [&] {
+        check(chorusRecvAny(t.data_ptr(), t.numel(), chorusTypeOf(t, call), source.get(), comm_, stream_),
+              "chorusRecvAny");
+      },
+      tensors, {t}, copyBack(target, t));
+  static_cast<ChorusWork*>(work.get())->setSource(source);
+  return work;
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vector<at::Tensor>>& outputs,

@@ -376,6 +376,25 @@ chorusResult_t chorusRecv(void* recvbuff, size_t count, chorusDataType_t datatyp
   return pointToPoint("chorusRecv", chorus::Collective::kRecv, recvbuff, count, datatype, peer, comm, stream);
 }
 
+chorusResult_t chorusRecvAny(void* recvbuff, size_t count, chorusDataType_t datatype, int* source, chorusComm_t comm,
+                             chorusStream_t stream) {
+  const char* call = "chorusRecvAny";
+  std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
+  size_t bytes = 0;
+  if (bad.empty() && !source) bad = whereOf(comm, call) + "source is NULL";
+  if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = whereOf(comm, call) + "count overflows";
+  if (bad.empty() && count > 0 && !recvbuff) bad = whereOf(comm, call) + "recvbuff is NULL with count " + std::to_string(count);
+  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  if (chorus::api::inGroup()) {
+    return fail(comm, chorusInvalidUsage,
+                whereOf(comm, call) + "inside a group (which sender comes first decides the call: it runs alone)");
+  }
+  *source = -1;
+  const chorus::Op request{.collective = Collective::kRecv, .recv = recvbuff, .count = count, .type = datatype,
+                           .peer = chorus::kAnyPeer, .source = source};
+  return runCollective(call, comm, request, nullptr, count > 0 ? recvbuff : nullptr, stream);
+}
+
 chorusResult_t chorusAllToAll(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
                               chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusAllToAll";

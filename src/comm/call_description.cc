@@ -13,7 +13,9 @@ std::string describeCall(const Op& op) {
   if (reducesValues(op.collective)) s += std::string(", ") + opName(op.op);
   if (op.root >= 0) s += ", root " + std::to_string(op.root);
   if (op.collective == Collective::kSend) s += ", to rank " + std::to_string(op.peer);
-  if (op.collective == Collective::kRecv) s += ", from rank " + std::to_string(op.peer);
+  if (op.collective == Collective::kRecv) {
+    s += op.peer == kAnyPeer ? std::string(", from any rank") : ", from rank " + std::to_string(op.peer);
+  }
   return s + ")";
 }
 

@@ -31,11 +31,14 @@ void CallTags::beginPointToPoint(const Op& op, bool sends, bool receives) {
   if (op.peer < 0 || peer >= sends_.size()) throwInternal("CallTags::beginPointToPoint without a valid peer");
   if (sends) ++sends_[peer];
   if (receives) ++recvs_[peer];
-  // One kind for both ends (0xff, beside the collectives' numbers) and the datatype: what a send and the receive it
-  // meets agree on.
-  signature_ = (static_cast<uint32_t>(((0xffull | (static_cast<uint64_t>(op.type) << 8)) * 0x9e3779b97f4a7c15ull) >> 32) ^
-                static_cast<uint32_t>(salt_ ^ (salt_ >> 32))) >>
-               (32 - kSignatureBits);
+  signature_ = pointToPointSignature(op.type);
+}
+
+uint32_t CallTags::pointToPointSignature(chorusDataType_t type) const {
+  // One kind for both ends (0xff, beside the collectives' numbers) and the datatype.
+  return (static_cast<uint32_t>(((0xffull | (static_cast<uint64_t>(type) << 8)) * 0x9e3779b97f4a7c15ull) >> 32) ^
+          static_cast<uint32_t>(salt_ ^ (salt_ >> 32))) >>
+         (32 - kSignatureBits);
 }
 
 uint32_t CallTags::fold(uint32_t tag) {

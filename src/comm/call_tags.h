@@ -28,6 +28,11 @@ class CallTags {
   // same collectives in the same order, so this names a collective across ranks however many point-to-point calls
   // each made in between. The mismatch listing keys on it.
   uint64_t collectiveNumber() const { return collectives_ - 1; }
+  // The tag the next point-to-point receive of `type` from `peer` will expect (nothing is counted): what a receive
+  // from any peer looks for at the head of each connection.
+  uint32_t nextRecvTag(int peer, chorusDataType_t type) const {
+    return tagFor(recvs_[static_cast<size_t>(peer)] + 1, pointToPointSignature(type));
+  }
   // The tags of the current call's frames to `peer` and from it.
   uint32_t sendTag(int peer) const { return tag(sends_[static_cast<size_t>(peer)]); }
   uint32_t recvTag(int peer) const { return tag(recvs_[static_cast<size_t>(peer)]); }
@@ -37,11 +42,15 @@ class CallTags {
   static constexpr uint64_t kSequenceMask = (uint64_t{1} << (32 - kSignatureBits)) - 1;
   // Call tags never reach the reserved range (transports/reserved_tags.h): the top bit goes there.
   static uint32_t fold(uint32_t tag);
-  uint32_t tag(uint64_t pointToPointCalls) const {
+  uint32_t tag(uint64_t pointToPointCalls) const { return tagFor(pointToPointCalls, signature_); }
+  uint32_t tagFor(uint64_t pointToPointCalls, uint32_t signature) const {
     if (!checking_) return 0;
     const uint64_t together = collectives_ + pointToPointCalls;
-    return fold(static_cast<uint32_t>((together & kSequenceMask) << kSignatureBits) | signature_);
+    return fold(static_cast<uint32_t>((together & kSequenceMask) << kSignatureBits) | signature);
   }
+  // A point-to-point call's signature: one kind for both ends and the datatype, what a send and the receive it
+  // meets agree on.
+  uint32_t pointToPointSignature(chorusDataType_t type) const;
 
   bool checking_;
   uint64_t salt_;                // mixed into every signature: communicators sharing connections differ

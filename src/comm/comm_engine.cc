@@ -304,6 +304,19 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
                   brokenFailure_);
     }
     CommIO& io = prepare();
+    for (Op& o : ops) {
+      if (o.peer != kAnyPeer) continue;
+      current = &o;
+      // Which peer's message comes first decides the call: it runs alone (never in a group) on host memory.
+      if (deviceCall || ops.size() != 1) {
+        throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": " + describeCall(o) +
+                                            ": a receive from any rank runs alone, on host memory (not in a group, "
+                                            "not on device buffers)");
+      }
+      io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &o);
+      o.peer = io.waitForAnySender(*callTags_, o.type);
+      if (o.source) *o.source = o.peer;
+    }
     pointToPoint_.clear();
     for (const Op& o : ops) {
       if (isPointToPoint(o.collective)) pointToPoint_.push_back(&o);

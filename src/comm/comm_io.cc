@@ -8,6 +8,7 @@
 
 #include "src/comm/call_description.h"
 #include "core/error.h"
+#include "device/poll_backoff.h"
 
 namespace chorus {
 
@@ -127,6 +128,34 @@ std::vector<int> CommIO::otherLostPeers(int except) {
   }
   std::sort(lost.begin(), lost.end());
   return lost;
+}
+
+int CommIO::waitForAnySender(const CallTags& tags, chorusDataType_t type) {
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_ || connectionTo(p)->peeks()) continue;
+    throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": " + callName() + ": the connection to rank " +
+                                        std::to_string(p) + " (" + connectionTo(p)->describe() +
+                                        ") cannot receive from any peer; name the source");
+  }
+  PollBackoff backoff;
+  for (unsigned round = 1;; ++round) {
+    for (int i = 0; i < size_; ++i) {
+      const int p = (nextAnySender_ + i) % size_;
+      uint32_t tag = 0;
+      if (p == rank_ || !connectionTo(p)->peekIncomingTag(&tag) || tag != tags.nextRecvTag(p, type)) continue;
+      nextAnySender_ = (p + 1) % size_;
+      return p;
+    }
+    if (aborted_.load(std::memory_order_relaxed)) {
+      throw Error(chorusRemoteError,
+                  "rank " + std::to_string(rank_) + ": " + callName() + " aborted by chorusCommAbort", Failure::kAborted);
+    }
+    if ((round & 15) == 0) {
+      checkPeersAlive();
+      if (deadline_.get().expired()) timedOut();
+    }
+    backoff.pause();  // yields, then sleeps growing to a millisecond: a receive from any peer is rare and patient
+  }
 }
 
 void CommIO::checkPeersAlive() {

@@ -40,6 +40,10 @@ class CommIO final : public PeerIO {
   void exchange(int peer, const void* send, void* recv, size_t bytes) override;
   void waitAll() override;
   void postingTogether() override { singleCopyHint_ = true; }
+  // A receive of `type` from any peer (begun with begin()): waits until some peer's next message is the one such a
+  // receive from it would expect, and returns that peer (peers looked at in turn from where the last one left off,
+  // so that no sender starves). Throws for a connection that cannot look ahead, the deadline, an abort, a lost peer.
+  int waitForAnySender(const CallTags& tags, chorusDataType_t type);
   Reducer& reducer() override { return reducer_; }
   // memmove for host memory; for device calls (setDeviceCopies) an async copy on the call's stream, waited for.
   void copy(void* dst, const void* src, size_t bytes) override;
@@ -78,6 +82,7 @@ class CommIO final : public PeerIO {
   std::string callName() const;
 
   int rank_, size_;
+  int nextAnySender_ = 0;  // where waitForAnySender starts looking
   std::vector<std::unique_ptr<Connection>>& conns_;
   StagingMemory& staging_;
   Reducer& reducer_;

@@ -64,6 +64,58 @@ TEST(PointToPoint, BlockingPairsOfEverySize) {
       kDeadline, suiteConfig());
 }
 
+// Receives from any rank (chorusRecvAny), over shared memory and over TCP: rank 0 takes every other rank's three
+// messages in whatever order they come, each sender's in its own order, learning who sent each; the last ones
+// through a host stream. Inside a group or without `source` the call is refused.
+TEST(PointToPoint, ReceivesFromAnyRankTakeEachSendersMessagesInOrder) {
+  for (const char* transports : {"", "tcp"}) {
+    Config config = suiteConfig();
+    config.transports = transports;
+    const int n = 4, perSender = 3;
+    const size_t kCount = 70000;  // 280 KB: shared memory's single-copy path
+    runThreadWorld(
+        n,
+        [&](chorusComm_t comm, int rank) {
+          if (rank != 0) {
+            for (int k = 0; k < perSender; ++k) {
+              std::vector<int32_t> out(kCount, rank * 100 + k);
+              ASSERT_EQ(chorusSend(out.data(), out.size(), chorusInt32, 0, comm, nullptr), chorusSuccess)
+                  << chorusGetLastError(comm);
+            }
+            return;
+          }
+          int source = 0;
+          int32_t one = 0;
+          EXPECT_EQ(chorusRecvAny(&one, 1, chorusInt32, nullptr, comm, nullptr), chorusInvalidArgument);
+          ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+          EXPECT_EQ(chorusRecvAny(&one, 1, chorusInt32, &source, comm, nullptr), chorusInvalidUsage);
+          chorusGroupEnd();
+          std::vector<int> taken(n, 0);
+          chorusStream_t stream = nullptr;
+          ASSERT_EQ(chorusHostStreamCreate(&stream), chorusSuccess);
+          for (int m = 0; m < (n - 1) * perSender; ++m) {
+            std::vector<int32_t> in(kCount, -1);
+            source = -7;
+            const bool queued = m >= (n - 1) * perSender - 2;
+            ASSERT_EQ(chorusRecvAny(in.data(), kCount, chorusInt32, &source, comm, queued ? stream : nullptr),
+                      chorusSuccess)
+                << chorusGetLastError(comm);
+            if (queued) {
+              ASSERT_EQ(chorusStreamSynchronize(stream), chorusSuccess) << chorusGetLastError(nullptr);
+            }
+            ASSERT_GE(source, 1);
+            ASSERT_LT(source, n);
+            EXPECT_EQ(in.front(), source * 100 + taken[static_cast<size_t>(source)]) << "message " << m;
+            EXPECT_EQ(in.back(), in.front());
+            ++taken[static_cast<size_t>(source)];
+          }
+          EXPECT_EQ(taken, std::vector<int>({0, perSender, perSender, perSender}));
+          chorusHostStreamDestroy(stream);
+        },
+        kDeadline, config);
+  }
+}
+
 // Every rank sends a large message to the next and receives from the previous, in one group: without the group
 // every rank would block in its send.
 TEST(PointToPoint, GroupedRingOfLargeMessagesCannotDeadlock) {

@@ -82,8 +82,22 @@ def _rooted_and_gathers(rank, n):
             want[r, r] += r + 1
             want[0, 1] += 1
     assert torch.equal(sp.to_dense(), want), sp.to_dense()
-    with pytest.raises(RuntimeError, match="any source"):
-        dist.recv(torch.empty(1))
+    # recv from any source: rank 0 takes one message from every other rank, in whatever order they come.
+    if rank == 0:
+        senders = []
+        for _ in range(n - 1):
+            got = torch.empty(3)
+            senders.append(dist.recv(got))
+            assert got.tolist() == [float(senders[-1])] * 3
+        assert sorted(senders) == list(range(1, n))
+        work = dist.irecv(torch.empty(3)) if n > 1 else None
+        if work is not None:
+            work.wait()
+            assert work._source_rank() == n - 1
+    else:
+        dist.send(torch.full((3,), float(rank)), dst=0)
+        if rank == n - 1:
+            dist.send(torch.full((3,), float(rank)), dst=0)
 
 
 def _all_to_all(rank, n):

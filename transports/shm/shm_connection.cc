@@ -211,6 +211,12 @@ bool ShmConnection::pushSends() {
 // ---- consumer ----
 
 // seq_cst: in addPollFds this load must not pass the store of our sleeping flag (the sleep protocol's other half).
+bool ShmConnection::peekIncomingTag(uint32_t* tag) {
+  if (!recvs_.empty() || !recordReady()) return false;
+  *tag = inRecords_[consumed_ & kSlotMask].tag;
+  return true;
+}
+
 bool ShmConnection::recordReady() const {
   return inRecords_[consumed_ & kSlotMask].seq.load(std::memory_order_seq_cst) == consumed_ + 1;
 }

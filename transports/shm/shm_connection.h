@@ -58,6 +58,8 @@ class ShmConnection final : public Connection {
   void addPollFds(std::vector<pollfd>& fds) const override;
   void closeGracefully() override;
   void abandon(int lostPeer = kNoRank) override;
+  bool peekIncomingTag(uint32_t* tag) override;
+  bool peeks() const override { return true; }
   void addHangupFds(std::vector<pollfd>& fds) const override;
   void checkAlive() override;
   int peer() const override { return peer_; }

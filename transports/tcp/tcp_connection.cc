@@ -99,6 +99,18 @@ void TcpConnection::abandon(int lostPeer) {
   }
 }
 
+bool TcpConnection::peekIncomingTag(uint32_t* tag) {
+  // Every message's first slice travels on socket 0, header first.
+  const Stream& s = streams_[0];
+  if (!s.recvs.empty() || recvsDone_ < recvsPosted_) return false;
+  FrameHeader h{};
+  const ssize_t got = ::recv(s.fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+  if (got != static_cast<ssize_t>(sizeof(h)) || h.magic != kFrameMagic) return false;
+  if (h.tag == kAbandonTag || h.tag == kGoodbyeTag) return false;  // for checkAlive and the hang-up watch to judge
+  *tag = h.tag;
+  return true;
+}
+
 void TcpConnection::checkControlFrame(const FrameHeader& h, bool expectingData) const {
   if (h.magic != kFrameMagic) return;
   if (h.tag == kAbandonTag) {

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "chorus_work.h"
+#include "tensor_copies.h"
 #include "torch_types.h"
 
 namespace chorus_torch {
@@ -14,57 +15,6 @@ namespace {
 
 // The store key under which rank 0 publishes the communicator's unique id.
 constexpr const char* kUniqueIdKey = "chorus_torch/unique_id";
-
-void requireCpu(const at::Tensor& t, const char* call) {
-  TORCH_CHECK(t.device().is_cpu(), "ProcessGroupChorus: ", call,
-              ": only CPU tensors are supported by this build (the Debian torch here has no CUDA)");
-}
-
-// A contiguous tensor with t's data (t itself when it is contiguous already).
-at::Tensor contiguousOf(const at::Tensor& t, const char* call) {
-  requireCpu(t, call);
-  return t.is_contiguous() ? t : t.contiguous();
-}
-
-// The whole list as one flat tensor, in order (for list-shaped calls).
-at::Tensor flatOf(const std::vector<at::Tensor>& list) {
-  std::vector<at::Tensor> flat;
-  flat.reserve(list.size());
-  for (const at::Tensor& t : list) flat.push_back(t.reshape({-1}));
-  return at::cat(flat);
-}
-
-// Copies the flat tensor's consecutive pieces into the list's tensors.
-void unflattenInto(const at::Tensor& flat, std::vector<at::Tensor>& list) {
-  int64_t at = 0;
-  for (at::Tensor& t : list) {
-    t.copy_(flat.narrow(0, at, t.numel()).view(t.sizes()));
-    at += t.numel();
-  }
-}
-
-// What finishes a call that worked on contiguous copies: the results copied back into the caller's tensors (nothing
-// when every one of them was contiguous already).
-std::function<void()> copyBack(std::vector<at::Tensor> targets, std::vector<at::Tensor> work) {
-  bool same = true;
-  for (size_t i = 0; i < targets.size(); ++i) same = same && targets[i].is_same(work[i]);
-  if (same) return {};
-  return [targets, work]() mutable {
-    for (size_t i = 0; i < targets.size(); ++i) {
-      if (!targets[i].is_same(work[i])) targets[i].copy_(work[i]);
-    }
-  };
-}
-std::function<void()> copyBack(const at::Tensor& target, const at::Tensor& work) {
-  return copyBack(std::vector<at::Tensor>{target}, std::vector<at::Tensor>{work});
-}
-
-void requireSameShape(const std::vector<at::Tensor>& list, const at::Tensor& like, const char* call) {
-  for (const at::Tensor& t : list) {
-    TORCH_CHECK(t.numel() == like.numel() && t.scalar_type() == like.scalar_type(), "ProcessGroupChorus: ", call,
-                ": every tensor of the list must have the input's size and dtype");
-  }
-}
 
 }  // namespace
 
@@ -331,24 +281,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(
       all, {in, flat}, [flat, all]() mutable { unflattenInto(flat, all); });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at::Tensor>& tensors, int) {
-  const char* call = "recv";
-  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: recv takes one tensor");
-  TORCH_CHECK(!coalescing_, "ProcessGroupChorus: a recv from any source cannot be part of batch_isend_irecv");
-  at::Tensor t = contiguousOf(tensors[0], call);
-  at::Tensor target = tensors[0];
-  auto source = std::make_shared<int>(-1);
-  auto work = queue(
-      c10d::OpType::RECVANYSOURCE, call,
-      [&] {
-        check(chorusRecvAny(t.data_ptr(), t.numel(), chorusTypeOf(t, call), source.get(), comm_, stream_),
-              "chorusRecvAny");
-      },
-      tensors, {t}, copyBack(target, t));
-  static_cast<ChorusWork*>(work.get())->setSource(source);
-  return work;
-}
-
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vector<at::Tensor>>& outputs,
                                                           std::vector<at::Tensor>& inputs,
                                                           const c10d::GatherOptions& opts) {
@@ -514,114 +446,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall(std::vector<at::Tens
               "chorusAllToAllv");
       },
       list, {sendFlat, recvFlat}, [recvFlat, list]() mutable { unflattenInto(recvFlat, list); });
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::pointToPoint(bool send, std::vector<at::Tensor>& tensors,
-                                                                int peer) {
-  const char* call = send ? "send" : "recv";
-  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: ", call, " takes one tensor");
-  at::Tensor t = contiguousOf(tensors[0], call);
-  at::Tensor target = tensors[0];
-  auto issue = [this, send, call](const at::Tensor& x, int p) {
-    if (send) {
-      check(chorusSend(x.data_ptr(), x.numel(), chorusTypeOf(x, call), p, comm_, stream_), "chorusSend");
-    } else {
-      check(chorusRecv(x.data_ptr(), x.numel(), chorusTypeOf(x, call), p, comm_, stream_), "chorusRecv");
-    }
-  };
-  const c10d::OpType type = send ? c10d::OpType::SEND : c10d::OpType::RECV;
-  if (coalescing_) {
-    chorusTypeOf(t, call);  // refused now rather than when the batch ends
-    auto work = c10::make_intrusive<ChorusWork>(type, call, nullptr, tensors, std::vector<at::Tensor>{t},
-                                                send ? std::function<void()>{} : copyBack(target, t));
-    held_.push_back(HeldCall{send, t, peer, work});
-    return work;
-  }
-  return queue(type, call, [&] { issue(t, peer); }, tensors, {t}, send ? std::function<void()>{} : copyBack(target, t));
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>& tensors, int dstRank, int) {
-  return pointToPoint(true, tensors, dstRank);
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>& tensors, int srcRank, int) {
-  return pointToPoint(false, tensors, srcRank);
-}
-
-void ProcessGroupChorus::startCoalescing() {
-  TORCH_CHECK(!coalescing_, "ProcessGroupChorus: batches of sends and receives do not nest");
-  coalescing_ = true;
-}
-
-void ProcessGroupChorus::endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work>>&) {
-  coalescing_ = false;
-  std::vector<HeldCall> batch = std::move(held_);
-  held_.clear();
-  if (batch.empty()) return;
-  ++sequence_;
-  check(chorusGroupStart(), "chorusGroupStart");
-  chorusResult_t r = chorusSuccess;
-  for (const HeldCall& h : batch) {
-    const chorusDataType_t type = chorusTypeOf(h.tensor, h.send ? "send" : "recv");
-    r = h.send ? chorusSend(h.tensor.data_ptr(), h.tensor.numel(), type, h.peer, comm_, stream_)
-               : chorusRecv(h.tensor.data_ptr(), h.tensor.numel(), type, h.peer, comm_, stream_);
-    if (r != chorusSuccess) break;
-  }
-  const chorusResult_t ended = chorusGroupEnd();
-  check(r, "batch_isend_irecv");
-  check(ended, "batch_isend_irecv");
-  chorusEvent_t event = nullptr;
-  check(chorusEventCreate(&event), "chorusEventCreate");
-  const chorusResult_t recorded = chorusEventRecord(event, stream_);
-  if (recorded != chorusSuccess) chorusEventDestroy(event);
-  check(recorded, "chorusEventRecord");
-  auto shared = std::make_shared<StreamEvent>(event);
-  for (HeldCall& h : batch) h.work->attach(shared);
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions&) {
-  return queue(
-      c10d::OpType::BARRIER, "barrier", [&] { check(chorusBarrier(comm_, stream_), "chorusBarrier"); }, {}, {});
-}
-
-void ProcessGroupChorus::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) {
-  using Clock = std::chrono::steady_clock;
-  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(opts.timeout);
-  const auto end = Clock::now() + timeout;
-  const std::string key = storePrefix_ + "monitored_barrier/" + std::to_string(++monitoredBarriers_) + "/";
-  auto remaining = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()); };
-  const std::string within = " in " + std::to_string(timeout.count()) + " ms";
-  if (getRank() != 0) {
-    store_->set(key + "arrived/" + std::to_string(getRank()), std::vector<uint8_t>{1});
-    try {
-      store_->wait({key + "released"}, std::max(remaining(), std::chrono::milliseconds(1)));
-    } catch (const std::exception& e) {
-      TORCH_CHECK(false, "Rank ", getRank(), " successfully reached monitoredBarrier, but received errors while "
-                  "waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank. (", e.what(), ")");
-    }
-    return;
-  }
-  std::vector<int> failed;
-  for (int r = 1; r < getSize(); ++r) {
-    const auto left = remaining();
-    // Out of time before any rank failed: rank 0 itself came too late (Gloo's wording). After a failure, with
-    // waitAllRanks, every remaining rank still gets a look.
-    TORCH_CHECK(left.count() > 0 || !failed.empty(), "Rank 0 timed out in monitoredBarrier after ", timeout.count(),
-                " ms (ProcessGroupChorus)");
-    try {
-      store_->wait({key + "arrived/" + std::to_string(r)}, std::max(left, std::chrono::milliseconds(1)));
-    } catch (const std::exception&) {
-      TORCH_CHECK(waitAllRanks, "Rank ", r, " failed to pass monitoredBarrier", within,
-                  " (ProcessGroupChorus; rank 0 waited for it through the store)");
-      failed.push_back(r);
-    }
-  }
-  if (!failed.empty()) {
-    std::string ranks;
-    for (int r : failed) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-    TORCH_CHECK(false, "Ranks ", ranks, " failed to pass monitoredBarrier", within, " (ProcessGroupChorus)");
-  }
-  store_->set(key + "released", std::vector<uint8_t>{1});
 }
 
 }  // namespace chorus_torch

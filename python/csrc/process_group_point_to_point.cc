@@ -1,0 +1,142 @@
+// ProcessGroupChorus's sends and receives (alone, from any rank, batched by batch_isend_irecv) and its barriers.
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "chorus_work.h"
+#include "process_group_chorus.h"
+#include "tensor_copies.h"
+#include "torch_types.h"
+
+namespace chorus_torch {
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at::Tensor>& tensors, int) {
+  const char* call = "recv";
+  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: recv takes one tensor");
+  TORCH_CHECK(!coalescing_, "ProcessGroupChorus: a recv from any source cannot be part of batch_isend_irecv");
+  at::Tensor t = contiguousOf(tensors[0], call);
+  at::Tensor target = tensors[0];
+  auto source = std::make_shared<int>(-1);
+  auto work = queue(
+      c10d::OpType::RECVANYSOURCE, call,
+      [&] {
+        check(chorusRecvAny(t.data_ptr(), t.numel(), chorusTypeOf(t, call), source.get(), comm_, stream_),
+              "chorusRecvAny");
+      },
+      tensors, {t}, copyBack(target, t));
+  static_cast<ChorusWork*>(work.get())->setSource(source);
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::pointToPoint(bool send, std::vector<at::Tensor>& tensors,
+                                                                int peer) {
+  const char* call = send ? "send" : "recv";
+  TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: ", call, " takes one tensor");
+  at::Tensor t = contiguousOf(tensors[0], call);
+  at::Tensor target = tensors[0];
+  auto issue = [this, send, call](const at::Tensor& x, int p) {
+    if (send) {
+      check(chorusSend(x.data_ptr(), x.numel(), chorusTypeOf(x, call), p, comm_, stream_), "chorusSend");
+    } else {
+      check(chorusRecv(x.data_ptr(), x.numel(), chorusTypeOf(x, call), p, comm_, stream_), "chorusRecv");
+    }
+  };
+  const c10d::OpType type = send ? c10d::OpType::SEND : c10d::OpType::RECV;
+  if (coalescing_) {
+    chorusTypeOf(t, call);  // refused now rather than when the batch ends
+    auto work = c10::make_intrusive<ChorusWork>(type, call, nullptr, tensors, std::vector<at::Tensor>{t},
+                                                send ? std::function<void()>{} : copyBack(target, t));
+    held_.push_back(HeldCall{send, t, peer, work});
+    return work;
+  }
+  return queue(type, call, [&] { issue(t, peer); }, tensors, {t}, send ? std::function<void()>{} : copyBack(target, t));
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>& tensors, int dstRank, int) {
+  return pointToPoint(true, tensors, dstRank);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recv(std::vector<at::Tensor>& tensors, int srcRank, int) {
+  return pointToPoint(false, tensors, srcRank);
+}
+
+void ProcessGroupChorus::startCoalescing() {
+  TORCH_CHECK(!coalescing_, "ProcessGroupChorus: batches of sends and receives do not nest");
+  coalescing_ = true;
+}
+
+void ProcessGroupChorus::endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work>>&) {
+  coalescing_ = false;
+  std::vector<HeldCall> batch = std::move(held_);
+  held_.clear();
+  if (batch.empty()) return;
+  ++sequence_;
+  check(chorusGroupStart(), "chorusGroupStart");
+  chorusResult_t r = chorusSuccess;
+  for (const HeldCall& h : batch) {
+    const chorusDataType_t type = chorusTypeOf(h.tensor, h.send ? "send" : "recv");
+    r = h.send ? chorusSend(h.tensor.data_ptr(), h.tensor.numel(), type, h.peer, comm_, stream_)
+               : chorusRecv(h.tensor.data_ptr(), h.tensor.numel(), type, h.peer, comm_, stream_);
+    if (r != chorusSuccess) break;
+  }
+  const chorusResult_t ended = chorusGroupEnd();
+  check(r, "batch_isend_irecv");
+  check(ended, "batch_isend_irecv");
+  chorusEvent_t event = nullptr;
+  check(chorusEventCreate(&event), "chorusEventCreate");
+  const chorusResult_t recorded = chorusEventRecord(event, stream_);
+  if (recorded != chorusSuccess) chorusEventDestroy(event);
+  check(recorded, "chorusEventRecord");
+  auto shared = std::make_shared<StreamEvent>(event);
+  for (HeldCall& h : batch) h.work->attach(shared);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions&) {
+  return queue(
+      c10d::OpType::BARRIER, "barrier", [&] { check(chorusBarrier(comm_, stream_), "chorusBarrier"); }, {}, {});
+}
+
+void ProcessGroupChorus::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) {
+  using Clock = std::chrono::steady_clock;
+  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(opts.timeout);
+  const auto end = Clock::now() + timeout;
+  const std::string key = storePrefix_ + "monitored_barrier/" + std::to_string(++monitoredBarriers_) + "/";
+  auto remaining = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()); };
+  const std::string within = " in " + std::to_string(timeout.count()) + " ms";
+  if (getRank() != 0) {
+    store_->set(key + "arrived/" + std::to_string(getRank()), std::vector<uint8_t>{1});
+    try {
+      store_->wait({key + "released"}, std::max(remaining(), std::chrono::milliseconds(1)));
+    } catch (const std::exception& e) {
+      TORCH_CHECK(false, "Rank ", getRank(), " successfully reached monitoredBarrier, but received errors while "
+                  "waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank. (", e.what(), ")");
+    }
+    return;
+  }
+  std::vector<int> failed;
+  for (int r = 1; r < getSize(); ++r) {
+    const auto left = remaining();
+    // Out of time before any rank failed: rank 0 itself came too late (Gloo's wording). After a failure, with
+    // waitAllRanks, every remaining rank still gets a look.
+    TORCH_CHECK(left.count() > 0 || !failed.empty(), "Rank 0 timed out in monitoredBarrier after ", timeout.count(),
+                " ms (ProcessGroupChorus)");
+    try {
+      store_->wait({key + "arrived/" + std::to_string(r)}, std::max(left, std::chrono::milliseconds(1)));
+    } catch (const std::exception&) {
+      TORCH_CHECK(waitAllRanks, "Rank ", r, " failed to pass monitoredBarrier", within,
+                  " (ProcessGroupChorus; rank 0 waited for it through the store)");
+      failed.push_back(r);
+    }
+  }
+  if (!failed.empty()) {
+    std::string ranks;
+    for (int r : failed) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    TORCH_CHECK(false, "Ranks ", ranks, " failed to pass monitoredBarrier", within, " (ProcessGroupChorus)");
+  }
+  store_->set(key + "released", std::vector<uint8_t>{1});
+}
+
+}  // namespace chorus_torch

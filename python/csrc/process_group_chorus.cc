@@ -86,10 +86,8 @@ void ProcessGroupChorus::check(chorusResult_t r, const char* call) const {
               chorusGetLastError(comm_ != nullptr ? comm_ : nullptr));
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::queue(c10d::OpType type, const char* call,
-                                                         const std::function<void()>& calls,
-                                                         std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
-                                                         std::function<void()> finish, bool grouped) {
+std::shared_ptr<StreamEvent> ProcessGroupChorus::issue(const char* call, const std::function<void()>& calls,
+                                                     bool grouped) {
   ++sequence_;
   if (grouped) check(chorusGroupStart(), "chorusGroupStart");
   try {
@@ -104,8 +102,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::queue(c10d::OpType type, cons
   const chorusResult_t recorded = chorusEventRecord(event, stream_);
   if (recorded != chorusSuccess) chorusEventDestroy(event);
   check(recorded, "chorusEventRecord");
-  return c10::make_intrusive<ChorusWork>(type, call, std::make_shared<StreamEvent>(event), std::move(outputs),
-                                         std::move(keep), std::move(finish));
+  return std::make_shared<StreamEvent>(event);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::queue(c10d::OpType type, const char* call,
+                                                         const std::function<void()>& calls,
+                                                         std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
+                                                         std::function<void()> finish, bool grouped) {
+  return c10::make_intrusive<ChorusWork>(type, call, issue(call, calls, grouped), std::move(outputs), std::move(keep),
+                                         std::move(finish));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduceEach(std::vector<at::Tensor>& tensors,

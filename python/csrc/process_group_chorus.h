@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -88,8 +89,10 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   uint64_t getSequenceNumberForGroup() override { return sequence_; }
 
  private:
-  // Queues what `calls` makes (Chorus calls on stream_, between a group start and end when `grouped`), records an
-  // event after it, and returns the Work; throws naming `call` when a call is refused at once.
+  // Queues what `calls` makes (Chorus calls on stream_, between a group start and end when `grouped`) and returns
+  // an event recorded after it; throws naming `call` when a call is refused at once.
+  std::shared_ptr<class StreamEvent> issue(const char* call, const std::function<void()>& calls, bool grouped);
+  // issue(), and the Work that waits for the calls.
   c10::intrusive_ptr<c10d::Work> queue(c10d::OpType type, const char* call, const std::function<void()>& calls,
                                        std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
                                        std::function<void()> finish = {}, bool grouped = false);
@@ -109,6 +112,8 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
     int peer;
     c10::intrusive_ptr<class ChorusWork> work;
   };
+  // chorusSend or chorusRecv of the whole tensor with `peer`, on stream_.
+  chorusResult_t sendOrRecv(bool send, const at::Tensor& t, int peer);
   // A send or receive: queued now, or held for the batch when coalescing.
   c10::intrusive_ptr<c10d::Work> pointToPoint(bool send, std::vector<at::Tensor>& tensors, int peer);
 

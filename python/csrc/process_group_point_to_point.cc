@@ -31,19 +31,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at:
   return work;
 }
 
+chorusResult_t ProcessGroupChorus::sendOrRecv(bool send, const at::Tensor& t, int peer) {
+  const chorusDataType_t type = chorusTypeOf(t, send ? "send" : "recv");
+  return send ? chorusSend(t.data_ptr(), t.numel(), type, peer, comm_, stream_)
+              : chorusRecv(t.data_ptr(), t.numel(), type, peer, comm_, stream_);
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::pointToPoint(bool send, std::vector<at::Tensor>& tensors,
                                                                 int peer) {
   const char* call = send ? "send" : "recv";
   TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: ", call, " takes one tensor");
   at::Tensor t = contiguousOf(tensors[0], call);
   at::Tensor target = tensors[0];
-  auto issue = [this, send, call](const at::Tensor& x, int p) {
-    if (send) {
-      check(chorusSend(x.data_ptr(), x.numel(), chorusTypeOf(x, call), p, comm_, stream_), "chorusSend");
-    } else {
-      check(chorusRecv(x.data_ptr(), x.numel(), chorusTypeOf(x, call), p, comm_, stream_), "chorusRecv");
-    }
-  };
   const c10d::OpType type = send ? c10d::OpType::SEND : c10d::OpType::RECV;
   if (coalescing_) {
     chorusTypeOf(t, call);  // refused now rather than when the batch ends
@@ -52,7 +51,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::pointToPoint(bool send, std::
     held_.push_back(HeldCall{send, t, peer, work});
     return work;
   }
-  return queue(type, call, [&] { issue(t, peer); }, tensors, {t}, send ? std::function<void()>{} : copyBack(target, t));
+  return queue(type, call, [&] { check(sendOrRecv(send, t, peer), send ? "chorusSend" : "chorusRecv"); }, tensors, {t},
+               send ? std::function<void()>{} : copyBack(target, t));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>& tensors, int dstRank, int) {
@@ -73,25 +73,13 @@ void ProcessGroupChorus::endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work
   std::vector<HeldCall> batch = std::move(held_);
   held_.clear();
   if (batch.empty()) return;
-  ++sequence_;
-  check(chorusGroupStart(), "chorusGroupStart");
-  chorusResult_t r = chorusSuccess;
-  for (const HeldCall& h : batch) {
-    const chorusDataType_t type = chorusTypeOf(h.tensor, h.send ? "send" : "recv");
-    r = h.send ? chorusSend(h.tensor.data_ptr(), h.tensor.numel(), type, h.peer, comm_, stream_)
-               : chorusRecv(h.tensor.data_ptr(), h.tensor.numel(), type, h.peer, comm_, stream_);
-    if (r != chorusSuccess) break;
-  }
-  const chorusResult_t ended = chorusGroupEnd();
-  check(r, "batch_isend_irecv");
-  check(ended, "batch_isend_irecv");
-  chorusEvent_t event = nullptr;
-  check(chorusEventCreate(&event), "chorusEventCreate");
-  const chorusResult_t recorded = chorusEventRecord(event, stream_);
-  if (recorded != chorusSuccess) chorusEventDestroy(event);
-  check(recorded, "chorusEventRecord");
-  auto shared = std::make_shared<StreamEvent>(event);
-  for (HeldCall& h : batch) h.work->attach(shared);
+  const auto event = issue(
+      "batch_isend_irecv",
+      [&] {
+        for (const HeldCall& h : batch) check(sendOrRecv(h.send, h.tensor, h.peer), "batch_isend_irecv");
+      },
+      /*grouped=*/true);
+  for (HeldCall& h : batch) h.work->attach(event);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions&) {

@@ -37,12 +37,15 @@ chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::
 
 // Send and receive: peer in range, no overflow, the buffer present; outside a group, not to itself (a blocking send
 // to itself could never be received).
+// A send or a receive; peer kAnyPeer with `source`: a receive from any rank (chorusRecvAny).
 chorusResult_t pointToPoint(const char* call, Collective kind, void* buff, size_t count, chorusDataType_t datatype,
-                            int peer, chorusComm_t comm, chorusStream_t stream) {
+                            int peer, chorusComm_t comm, chorusStream_t stream, int* source = nullptr) {
   std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
   size_t bytes = 0;
   const bool sends = kind == Collective::kSend;
-  if (bad.empty() && (peer < 0 || peer >= comm->impl->size())) {
+  const bool anyPeer = peer == chorus::kAnyPeer;
+  if (bad.empty() && anyPeer && !source) bad = whereOf(comm, call) + "source is NULL";
+  if (bad.empty() && !anyPeer && (peer < 0 || peer >= comm->impl->size())) {
     bad = whereOf(comm, call) + "peer " + std::to_string(peer) + " is outside [0, " +
           std::to_string(comm->impl->size()) + ")";
   }
@@ -51,12 +54,17 @@ chorusResult_t pointToPoint(const char* call, Collective kind, void* buff, size_
     bad = whereOf(comm, call) + (sends ? "sendbuff" : "recvbuff") + " is NULL with count " + std::to_string(count);
   }
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
+  if (anyPeer && chorus::api::inGroup()) {
+    return fail(comm, chorusInvalidUsage,
+                whereOf(comm, call) + "inside a group (which sender comes first decides the call: it runs alone)");
+  }
   if (peer == comm->impl->rank() && !chorus::api::inGroup()) {
     return fail(comm, chorusInvalidUsage,
                 whereOf(comm, call) + (sends ? "a send to itself" : "a receive from itself") +
                     " outside a group can never complete; put the send and the receive in one group");
   }
-  chorus::Op request{.collective = kind, .count = count, .type = datatype, .peer = peer};
+  if (anyPeer) *source = -1;
+  chorus::Op request{.collective = kind, .count = count, .type = datatype, .peer = peer, .source = source};
   if (sends) {
     request.send = buff;
   } else {
@@ -378,21 +386,8 @@ chorusResult_t chorusRecv(void* recvbuff, size_t count, chorusDataType_t datatyp
 
 chorusResult_t chorusRecvAny(void* recvbuff, size_t count, chorusDataType_t datatype, int* source, chorusComm_t comm,
                              chorusStream_t stream) {
-  const char* call = "chorusRecvAny";
-  std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
-  size_t bytes = 0;
-  if (bad.empty() && !source) bad = whereOf(comm, call) + "source is NULL";
-  if (bad.empty() && !bytesFor(count, datatype, 1, &bytes)) bad = whereOf(comm, call) + "count overflows";
-  if (bad.empty() && count > 0 && !recvbuff) bad = whereOf(comm, call) + "recvbuff is NULL with count " + std::to_string(count);
-  if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  if (chorus::api::inGroup()) {
-    return fail(comm, chorusInvalidUsage,
-                whereOf(comm, call) + "inside a group (which sender comes first decides the call: it runs alone)");
-  }
-  *source = -1;
-  const chorus::Op request{.collective = Collective::kRecv, .recv = recvbuff, .count = count, .type = datatype,
-                           .peer = chorus::kAnyPeer, .source = source};
-  return runCollective(call, comm, request, nullptr, count > 0 ? recvbuff : nullptr, stream);
+  return pointToPoint("chorusRecvAny", Collective::kRecv, recvbuff, count, datatype, chorus::kAnyPeer, comm, stream,
+                      source);
 }
 
 chorusResult_t chorusAllToAll(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,

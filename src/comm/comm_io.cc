@@ -89,6 +89,11 @@ void CommIO::timedOut() {
                                  "waiting on rank(s) " + (waiting.empty() ? "none" : waiting));
 }
 
+void CommIO::abortedNow() {
+  throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": " + callName() + " aborted by chorusCommAbort",
+              Failure::kAborted);
+}
+
 size_t CommIO::addHangupWatch() {
   size_t from = pollFds_.size();
   hangupOwner_.clear();
@@ -146,10 +151,7 @@ int CommIO::waitForAnySender(const CallTags& tags, chorusDataType_t type) {
       nextAnySender_ = (p + 1) % size_;
       return p;
     }
-    if (aborted_.load(std::memory_order_relaxed)) {
-      throw Error(chorusRemoteError,
-                  "rank " + std::to_string(rank_) + ": " + callName() + " aborted by chorusCommAbort", Failure::kAborted);
-    }
+    if (aborted_.load(std::memory_order_relaxed)) abortedNow();
     if ((round & 15) == 0) {
       checkPeersAlive();
       if (deadline_.get().expired()) timedOut();
@@ -213,10 +215,7 @@ void CommIO::driveLoop(Pred finished) {
       if (c->busy()) moved |= c->progress();
     }
     if (finished()) return;
-    if (aborted_.load(std::memory_order_relaxed)) {
-      throw Error(chorusRemoteError,
-                  "rank " + std::to_string(rank_) + ": " + callName() + " aborted by chorusCommAbort", Failure::kAborted);
-    }
+    if (aborted_.load(std::memory_order_relaxed)) abortedNow();
     if ((round & 255) == 0) {
       auto now = Deadline::Clock::now();
       if (now - lastLivenessCheck_ > std::chrono::milliseconds(100)) {

@@ -78,6 +78,7 @@ class CommIO final : public PeerIO {
   size_t addHangupWatch();
   void reportHangups(size_t from);
   [[noreturn]] void timedOut();
+  [[noreturn]] void abortedNow();  // chorusCommAbort was called: the call fails, naming itself
   // "allreduce #12 (count 1000, float32, sum)": built only for messages.
   std::string callName() const;
 

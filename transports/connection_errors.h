@@ -2,6 +2,7 @@
 // naming this rank, the peer and (where it helps) the connection's description.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <string>
 
@@ -9,6 +10,12 @@ namespace chorus::connection_errors {
 
 // The peer's process is gone (`what`: how this side noticed, with the system's own text where there is one).
 [[noreturn]] void peerLost(int rank, int peer, const std::string& description, const std::string& what);
+// How an abandon note carries the rank whose loss made a side give up (shm producer line, TCP abandon frame): the
+// rank + 1, 0 for none; a value no rank gives reads as none.
+inline uint64_t lostPeerNote(int lostPeer) { return static_cast<uint64_t>(lostPeer + 1); }
+inline int lostPeerOfNote(uint64_t note) {
+  return note > 0 && note <= static_cast<uint64_t>(INT32_MAX) ? static_cast<int>(note) - 1 : -1;
+}
 // The peer abandoned the communicator after an error or an abort of its own; `lostPeer`: the rank whose loss made
 // it give up, when it said (kNoRank otherwise). Then the error is that loss (Failure::kPeerLost, naming it).
 [[noreturn]] void peerGaveUp(int rank, int peer, int lostPeer);

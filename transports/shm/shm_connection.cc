@@ -75,8 +75,7 @@ void ShmConnection::lost(const std::string& what) const {
 void ShmConnection::peerGaveUp() const {
   // Stored before the state this was called for (release), so seen with it.
   const uint32_t lost = inCtl_->producer.lostPeer.load(std::memory_order_relaxed);
-  const bool named = lost > 0 && lost <= static_cast<uint32_t>(INT32_MAX);
-  connection_errors::peerGaveUp(rank_, peer_, named ? static_cast<int>(lost) - 1 : kNoRank);
+  connection_errors::peerGaveUp(rank_, peer_, connection_errors::lostPeerOfNote(lost));
 }
 
 void ShmConnection::corrupt(const std::string& what) const {
@@ -367,7 +366,8 @@ void ShmConnection::abandon(int lostPeer) {
   abandoned_ = true;
   sends_.clear();
   firstUnpublished_ = 0;
-  outCtl_->producer.lostPeer.store(static_cast<uint32_t>(lostPeer + 1), std::memory_order_relaxed);
+  outCtl_->producer.lostPeer.store(static_cast<uint32_t>(connection_errors::lostPeerNote(lostPeer)),
+                                   std::memory_order_relaxed);
   outCtl_->producer.state.store(static_cast<uint32_t>(SideState::kAbandoned), std::memory_order_release);
   // Wake a sleeping peer and show it a hang-up: either way it looks at our state and fails at once.
   std::atomic_thread_fence(std::memory_order_seq_cst);

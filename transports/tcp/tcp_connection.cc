@@ -85,8 +85,8 @@ void TcpConnection::closeGracefully() {
 void TcpConnection::abandon(int lostPeer) {
   if (abandoned_) return;
   abandoned_ = true;
-  // The byte count carries the lost peer + 1 (0: none); the frame has no payload.
-  FrameHeader note{kFrameMagic, kAbandonTag, static_cast<uint64_t>(lostPeer + 1)};
+  // The byte count carries the lost peer (connection_errors::lostPeerNote); the frame has no payload.
+  FrameHeader note{kFrameMagic, kAbandonTag, connection_errors::lostPeerNote(lostPeer)};
   for (Stream& s : streams_) {
     // A frame already half on the wire cannot be followed by another: then the hang-up alone must tell.
     bool midFrame = !s.sends.empty() && (s.sends.front().hdrDone > 0);
@@ -114,8 +114,7 @@ bool TcpConnection::peekIncomingTag(uint32_t* tag) {
 void TcpConnection::checkControlFrame(const FrameHeader& h, bool expectingData) const {
   if (h.magic != kFrameMagic) return;
   if (h.tag == kAbandonTag) {
-    const bool named = h.bytes > 0 && h.bytes <= static_cast<uint64_t>(INT32_MAX);
-    connection_errors::peerGaveUp(rank_, peer_, named ? static_cast<int>(h.bytes) - 1 : kNoRank);
+    connection_errors::peerGaveUp(rank_, peer_, connection_errors::lostPeerOfNote(h.bytes));
   }
   if (h.tag == kGoodbyeTag && expectingData) connection_errors::peerClosedEarly(rank_, peer_, "still expected data from it");
 }

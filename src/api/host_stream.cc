@@ -47,14 +47,16 @@ void HostStream::runNext(std::unique_lock<std::mutex>& lock) {
   StreamStatus status;
   try {
     if (skip) {
-      call.engine->skipIssued(call.number);
+      call.engine->skipIssued(call.number, /*passTurn=*/false);
     } else {
-      call.engine->runIssued(call.number, call.ops);
+      call.engine->runIssued(call.number, call.ops, /*passTurn=*/false);
     }
   } catch (const Error& e) {
     status = {e.code(), e.what()};
   } catch (const std::exception& e) {
     status = {chorusInternalError, std::string("a call on a host stream: internal error: ") + e.what()};
+  } catch (...) {
+    status = {chorusInternalError, "a call on a host stream: internal error: unknown exception"};
   }
   lock.lock();
   busy_ = false;
@@ -64,6 +66,8 @@ void HostStream::runNext(std::unique_lock<std::mutex>& lock) {
     failure_ = std::move(status);
   }
   changed();
+  // Only now may the communicator's next call run: whoever waits for a later call sees this one done here too.
+  call.engine->passIssued(call.number);
   if (sleepingWaiters_ > 0) callFinished_.notify_all();
   // Whoever ran this call, the stream's thread takes the next one unless a waiting caller does.
   if (!queue_.empty() && waiters_ == 0 && workerSleeping_) workArrived_.notify_one();

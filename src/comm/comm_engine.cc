@@ -257,23 +257,25 @@ void CommEngine::planSelection(bool sameHostOverNetwork) {
   }
 }
 
-void CommEngine::runIssued(uint64_t number, std::span<const Op> ops) {
+void CommEngine::runIssued(uint64_t number, std::span<const Op> ops, bool passTurn) {
   CallerCount inside(activeCallers_);
   hostOrder_->waitTurn(number, aborted_);
   struct PassOn {
-    HostCallOrder& order;
+    HostCallOrder* order;
     uint64_t number;
-    ~PassOn() { order.pass(number); }
-  } passOn{*hostOrder_, number};
+    ~PassOn() {
+      if (order) order->pass(number);
+    }
+  } passOn{passTurn ? hostOrder_.get() : nullptr, number};
   // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it.
   if (deviceQueue_) deviceQueue_->drain();
   execute(ops, [this]() -> CommIO& { return *io_; }, false);
 }
 
-void CommEngine::skipIssued(uint64_t number) {
+void CommEngine::skipIssued(uint64_t number, bool passTurn) {
   CallerCount inside(activeCallers_);
   hostOrder_->waitTurn(number, aborted_);
-  hostOrder_->pass(number);
+  if (passTurn) hostOrder_->pass(number);
 }
 
 void CommEngine::execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {

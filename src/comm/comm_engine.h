@@ -57,8 +57,11 @@ class CommEngine {
   // Host calls run in the order they were issued (host_call_order.h): a call queued on a host stream takes its
   // number when queued, and later runs (or is skipped) with it; every issued number must be run or skipped.
   uint64_t issueHostCall() { return hostOrder_->issue(); }
-  void runIssued(uint64_t number, std::span<const Op> ops);
-  void skipIssued(uint64_t number);
+  // With passTurn false the caller passes the turn on itself (passIssued), once it has recorded the call as done:
+  // a host stream, so that a call issued after this one never finishes before the stream knows this one has.
+  void runIssued(uint64_t number, std::span<const Op> ops, bool passTurn = true);
+  void skipIssued(uint64_t number, bool passTurn = true);
+  void passIssued(uint64_t number) { hostOrder_->pass(number); }
   // Names this communicator alike on every rank (its job and key prefix): groups spanning communicators run
   // their parts in this order on every rank.
   const std::string& identity() const { return identity_; }

@@ -429,7 +429,9 @@ void CommEngine::requestAbort() {
 void CommEngine::waitIdle() {
   PollBackoff backoff;
   // Calls queued on host streams count too: their streams run them (or, after an abort, fail them) promptly.
-  while (activeCallers_.load() > 0 || !hostOrder_->idle()) backoff.pause();
+  // Idle first: a stream passes its call's turn on while counted as a caller, so seeing the turn passed and then
+  // no caller means the stream is done with this communicator.
+  while (!hostOrder_->idle() || activeCallers_.load() > 0) backoff.pause();
   std::lock_guard<std::mutex> lock(*lane_);
 }
 

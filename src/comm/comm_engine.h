@@ -61,7 +61,10 @@ class CommEngine {
   // a host stream, so that a call issued after this one never finishes before the stream knows this one has.
   void runIssued(uint64_t number, std::span<const Op> ops, bool passTurn = true);
   void skipIssued(uint64_t number, bool passTurn = true);
-  void passIssued(uint64_t number) { hostOrder_->pass(number); }
+  void passIssued(uint64_t number) {
+    CallerCount inside(activeCallers_);  // waitIdle may not let the communicator go while the turn is passed on
+    hostOrder_->pass(number);
+  }
   // Names this communicator alike on every rank (its job and key prefix): groups spanning communicators run
   // their parts in this order on every rank.
   const std::string& identity() const { return identity_; }

@@ -1,5 +1,6 @@
 """Chorus as a torch.distributed backend: ``import chorus_torch`` registers ``"chorus"``, then
-``torch.distributed.init_process_group("chorus", ...)`` works like any other backend (CPU tensors).
+``torch.distributed.init_process_group("chorus", ...)`` works like any other backend: CPU tensors, and CUDA
+tensors where chorus_torch was built against a torch with CUDA (``cuda_tensors()``).
 
 ``dist.new_group(ranks)`` on a chorus default group splits its communicator (chorusCommSplit: the subgroup shares
 the default group's connections, no new bootstrap); under any other default group it meets through the store."""
@@ -67,4 +68,9 @@ if BACKEND.upper() not in _dist.Backend._plugins:  # importing twice must not fa
     _c10d.monitored_barrier = monitored_barrier
     _dist.monitored_barrier = monitored_barrier
 
-__all__ = ["BACKEND"]
+def cuda_tensors():
+    """True when this build takes CUDA tensors (it was built against a torch with CUDA)."""
+    return _C.cuda_tensors()
+
+
+__all__ = ["BACKEND", "cuda_tensors"]

@@ -2,6 +2,7 @@
 #include <pybind11/chrono.h>
 #include <torch/python.h>
 
+#include "cuda_calls.h"
 #include "process_group_chorus.h"
 
 PYBIND11_MODULE(_C, m) {
@@ -20,6 +21,8 @@ PYBIND11_MODULE(_C, m) {
     return parent->split(color, key, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   }, pybind11::arg("group"), pybind11::arg("color"), pybind11::arg("key"), pybind11::arg("timeout"),
   "chorusCommSplit of a chorus group (collective over it): the new group, or None for color -1 (CHORUS_SPLIT_NOCOLOR).");
+  m.def("cuda_tensors", &chorus_torch::cudaCallsBuilt,
+        "True when this build takes CUDA tensors (it was built against a torch with CUDA).");
   m.def("time_c_allreduce", [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg, size_t bytes, int iters) {
     auto* group = dynamic_cast<chorus_torch::ProcessGroupChorus*>(pg.get());
     TORCH_CHECK(group != nullptr, "chorus_torch.time_c_allreduce: the group is not a chorus group");

@@ -33,14 +33,21 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
   chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
   config.timeoutSeconds = std::chrono::duration<double>(timeout).count();
   check(chorusCommInitRankConfig(&comm_, size, id, rank, &config), "chorusCommInitRankConfig");
+  sharedComm_ = SharedComm(comm_, chorusCommDestroy);
   check(chorusHostStreamCreate(&stream_), "chorusHostStreamCreate");
+  cuda_ = makeCudaCalls(sharedComm_);
   init();
 }
 
 ProcessGroupChorus::ProcessGroupChorus(chorusComm_t comm, int rank, int size, c10::intrusive_ptr<c10d::Store> store,
                                        std::string storePrefix)
-    : ProcessGroup(rank, size), comm_(comm), store_(std::move(store)), storePrefix_(std::move(storePrefix)) {
+    : ProcessGroup(rank, size),
+      comm_(comm),
+      sharedComm_(comm, chorusCommDestroy),
+      store_(std::move(store)),
+      storePrefix_(std::move(storePrefix)) {
   check(chorusHostStreamCreate(&stream_), "chorusHostStreamCreate");
+  cuda_ = makeCudaCalls(sharedComm_);
   init();
 }
 
@@ -69,8 +76,7 @@ double ProcessGroupChorus::timeCAllReduce(size_t bytes, int iters) {
 }
 
 ProcessGroupChorus::~ProcessGroupChorus() {
-  if (stream_) chorusHostStreamDestroy(stream_);
-  chorusCommDestroy(comm_);
+  if (stream_) chorusHostStreamDestroy(stream_);  // the communicator goes with sharedComm_'s last holder
 }
 
 c10::intrusive_ptr<c10d::ProcessGroup> ProcessGroupChorus::create(const c10::intrusive_ptr<c10d::Store>& store,
@@ -86,17 +92,20 @@ void ProcessGroupChorus::check(chorusResult_t r, const char* call) const {
               chorusGetLastError(comm_ != nullptr ? comm_ : nullptr));
 }
 
-std::shared_ptr<StreamEvent> ProcessGroupChorus::issue(const char* call, const std::function<void()>& calls,
-                                                     bool grouped) {
+void ProcessGroupChorus::makeCalls(const char* call, const Calls& calls, bool grouped, chorusStream_t stream) {
   ++sequence_;
   if (grouped) check(chorusGroupStart(), "chorusGroupStart");
   try {
-    calls();
+    calls(stream);
   } catch (...) {
     if (grouped) chorusGroupEnd();
     throw;
   }
   if (grouped) check(chorusGroupEnd(), call);
+}
+
+std::shared_ptr<StreamEvent> ProcessGroupChorus::issue(const char* call, const Calls& calls, bool grouped) {
+  makeCalls(call, calls, grouped, stream_);
   chorusEvent_t event = nullptr;
   check(chorusEventCreate(&event), "chorusEventCreate");
   const chorusResult_t recorded = chorusEventRecord(event, stream_);
@@ -105,10 +114,15 @@ std::shared_ptr<StreamEvent> ProcessGroupChorus::issue(const char* call, const s
   return std::make_shared<StreamEvent>(event);
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::queue(c10d::OpType type, const char* call,
-                                                         const std::function<void()>& calls,
+c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::queue(c10d::OpType type, const char* call, const Calls& calls,
                                                          std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
                                                          std::function<void()> finish, bool grouped) {
+  const at::Device device = deviceOf(outputs, keep, call);
+  if (device.is_cuda()) {
+    TORCH_CHECK(cuda_ != nullptr, "ProcessGroupChorus: ", call, ": this build takes no CUDA tensors");
+    makeCalls(call, calls, grouped, cuda_->begin(device));
+    return cuda_->end(type, call, device, std::move(outputs), keep, finish);
+  }
   return c10::make_intrusive<ChorusWork>(type, call, issue(call, calls, grouped), std::move(outputs), std::move(keep),
                                          std::move(finish));
 }
@@ -120,10 +134,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allreduceEach(std::vector<at:
   for (const at::Tensor& t : tensors) work.push_back(contiguousOf(t, call));
   return queue(
       type, call,
-      [&] {
+      [&](chorusStream_t s) {
         for (at::Tensor& t : work) {
           check(chorusAllReduce(t.data_ptr(), t.data_ptr(), t.numel(), chorusTypeOf(t, call), chorusOpOf(op, t, call),
-                                comm_, stream_),
+                                comm_, s),
                 "chorusAllReduce");
         }
       },
@@ -156,11 +170,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::sparseAllreduce(at::Tensor& t
   const std::vector<int64_t> sizes = input.sizes().vec();
   return queue(
       c10d::OpType::ALLREDUCE, call,
-      [&] {
-        check(chorusAllGather(indices.data_ptr(), allIndices.data_ptr(), indices.numel(), chorusInt64, comm_, stream_),
+      [&](chorusStream_t s) {
+        check(chorusAllGather(indices.data_ptr(), allIndices.data_ptr(), indices.numel(), chorusInt64, comm_, s),
               "chorusAllGather");
         check(chorusAllGather(paddedValues.data_ptr(), allValues.data_ptr(), paddedValues.numel(),
-                              chorusTypeOf(paddedValues, call), comm_, stream_),
+                              chorusTypeOf(paddedValues, call), comm_, s),
               "chorusAllGather");
       },
       {tensor}, {indices, paddedValues, allIndices, allValues},
@@ -197,9 +211,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::broadcast(std::vector<at::Ten
   at::Tensor out = tensors[0];
   return queue(
       c10d::OpType::BROADCAST, call,
-      [&] {
+      [&](chorusStream_t s) {
         check(chorusBroadcast(t.data_ptr(), t.data_ptr(), t.numel(), chorusTypeOf(t, call),
-                              static_cast<int>(opts.rootRank), comm_, stream_),
+                              static_cast<int>(opts.rootRank), comm_, s),
               "chorusBroadcast");
       },
       tensors, {t}, copyBack(out, t));
@@ -213,9 +227,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce(std::vector<at::Tensor
   at::Tensor out = tensors[0];
   return queue(
       c10d::OpType::REDUCE, call,
-      [&] {
+      [&](chorusStream_t s) {
         check(chorusReduce(t.data_ptr(), t.data_ptr(), t.numel(), chorusTypeOf(t, call),
-                           chorusOpOf(opts.reduceOp, t, call), static_cast<int>(opts.rootRank), comm_, stream_),
+                           chorusOpOf(opts.reduceOp, t, call), static_cast<int>(opts.rootRank), comm_, s),
               "chorusReduce");
       },
       tensors, {t}, copyBack(out, t));
@@ -230,8 +244,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_allgather_base(at::Tensor& o
   at::Tensor target = output;
   return queue(
       c10d::OpType::_ALLGATHER_BASE, call,
-      [&] {
-        check(chorusAllGather(in.data_ptr(), out.data_ptr(), in.numel(), chorusTypeOf(in, call), comm_, stream_),
+      [&](chorusStream_t s) {
+        check(chorusAllGather(in.data_ptr(), out.data_ptr(), in.numel(), chorusTypeOf(in, call), comm_, s),
               "chorusAllGather");
       },
       {output}, {in, out}, copyBack(target, out));
@@ -249,8 +263,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather(std::vector<std::ve
   std::vector<at::Tensor> list = outputs[0];
   return queue(
       c10d::OpType::ALLGATHER, call,
-      [&] {
-        check(chorusAllGather(in.data_ptr(), flat.data_ptr(), in.numel(), chorusTypeOf(in, call), comm_, stream_),
+      [&](chorusStream_t s) {
+        check(chorusAllGather(in.data_ptr(), flat.data_ptr(), in.numel(), chorusTypeOf(in, call), comm_, s),
               "chorusAllGather");
       },
       list, {in, flat}, [flat, list]() mutable { unflattenInto(flat, list); });
@@ -264,7 +278,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(
   TORCH_CHECK(static_cast<int>(outputLists.size()) == getSize(),
               "ProcessGroupChorus: allgather_coalesced needs one output list per rank");
   for (const at::Tensor& t : inputs) {
-    requireCpu(t, call);
+    requireSupportedDevice(t, call);
     TORCH_CHECK(t.scalar_type() == inputs[0].scalar_type(),
                 "ProcessGroupChorus: allgather_coalesced needs one dtype for every input");
   }
@@ -279,8 +293,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::allgather_coalesced(
   for (const std::vector<at::Tensor>& list : outputLists) all.insert(all.end(), list.begin(), list.end());
   return queue(
       c10d::OpType::ALLGATHER_COALESCED, call,
-      [&] {
-        check(chorusAllGather(in.data_ptr(), flat.data_ptr(), in.numel(), chorusTypeOf(in, call), comm_, stream_),
+      [&](chorusStream_t s) {
+        check(chorusAllGather(in.data_ptr(), flat.data_ptr(), in.numel(), chorusTypeOf(in, call), comm_, s),
               "chorusAllGather");
       },
       all, {in, flat}, [flat, all]() mutable { unflattenInto(flat, all); });
@@ -301,9 +315,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::gather(std::vector<std::vecto
   at::Tensor flat = root ? at::empty({in.numel() * getSize()}, in.options()) : at::Tensor();
   return queue(
       c10d::OpType::GATHER, call,
-      [&] {
+      [&](chorusStream_t s) {
         check(chorusGather(in.data_ptr(), root ? flat.data_ptr() : nullptr, in.numel(), chorusTypeOf(in, call),
-                           static_cast<int>(opts.rootRank), comm_, stream_),
+                           static_cast<int>(opts.rootRank), comm_, s),
               "chorusGather");
       },
       list, {in, root ? flat : in}, [flat, list, root]() mutable {
@@ -328,9 +342,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::scatter(std::vector<at::Tenso
   at::Tensor target = outputs[0];
   return queue(
       c10d::OpType::SCATTER, call,
-      [&] {
+      [&](chorusStream_t s) {
         check(chorusScatter(root ? flat.data_ptr() : nullptr, out.data_ptr(), out.numel(), chorusTypeOf(out, call),
-                            static_cast<int>(opts.rootRank), comm_, stream_),
+                            static_cast<int>(opts.rootRank), comm_, s),
               "chorusScatter");
       },
       outputs, {out, root ? flat : out}, copyBack(target, out));
@@ -345,9 +359,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::_reduce_scatter_base(at::Tens
   at::Tensor target = output;
   return queue(
       c10d::OpType::_REDUCE_SCATTER_BASE, call,
-      [&] {
+      [&](chorusStream_t s) {
         check(chorusReduceScatter(in.data_ptr(), out.data_ptr(), out.numel(), chorusTypeOf(out, call),
-                                  chorusOpOf(opts.reduceOp, out, call), comm_, stream_),
+                                  chorusOpOf(opts.reduceOp, out, call), comm_, s),
               "chorusReduceScatter");
       },
       {output}, {in, out}, copyBack(target, out));
@@ -365,9 +379,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::reduce_scatter(std::vector<at
   at::Tensor target = outputs[0];
   return queue(
       c10d::OpType::REDUCE_SCATTER, call,
-      [&] {
+      [&](chorusStream_t s) {
         check(chorusReduceScatter(flat.data_ptr(), out.data_ptr(), out.numel(), chorusTypeOf(out, call),
-                                  chorusOpOf(opts.reduceOp, out, call), comm_, stream_),
+                                  chorusOpOf(opts.reduceOp, out, call), comm_, s),
               "chorusReduceScatter");
       },
       outputs, {flat, out}, copyBack(target, out));
@@ -387,9 +401,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
                 ": input and output must have equal sizes that split evenly over the ranks");
     return queue(
         c10d::OpType::ALLTOALL_BASE, call,
-        [&] {
+        [&](chorusStream_t s) {
           check(chorusAllToAll(in.data_ptr(), out.data_ptr(), in.numel() / static_cast<int64_t>(n),
-                               chorusTypeOf(in, call), comm_, stream_),
+                               chorusTypeOf(in, call), comm_, s),
                 "chorusAllToAll");
         },
         {output}, {in, out}, finish);
@@ -414,9 +428,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall_base(at::Tensor& out
   elements(out, outputSplits, recvCounts, recvDispls);
   return queue(
       c10d::OpType::ALLTOALL_BASE, call,
-      [&] {
+      [&](chorusStream_t s) {
         check(chorusAllToAllv(in.data_ptr(), sendCounts.data(), sendDispls.data(), out.data_ptr(), recvCounts.data(),
-                              recvDispls.data(), chorusTypeOf(in, call), comm_, stream_),
+                              recvDispls.data(), chorusTypeOf(in, call), comm_, s),
               "chorusAllToAllv");
       },
       {output}, {in, out}, finish);
@@ -445,9 +459,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::alltoall(std::vector<at::Tens
   std::vector<at::Tensor> list = outputs;
   return queue(
       c10d::OpType::ALLTOALL, call,
-      [&] {
+      [&](chorusStream_t s) {
         check(chorusAllToAllv(sendFlat.data_ptr(), sendCounts.data(), sendDispls.data(), recvFlat.data_ptr(),
-                              recvCounts.data(), recvDispls.data(), chorusTypeOf(sendFlat, call), comm_, stream_),
+                              recvCounts.data(), recvDispls.data(), chorusTypeOf(sendFlat, call), comm_, s),
               "chorusAllToAllv");
       },
       list, {sendFlat, recvFlat}, [recvFlat, list]() mutable { unflattenInto(recvFlat, list); });

@@ -1,6 +1,7 @@
-// torch.distributed's backend "chorus": a c10d::ProcessGroup over one Chorus communicator. Every call is queued on
-// the group's host stream and returns a ChorusWork at once; the communicator is met through the store torch hands
-// the backend (rank 0 publishes a unique id there, as ProcessGroupNCCL does).
+// torch.distributed's backend "chorus": a c10d::ProcessGroup over one Chorus communicator. Every call is queued (on
+// the group's host stream for CPU tensors, on a CUDA stream for CUDA tensors) and returns a Work at once; the
+// communicator is met through the store torch hands the backend (rank 0 publishes a unique id there, as
+// ProcessGroupNCCL does).
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "chorus/chorus.h"
+#include "cuda_calls.h"
 
 namespace chorus_torch {
 
@@ -89,11 +91,16 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   uint64_t getSequenceNumberForGroup() override { return sequence_; }
 
  private:
-  // Queues what `calls` makes (Chorus calls on stream_, between a group start and end when `grouped`) and returns
-  // an event recorded after it; throws naming `call` when a call is refused at once.
-  std::shared_ptr<class StreamEvent> issue(const char* call, const std::function<void()>& calls, bool grouped);
-  // issue(), and the Work that waits for the calls.
-  c10::intrusive_ptr<c10d::Work> queue(c10d::OpType type, const char* call, const std::function<void()>& calls,
+  // The Chorus calls of one torch call, made on the stream they are given.
+  using Calls = std::function<void(chorusStream_t)>;
+  // Makes `calls` on `stream` (between a group start and end when `grouped`); throws naming `call` when a call is
+  // refused at once.
+  void makeCalls(const char* call, const Calls& calls, bool grouped, chorusStream_t stream);
+  // makeCalls on the host stream, and an event recorded after them.
+  std::shared_ptr<class StreamEvent> issue(const char* call, const Calls& calls, bool grouped);
+  // The calls where the tensors are (CPU: issue(); CUDA: cuda_), and the Work that waits for them. `keep` holds
+  // every tensor they touch until they are done; `finish` runs after them.
+  c10::intrusive_ptr<c10d::Work> queue(c10d::OpType type, const char* call, const Calls& calls,
                                        std::vector<at::Tensor> outputs, std::vector<at::Tensor> keep,
                                        std::function<void()> finish = {}, bool grouped = false);
   // Allreduces each tensor (in one group when `grouped`: fused where small).
@@ -112,19 +119,21 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
     int peer;
     c10::intrusive_ptr<class ChorusWork> work;
   };
-  // chorusSend or chorusRecv of the whole tensor with `peer`, on stream_.
-  chorusResult_t sendOrRecv(bool send, const at::Tensor& t, int peer);
+  // chorusSend or chorusRecv of the whole tensor with `peer`, on `stream`.
+  chorusResult_t sendOrRecv(bool send, const at::Tensor& t, int peer, chorusStream_t stream);
   // A send or receive: queued now, or held for the batch when coalescing.
   c10::intrusive_ptr<c10d::Work> pointToPoint(bool send, std::vector<at::Tensor>& tensors, int peer);
 
   chorusComm_t comm_ = nullptr;
+  SharedComm sharedComm_;  // owns comm_ (destroyed with the last Work on CUDA tensors that may use it)
   c10::intrusive_ptr<c10d::Store> store_;
   std::string storePrefix_;
   uint64_t splits_ = 0;             // splits made of this group (every rank counts each one)
   uint64_t monitoredBarriers_ = 0;  // monitored barriers made on this group
   bool coalescing_ = false;
   std::vector<HeldCall> held_;
-  chorusStream_t stream_ = nullptr;
+  chorusStream_t stream_ = nullptr;  // where calls on CPU tensors run
+  std::unique_ptr<CudaCalls> cuda_;  // calls on CUDA tensors (null when this build has no CUDA)
   uint64_t sequence_ = 0;
 };
 

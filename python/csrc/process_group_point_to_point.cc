@@ -17,13 +17,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at:
   const char* call = "recv";
   TORCH_CHECK(tensors.size() == 1, "ProcessGroupChorus: recv takes one tensor");
   TORCH_CHECK(!coalescing_, "ProcessGroupChorus: a recv from any source cannot be part of batch_isend_irecv");
+  requireCpu(tensors[0], call);  // Chorus receives from any rank into host buffers only
   at::Tensor t = contiguousOf(tensors[0], call);
   at::Tensor target = tensors[0];
   auto source = std::make_shared<int>(-1);
   auto work = queue(
       c10d::OpType::RECVANYSOURCE, call,
-      [&] {
-        check(chorusRecvAny(t.data_ptr(), t.numel(), chorusTypeOf(t, call), source.get(), comm_, stream_),
+      [&](chorusStream_t s) {
+        check(chorusRecvAny(t.data_ptr(), t.numel(), chorusTypeOf(t, call), source.get(), comm_, s),
               "chorusRecvAny");
       },
       tensors, {t}, copyBack(target, t));
@@ -31,10 +32,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::recvAnysource(std::vector<at:
   return work;
 }
 
-chorusResult_t ProcessGroupChorus::sendOrRecv(bool send, const at::Tensor& t, int peer) {
+chorusResult_t ProcessGroupChorus::sendOrRecv(bool send, const at::Tensor& t, int peer, chorusStream_t stream) {
   const chorusDataType_t type = chorusTypeOf(t, send ? "send" : "recv");
-  return send ? chorusSend(t.data_ptr(), t.numel(), type, peer, comm_, stream_)
-              : chorusRecv(t.data_ptr(), t.numel(), type, peer, comm_, stream_);
+  return send ? chorusSend(t.data_ptr(), t.numel(), type, peer, comm_, stream)
+              : chorusRecv(t.data_ptr(), t.numel(), type, peer, comm_, stream);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::pointToPoint(bool send, std::vector<at::Tensor>& tensors,
@@ -45,14 +46,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::pointToPoint(bool send, std::
   at::Tensor target = tensors[0];
   const c10d::OpType type = send ? c10d::OpType::SEND : c10d::OpType::RECV;
   if (coalescing_) {
-    chorusTypeOf(t, call);  // refused now rather than when the batch ends
+    // Refused now rather than when the batch ends. A batch's Works wait for one host stream event; CUDA tensors
+    // would need one CUDA event instead (not built yet).
+    requireCpu(t, "batch_isend_irecv");
+    chorusTypeOf(t, call);
     auto work = c10::make_intrusive<ChorusWork>(type, call, nullptr, tensors, std::vector<at::Tensor>{t},
                                                 send ? std::function<void()>{} : copyBack(target, t));
     held_.push_back(HeldCall{send, t, peer, work});
     return work;
   }
-  return queue(type, call, [&] { check(sendOrRecv(send, t, peer), send ? "chorusSend" : "chorusRecv"); }, tensors, {t},
-               send ? std::function<void()>{} : copyBack(target, t));
+  return queue(
+      type, call, [&](chorusStream_t s) { check(sendOrRecv(send, t, peer, s), send ? "chorusSend" : "chorusRecv"); },
+      tensors, {t}, send ? std::function<void()>{} : copyBack(target, t));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::send(std::vector<at::Tensor>& tensors, int dstRank, int) {
@@ -75,8 +80,8 @@ void ProcessGroupChorus::endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work
   if (batch.empty()) return;
   const auto event = issue(
       "batch_isend_irecv",
-      [&] {
-        for (const HeldCall& h : batch) check(sendOrRecv(h.send, h.tensor, h.peer), "batch_isend_irecv");
+      [&](chorusStream_t s) {
+        for (const HeldCall& h : batch) check(sendOrRecv(h.send, h.tensor, h.peer, s), "batch_isend_irecv");
       },
       /*grouped=*/true);
   for (HeldCall& h : batch) h.work->attach(event);
@@ -84,7 +89,8 @@ void ProcessGroupChorus::endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupChorus::barrier(const c10d::BarrierOptions&) {
   return queue(
-      c10d::OpType::BARRIER, "barrier", [&] { check(chorusBarrier(comm_, stream_), "chorusBarrier"); }, {}, {});
+      c10d::OpType::BARRIER, "barrier", [&](chorusStream_t s) { check(chorusBarrier(comm_, s), "chorusBarrier"); },
+      {}, {});
 }
 
 void ProcessGroupChorus::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) {

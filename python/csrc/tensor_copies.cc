@@ -2,20 +2,41 @@
 
 #include <c10/util/Exception.h>
 
+#include "cuda_calls.h"
+
 namespace chorus_torch {
 
 void requireCpu(const at::Tensor& t, const char* call) {
-  TORCH_CHECK(t.device().is_cpu(), "ProcessGroupChorus: ", call,
-              ": only CPU tensors are supported by this build (the Debian torch here has no CUDA)");
+  TORCH_CHECK(t.device().is_cpu(), "ProcessGroupChorus: ", call, ": takes CPU tensors only, not ", t.device());
 }
 
-// A contiguous tensor with t's data (t itself when it is contiguous already).
+void requireSupportedDevice(const at::Tensor& t, const char* call) {
+  TORCH_CHECK(t.device().is_cpu() || t.device().is_cuda(), "ProcessGroupChorus: ", call,
+              ": takes CPU or CUDA tensors, not ", t.device());
+  TORCH_CHECK(!t.device().is_cuda() || cudaCallsBuilt(), "ProcessGroupChorus: ", call,
+              ": CUDA tensors need chorus_torch built against a torch with CUDA; this one was built without");
+}
+
+at::Device deviceOf(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, const char* call) {
+  at::Device device(at::kCPU);
+  bool first = true;
+  for (const std::vector<at::Tensor>* list : {&a, &b}) {
+    for (const at::Tensor& t : *list) {
+      if (!t.defined()) continue;
+      TORCH_CHECK(first || t.device() == device, "ProcessGroupChorus: ", call,
+                  ": every tensor must be on one device (", device, " and ", t.device(), ")");
+      device = t.device();
+      first = false;
+    }
+  }
+  return device;
+}
+
 at::Tensor contiguousOf(const at::Tensor& t, const char* call) {
-  requireCpu(t, call);
+  requireSupportedDevice(t, call);
   return t.is_contiguous() ? t : t.contiguous();
 }
 
-// The whole list as one flat tensor, in order (for list-shaped calls).
 at::Tensor flatOf(const std::vector<at::Tensor>& list) {
   std::vector<at::Tensor> flat;
   flat.reserve(list.size());
@@ -23,7 +44,6 @@ at::Tensor flatOf(const std::vector<at::Tensor>& list) {
   return at::cat(flat);
 }
 
-// Copies the flat tensor's consecutive pieces into the list's tensors.
 void unflattenInto(const at::Tensor& flat, std::vector<at::Tensor>& list) {
   int64_t at = 0;
   for (at::Tensor& t : list) {
@@ -32,8 +52,6 @@ void unflattenInto(const at::Tensor& flat, std::vector<at::Tensor>& list) {
   }
 }
 
-// What finishes a call that worked on contiguous copies: the results copied back into the caller's tensors (nothing
-// when every one of them was contiguous already).
 std::function<void()> copyBack(std::vector<at::Tensor> targets, std::vector<at::Tensor> work) {
   bool same = true;
   for (size_t i = 0; i < targets.size(); ++i) same = same && targets[i].is_same(work[i]);

@@ -9,8 +9,13 @@
 
 namespace chorus_torch {
 
-// Throws, naming `call`, unless t is on the CPU.
+// Throws, naming `call`, unless t is on the CPU (for what only host buffers can do).
 void requireCpu(const at::Tensor& t, const char* call);
+// Throws, naming `call`, unless t is on the CPU, or on a CUDA device and this build takes CUDA tensors.
+void requireSupportedDevice(const at::Tensor& t, const char* call);
+// The one device every defined tensor of a and b is on (the CPU when there is none); throws, naming `call`, when
+// they are on several.
+at::Device deviceOf(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, const char* call);
 // A contiguous tensor with t's data (t itself when it is contiguous already).
 at::Tensor contiguousOf(const at::Tensor& t, const char* call);
 // The whole list as one flat tensor, in order (for list-shaped calls).

@@ -63,6 +63,9 @@ def _unsupported_calls(rank, n):
         dist.all_reduce(torch.ones(3), op=dist.ReduceOp.BAND)
     with pytest.raises(RuntimeError, match="PREMUL_SUM"):
         dist.all_reduce(torch.ones(3), op=dist._make_nccl_premul_sum(2.0))
+    # CUDA tensors are taken exactly where torch has CUDA (this one cannot make a CUDA tensor to try).
+    import chorus_torch
+    assert chorus_torch.cuda_tensors() == (torch.version.cuda is not None)
     # The group still works after calls it refused.
     y = torch.ones(2)
     dist.all_reduce(y)

@@ -17,6 +17,7 @@ struct Request {
   Connection* conn = nullptr;
   bool isSend = false;
   uint64_t id = 0;
+  size_t bytes = 0;  // what was posted (for traces)
 };
 
 class PeerIO {

@@ -1,5 +1,6 @@
 #include "core/comm_config.h"
 
+#include "core/error.h"
 #include "core/params.h"
 
 namespace chorus {
@@ -28,6 +29,13 @@ size_t fusionThreshold() {
   return static_cast<size_t>(
       params::asBytes("CHORUS_FUSION_THRESHOLD", params::fusionThreshold(), 0, L::kMaxFusionThreshold));
 }
+std::string traceDir() { return params::trace(); }
+int traceLevel() {
+  const std::string level = params::traceLevel();
+  if (level == "call") return 0;
+  if (level == "transfer") return 1;
+  throwInvalidArgument("CHORUS_TRACE_LEVEL=" + level + ": expected call or transfer");
+}
 }  // namespace env_config
 
 std::string withCommName(const std::string& commName, const std::string& message) {
@@ -50,6 +58,8 @@ CommConfig CommConfig::fromEnvironment() {
   c.socketIfname = env_config::socketIfname();
   c.fusionThreshold = env_config::fusionThreshold();
   c.splitShare = env_config::splitShare();
+  c.traceDir = env_config::traceDir();
+  c.traceLevel = env_config::traceLevel();
   return c;
 }
 

@@ -22,6 +22,8 @@ struct CommConfig {
   std::string socketIfname;         // CHORUS_SOCKET_IFNAME
   size_t fusionThreshold = size_t{64} << 20;  // CHORUS_FUSION_THRESHOLD; 0: no fusion
   bool splitShare = true;                     // CHORUS_SPLIT_SHARE
+  std::string traceDir;                       // CHORUS_TRACE; empty: no trace
+  int traceLevel = 0;                         // CHORUS_TRACE_LEVEL: 0 call, 1 transfer (TraceLevel)
 
   // Every field from the environment (each variable's default when unset); throws chorusInvalidArgument naming
   // the variable for a value out of range.
@@ -55,6 +57,8 @@ bool topoProbe();
 std::string socketIfname();
 size_t fusionThreshold();
 bool splitShare();
+std::string traceDir();
+int traceLevel();
 }  // namespace env_config
 
 }  // namespace chorus

@@ -14,12 +14,14 @@ inline constexpr uint32_t kGoodbye = 0xffffffffu;
 inline constexpr uint32_t kAbandon = 0xfffffffeu;
 // The link probe's frames (CHORUS_TOPO_PROBE, at init, before any call).
 inline constexpr uint32_t kLinkProbe = 0xfffffff0u;
+// Traces: the clock offset round trips at init (clock_offset.h), between rank 0 and ranks on other machines.
+inline constexpr uint32_t kClockOffset = 0xffffffefu;
 // CUDA IPC: the control messages (announcements, credits) on the host connection under the device connection.
 inline constexpr uint32_t kIpcControl = 0xffffffe1u;
 // Device connections: the setup messages (ring offers, mapping results) on the host connections.
 inline constexpr uint32_t kDeviceSetup = 0xffffffe0u;
 
 static_assert(kDeviceSetup >= kFirstReservedTag && kIpcControl >= kFirstReservedTag &&
-              kLinkProbe >= kFirstReservedTag && kAbandon >= kFirstReservedTag);
+              kLinkProbe >= kFirstReservedTag && kClockOffset >= kFirstReservedTag && kAbandon >= kFirstReservedTag);
 
 }  // namespace chorus::reserved_tags

@@ -93,6 +93,8 @@ typedef struct {
   const char* socketIfname; /* CHORUS_SOCKET_IFNAME: interfaces for TCP, NCCL syntax */
   size_t fusionThreshold;   /* CHORUS_FUSION_THRESHOLD: bytes per fused buffer of a group's allreduces (0: off) */
   int splitShare;           /* CHORUS_SPLIT_SHARE: 1 split children share the parent's connections; 0 connect anew */
+  const char* traceDir;     /* CHORUS_TRACE: directory for this communicator's Chrome trace ("" off) */
+  int traceLevel;           /* CHORUS_TRACE_LEVEL: 0 one event per call, 1 also one per transfer step */
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
@@ -106,7 +108,8 @@ typedef struct {
     sizeof(chorusConfig_t), CHORUS_CONFIG_MAGIC, CHORUS_VERSION_CODE, CHORUS_CONFIG_UNDEF_DOUBLE,            \
         CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
-        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
+        CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT                                                    \
   }
 
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */

@@ -119,6 +119,9 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const C
                                otherwise(env_config::fusionThreshold, &CommConfig::fusionThreshold));
   r.splitShare = f.flag(CHORUS_FIELD_END(splitShare), "splitShare", c.splitShare,
                         otherwise(env_config::splitShare, &CommConfig::splitShare));
+  r.traceDir = f.text(CHORUS_FIELD_END(traceDir), c.traceDir, otherwise(env_config::traceDir, &CommConfig::traceDir));
+  r.traceLevel = f.number(CHORUS_FIELD_END(traceLevel), "traceLevel", c.traceLevel, int{CHORUS_CONFIG_UNDEF_INT}, 0, 1,
+                          otherwise(env_config::traceLevel, &CommConfig::traceLevel));
   return r;
 }
 

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <sstream>
+#include <system_error>
 
 #include "reduce/reducer.h"
 #include "src/comm/call_description.h"
+#include "src/comm/clock_offset.h"
 #include "src/comm/mismatch_report.h"
 #include "src/comm/point_to_point.h"
 #include "src/comm/tensor_fusion.h"
@@ -29,6 +32,16 @@
 #include "transports/transport_registry.h"
 
 namespace chorus {
+namespace {
+
+// The physical machine a rank runs on (emulated hosts of one machine share it: its cores and its clock).
+std::string machineOf(const PeerCard& c) {
+  auto it = c.entries.find("machine");
+  return it == c.entries.end() ? c.hostId : it->second;
+}
+
+}  // namespace
+
 CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_ptr<StoreServer> sharedStore)
     : config_(std::move(config)), rank_(spec.rank), size_(spec.nranks), spec_(spec),
       storeServer_(std::move(sharedStore)) {
@@ -120,6 +133,7 @@ void CommEngine::finishSetup(Deadline deadline) {
                                    wakeFd_);
     io_->setHierarchy(&hierarchy_);
     learnTopology(cards_, deadline);
+    startTrace(deadline);
     planSelection(sameHostMedium(cards_) == TransportMedium::kNetwork);
   } catch (...) {
     close(wakeFd_);
@@ -137,6 +151,7 @@ CommEngine::~CommEngine() {
   CommLogScope logScope(config_.commName);
   // Device calls still queued run (or fail, after an abort) first: their streams wait for them.
   shutDownDevice();
+  flushTrace();
   // After an abort the peers must hear that we gave up, not a goodbye: they may be blocked in a call with us.
   for (auto& c : conns_) {
     if (!c) continue;
@@ -166,6 +181,7 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   self.entries["machine"] = machineIdentity();
   addPlacement(self, localHostTopology());
   for (auto& t : transports) t.transport->describeSelf(self);
+  if (!config_.traceDir.empty()) self.entries["trace"] = "1";  // its clock's offset to rank 0's is wanted
   store_->set(pre + "card/" + std::to_string(rank_), self.encode(), deadline);
   std::vector<PeerCard> cards(size_);
   cards[rank_] = self;
@@ -173,10 +189,6 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
     if (p != rank_) cards[p] = PeerCard::decode(store_->get(pre + "card/" + std::to_string(p), deadline), p);
   }
   // Ranks sharing this machine's cores: emulated hosts (CHORUS_HOST_ID) on one machine share them too.
-  auto machineOf = [](const PeerCard& c) {
-    auto it = c.entries.find("machine");
-    return it == c.entries.end() ? c.hostId : it->second;
-  };
   localRanks_ = static_cast<int>(
       std::count_if(cards.begin(), cards.end(), [&](const PeerCard& c) { return machineOf(c) == machineOf(self); }));
   sameMachine_.assign(size_, false);
@@ -238,6 +250,44 @@ void CommEngine::learnTopology(const std::vector<PeerCard>& cards, Deadline dead
   logTopology(rank_, localHostTopology(), *world_, links_);
   hierarchy_.hosts.clear();
   for (int h = 0; h < world_->nhosts(); ++h) hierarchy_.hosts.push_back(world_->ranksOnHost(h));
+}
+
+void CommEngine::startTrace(Deadline deadline) {
+  // Every rank works the list out alike from the cards, whether it traces or not: rank 0 answers the others.
+  std::vector<int> measured;
+  for (int p = 1; p < size_; ++p) {
+    if (cards_[p].entries.count("trace") != 0 && machineOf(cards_[p]) != machineOf(cards_[0])) measured.push_back(p);
+  }
+  double offsetUs = 0;
+  if (!measured.empty()) {
+    io_->beginUntracked(reserved_tags::kClockOffset, LazyDeadline::at(deadline));
+    offsetUs = measureClockOffsetUs(*io_, measured, &CallTrace::nowUs);
+  }
+  if (config_.traceDir.empty()) return;
+  std::error_code failed;
+  std::filesystem::create_directories(config_.traceDir, failed);
+  if (failed) {
+    throw Error(chorusInvalidArgument, named("rank " + std::to_string(rank_) + ": trace directory " +
+                                             config_.traceDir + " (CHORUS_TRACE): " + failed.message()));
+  }
+  const TraceLevel level = config_.traceLevel == 1 ? TraceLevel::kTransfer : TraceLevel::kCall;
+  trace_ = std::make_unique<CallTrace>(traceFilePath(config_.traceDir, rank_, spec_.keyPrefix), level, rank_, size_,
+                                       config_.commName);
+  trace_->setClockOffsetUs(offsetUs);
+  std::vector<const char*> names(size_, "");
+  for (int p = 0; p < size_; ++p) {
+    if (p != rank_ && conns_[p]) names[p] = transportRecord(peerTransports_[p]).name;
+  }
+  io_->setTrace(trace_.get(), std::move(names));
+}
+
+void CommEngine::flushTrace() noexcept {
+  if (!trace_) return;
+  try {
+    trace_->flush();
+  } catch (const std::exception& e) {
+    CHORUS_WARN(rank_, "trace not written: " << e.what());
+  }
 }
 
 void CommEngine::planSelection(bool sameHostOverNetwork) {
@@ -323,35 +373,46 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
     for (const Op& o : ops) {
       if (isPointToPoint(o.collective)) pointToPoint_.push_back(&o);
     }
+    // Tracing (config traceDir): one event per call; with transfer tracing, CommIO's times of the call.
+    CallTrace* const trace = deviceCall ? nullptr : trace_.get();
+    const TransferTimes* times = trace && trace->level() == TraceLevel::kTransfer ? &io.times() : nullptr;
     if (!pointToPoint_.empty()) {
       current = pointToPoint_.front();
       CHORUS_TRACE(rank_, describeCall(*current) << " and " << pointToPoint_.size() - 1 << " more point-to-point");
+      const double start = trace ? CallTrace::nowUs() : 0;
       runPointToPoint(io, *callTags_, pointToPoint_, LazyDeadline::after(timeoutSeconds_));
+      if (trace) {
+        trace->recordCall(*current, nullptr, 0, start, CallTrace::nowUs(), times,
+                          static_cast<int>(pointToPoint_.size()));
+      }
     }
-    auto runCollective = [&](const Op& o) {
+    auto runCollective = [&](const Op& o, int fused) {
       current = &o;
+      const double start = trace ? CallTrace::nowUs() : 0;
       callTags_->begin(o);
       AlgorithmChoice algo = selector_->choose(o, size_);
       CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(algo.id));
       io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &o);
       algo.run(io, o);
+      if (trace) trace->recordCall(o, algorithmName(algo.id), io.sliceBytes(), start, CallTrace::nowUs(), times, fused);
     };
     if (pointToPoint_.size() == ops.size()) {
       // Sends and receives only: done.
     } else if (ops.size() == 1) {
-      runCollective(ops[0]);
+      runCollective(ops[0], 1);
     } else {
       // A batch: its allreduces fused where they fit (host buffers only: the fusion buffer is host memory).
       const size_t threshold = deviceCall ? 0 : config_.fusionThreshold;
       for (const std::vector<size_t>& entry : planFusion(ops, threshold)) {
         if (entry.size() == 1) {
-          runCollective(ops[entry.front()]);
+          runCollective(ops[entry.front()], 1);
           continue;
         }
+        const int fused = static_cast<int>(entry.size());
         if (contiguous(ops, entry)) {
           fused_ = contiguousAllReduce(ops, entry);
           fused_.seq = ops[entry.front()].seq;
-          runCollective(fused_);
+          runCollective(fused_, fused);
           continue;
         }
         size_t bytes = 0;
@@ -361,7 +422,7 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
         fused_.seq = ops[entry.front()].seq;
         CHORUS_TRACE(rank_, entry.size() << " allreduces fused into " << bytes << " bytes");
         packFused(ops, entry, fusionBuffer_.data());
-        runCollective(fused_);
+        runCollective(fused_, fused);
         unpackFused(ops, entry, fusionBuffer_.data());
       }
     }

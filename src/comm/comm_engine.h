@@ -15,6 +15,7 @@
 #include "algorithms/selector.h"
 #include "core/bootstrap/launch_spec.h"
 #include "core/bootstrap/store.h"
+#include "src/comm/call_trace.h"
 #include "src/comm/comm_io.h"
 #include "device/device_call_queue.h"
 #include "src/comm/device_resources.h"
@@ -111,6 +112,11 @@ class CommEngine {
   std::vector<PeerCard> connect(const LaunchSpec& spec, Deadline deadline);
   // Every rank's placement into the global view, the link model (probed when CHORUS_TOPO_PROBE=1), the hosts.
   void learnTopology(const std::vector<PeerCard>& cards, Deadline deadline);
+  // The trace (config traceDir): its file, each machine's clock offset to rank 0's (measured with the ranks that
+  // trace on other machines than rank 0's, as their cards say), and CommIO's transfer tracing.
+  void startTrace(Deadline deadline);
+  // Writes the trace, if any; a failure is logged, never thrown (it runs at destroy).
+  void flushTrace() noexcept;
   // The selector and each level's decision table for this world.
   // sameHostOverNetwork: ranks of one host talk over the network (a transport list without shm).
   void planSelection(bool sameHostOverNetwork);
@@ -154,6 +160,7 @@ class CommEngine {
   // a doorbell and a wakeup (tens of us here); at 200 a 1 MiB ping-pong slept on every message (122 us, now 48).
   static constexpr int kYields = 2000;
   std::unique_ptr<CommIO> io_;
+  std::unique_ptr<CallTrace> trace_;  // null: not tracing
   uint64_t seq_ = 0;
   std::vector<Op> batch_;                // the batch being run, numbered (under the lane)
   std::vector<const Op*> pointToPoint_;  // its sends and receives (under the lane)

@@ -30,6 +30,45 @@ void CommIO::begin(const CallTags& tags, LazyDeadline deadline, const Op* op) {
   op_ = op;
   singleCopyHint_ = false;
   active_.clear();
+  times_.clear();
+  postedBytes_ = 0;
+}
+
+void CommIO::setTrace(CallTrace* trace, std::vector<const char*> transportNames) {
+  trace_ = trace != nullptr && trace->level() == TraceLevel::kTransfer ? trace : nullptr;
+  transportNames_ = std::move(transportNames);
+}
+
+void CommIO::TimedReducer::reduce(void* dst, const void* a, const void* b, size_t count, chorusDataType_t type,
+                                  chorusRedOp_t op) {
+  const double start = CallTrace::nowUs();
+  inner_.reduce(dst, a, b, count, type, op);
+  times_.reduceUs += CallTrace::nowUs() - start;
+}
+
+void CommIO::TimedReducer::finishAverage(void* data, size_t count, chorusDataType_t type, int nranks) {
+  const double start = CallTrace::nowUs();
+  inner_.finishAverage(data, count, type, nranks);
+  times_.reduceUs += CallTrace::nowUs() - start;
+}
+
+template <class Drive>
+void CommIO::traced(const char* what, int peer, size_t bytes, Drive drive) {
+  const double start = CallTrace::nowUs();
+  stepWaitUs_ = stepMoveUs_ = 0;
+  timing_ = true;
+  struct Off {
+    bool& timing;
+    ~Off() { timing = false; }
+  } off{timing_};
+  drive();
+  const double end = CallTrace::nowUs();
+  // What driveLoop did not see (the first check, the return) counts as moving: the step's parts add up to it.
+  const double move = std::max(0.0, end - start - stepWaitUs_);
+  times_.waitUs += stepWaitUs_;
+  times_.moveUs += move;
+  const char* transport = peer >= 0 && static_cast<size_t>(peer) < transportNames_.size() ? transportNames_[peer] : "";
+  trace_->recordTransfer(what, peer, bytes, transport, start, end, stepWaitUs_, move);
 }
 
 void CommIO::beginUntracked(uint32_t tag, LazyDeadline deadline) {
@@ -39,6 +78,7 @@ void CommIO::beginUntracked(uint32_t tag, LazyDeadline deadline) {
   op_ = nullptr;
   singleCopyHint_ = false;
   active_.clear();
+  times_.clear();
 }
 
 void CommIO::badPeer(int peer) const {
@@ -55,22 +95,26 @@ Connection* CommIO::connectionTo(int peer) {
 Request CommIO::isend(int peer, const void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
   c->setSingleCopyHint(singleCopyHint_);
-  return Request{c, true, c->isend(buf, bytes, sendTag(peer))};
+  postedBytes_ += bytes;
+  return Request{c, true, c->isend(buf, bytes, sendTag(peer)), bytes};
 }
 
 Request CommIO::irecv(int peer, void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
-  return Request{c, false, c->irecv(buf, bytes, recvTag(peer))};
+  postedBytes_ += bytes;
+  return Request{c, false, c->irecv(buf, bytes, recvTag(peer)), bytes};
 }
 
 void CommIO::copy(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
+  const double start = trace_ != nullptr ? CallTrace::nowUs() : 0;
   if (deviceApi_ == nullptr) {
     std::memmove(dst, src, bytes);
-    return;
+  } else {
+    deviceApi_->copyAsync(dst, src, bytes, deviceStream_);
+    deviceApi_->synchronize(deviceStream_);
   }
-  deviceApi_->copyAsync(dst, src, bytes, deviceStream_);
-  deviceApi_->synchronize(deviceStream_);
+  if (trace_ != nullptr) times_.moveUs += CallTrace::nowUs() - start;
 }
 
 std::string CommIO::callName() const { return op_ ? describeCall(*op_) : std::string("a call"); }
@@ -209,10 +253,20 @@ void CommIO::driveUntil(Pred finished) {
 template <class Pred>
 void CommIO::driveLoop(Pred finished) {
   int idle = 0;
+  double mark = timing_ ? CallTrace::nowUs() : 0;  // traced: the end of the last progress round
   for (unsigned round = 1;; ++round) {
+    double roundStart = 0;
+    if (timing_) {
+      roundStart = CallTrace::nowUs();
+      stepWaitUs_ += roundStart - mark;  // spinning, yielding or asleep since the last round: waiting
+    }
     bool moved = false;
     for (Connection* c : active_) {
       if (c->busy()) moved |= c->progress();
+    }
+    if (timing_) {
+      mark = CallTrace::nowUs();
+      if (!moved) stepWaitUs_ += mark - roundStart;  // a round that moved nothing waited too
     }
     if (finished()) return;
     if (aborted_.load(std::memory_order_relaxed)) abortedNow();
@@ -247,24 +301,44 @@ void CommIO::driveLoop(Pred finished) {
 }
 
 void CommIO::wait(const Request& r) {
-  driveUntil([&] { return done(r); });
+  if (trace_ == nullptr) {
+    driveUntil([&] { return done(r); });
+    return;
+  }
+  traced(r.isSend ? "send" : "recv", r.conn->peer(), r.bytes, [&] { driveUntil([&] { return done(r); }); });
+  postedBytes_ -= std::min(postedBytes_, r.bytes);
 }
 
 void CommIO::exchange(int peer, const void* send, void* recv, size_t bytes) {
   Connection* c = connectionTo(peer);
-  uint64_t sendId = 0, recvId = 0;
-  if (c->exchange(send, recv, bytes, sendTag(peer), recvTag(peer), &sendId, &recvId)) return;
-  wait(Request{c, false, recvId});
-  wait(Request{c, true, sendId});
+  auto both = [&] {
+    uint64_t sendId = 0, recvId = 0;
+    if (c->exchange(send, recv, bytes, sendTag(peer), recvTag(peer), &sendId, &recvId)) return;
+    driveUntil([&] { return done(Request{c, false, recvId}); });
+    driveUntil([&] { return done(Request{c, true, sendId}); });
+  };
+  if (trace_ == nullptr) {
+    both();
+    return;
+  }
+  traced("exchange", peer, 2 * bytes, both);
 }
 
 void CommIO::waitAll() {
-  driveUntil([&] {
-    for (Connection* c : active_) {
-      if (c->busy()) return false;
-    }
-    return true;
-  });
+  auto all = [&] {
+    driveUntil([&] {
+      for (Connection* c : active_) {
+        if (c->busy()) return false;
+      }
+      return true;
+    });
+  };
+  if (trace_ == nullptr || postedBytes_ == 0) {  // nothing left unwaited: no step worth an event
+    all();
+    return;
+  }
+  traced("wait_all", -1, postedBytes_, all);
+  postedBytes_ = 0;
 }
 
 }  // namespace chorus

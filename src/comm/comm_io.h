@@ -11,6 +11,7 @@
 #include "core/collective.h"
 #include "algorithms/peer_io.h"
 #include "src/comm/call_tags.h"
+#include "src/comm/call_trace.h"
 #include "src/comm/staging_memory.h"
 #include "core/deadline.h"
 #include "device/device_api.h"
@@ -29,6 +30,10 @@ class CommIO final : public PeerIO {
   // Starts a call: the tags its frames carry (per peer; `tags` must outlive the call), deadline, and the op (named
   // in messages; must outlive the call).
   void begin(const CallTags& tags, LazyDeadline deadline, const Op* op);
+  // Traces every wait as a transfer step of `trace` (TraceLevel::kTransfer) and adds up where each call's time
+  // went (times(), cleared by begin()); transportNames[p] names the link to rank p. Null: off (the default).
+  void setTrace(CallTrace* trace, std::vector<const char*> transportNames);
+  const TransferTimes& times() const { return times_; }
   // Starts traffic outside any call (the link probe at init): every frame carries `tag`.
   void beginUntracked(uint32_t tag, LazyDeadline deadline);
 
@@ -44,7 +49,7 @@ class CommIO final : public PeerIO {
   // receive from it would expect, and returns that peer (peers looked at in turn from where the last one left off,
   // so that no sender starves). Throws for a connection that cannot look ahead, the deadline, an abort, a lost peer.
   int waitForAnySender(const CallTags& tags, chorusDataType_t type);
-  Reducer& reducer() override { return reducer_; }
+  Reducer& reducer() override { return trace_ != nullptr ? timedReducer_ : reducer_; }
   // memmove for host memory; for device calls (setDeviceCopies) an async copy on the call's stream, waited for.
   void copy(void* dst, const void* src, size_t bytes) override;
   // Makes copy() go through `api` on `stream`: for the CommIO of device calls, whose buffers the CPU cannot touch.
@@ -81,6 +86,21 @@ class CommIO final : public PeerIO {
   [[noreturn]] void abortedNow();  // chorusCommAbort was called: the call fails, naming itself
   // "allreduce #12 (count 1000, float32, sum)": built only for messages.
   std::string callName() const;
+  // Runs `drive` (a wait) as one traced transfer step named `what`.
+  template <class Drive>
+  void traced(const char* what, int peer, size_t bytes, Drive drive);
+  // Times the reducer into times_.reduceUs.
+  class TimedReducer final : public Reducer {
+   public:
+    TimedReducer(Reducer& inner, TransferTimes& times) : inner_(inner), times_(times) {}
+    void reduce(void* dst, const void* a, const void* b, size_t count, chorusDataType_t type,
+                chorusRedOp_t op) override;
+    void finishAverage(void* data, size_t count, chorusDataType_t type, int nranks) override;
+
+   private:
+    Reducer& inner_;
+    TransferTimes& times_;
+  };
 
   int rank_, size_;
   int nextAnySender_ = 0;  // where waitForAnySender starts looking
@@ -106,6 +126,13 @@ class CommIO final : public PeerIO {
   DeviceApi* deviceApi_ = nullptr;  // null: host memory
   DeviceStream deviceStream_ = nullptr;
   PollBackoff deviceBackoff_;  // how long to sleep while only a device copy can move things on
+  CallTrace* trace_ = nullptr;  // null: no transfer tracing
+  std::vector<const char*> transportNames_;
+  TransferTimes times_;
+  TimedReducer timedReducer_{reducer_, times_};
+  bool timing_ = false;       // inside a traced wait: driveLoop splits its time into waiting and moving
+  double stepWaitUs_ = 0, stepMoveUs_ = 0;
+  size_t postedBytes_ = 0;    // posted and not yet waited for alone (a traced waitAll's bytes)
 };
 
 }  // namespace chorus

@@ -19,7 +19,7 @@
 namespace chorus::test {
 namespace {
 
-constexpr size_t kSlot = kIpcSlotBytes;
+constexpr size_t kRingSlot = kIpcSlotBytes;
 
 using IpcConnectionTest = DeviceEndsTest<IpcEnds>;
 
@@ -30,7 +30,7 @@ TEST_P(IpcConnectionTest, DescribesItselfOverItsHostAndNamesThePeer) {
 TEST_P(IpcConnectionTest, SizesAroundTheSlotArriveIntactBothWays) {
   const int allocsBefore = e_->apiA.deviceAllocs + e_->apiB.deviceAllocs;
   ASSERT_NO_FATAL_FAILURE(
-      exchangeEachSizeBothWays({0, 1, kSlot - 1, kSlot, kSlot + 1, 9 * kSlot + 12345},
+      exchangeEachSizeBothWays({0, 1, kRingSlot - 1, kRingSlot, kRingSlot + 1, 9 * kRingSlot + 12345},
                                [&](const ExchangeIds& ids) { EXPECT_EQ(e_->b->recvsDone(), ids.recvB + 1); }));
   // Only the test's own buffers were allocated (four a size, none for n = 0): the rings are reused.
   EXPECT_EQ(e_->apiA.deviceAllocs + e_->apiB.deviceAllocs - allocsBefore, 4 * 5);
@@ -41,7 +41,7 @@ TEST_P(IpcConnectionTest, SizesAroundTheSlotArriveIntactBothWays) {
 TEST_P(IpcConnectionTest, ManyQueuedMessagesCompleteInPostingOrder) {
   std::vector<size_t> sizes;
   for (int i = 0; i < 200; ++i) {
-    sizes.push_back((i >= 20 && i < 100) ? 0 : (i % 10 == 1) ? 2 * kSlot + static_cast<size_t>(i) : size_t(i) * 997);
+    sizes.push_back((i >= 20 && i < 100) ? 0 : (i % 10 == 1) ? 2 * kRingSlot + static_cast<size_t>(i) : size_t(i) * 997);
   }
   ASSERT_NO_FATAL_FAILURE(sendQueuedMessagesInOrder(sizes, [] {}));
   ASSERT_TRUE(driveUntilIdle());
@@ -52,7 +52,7 @@ TEST_P(IpcConnectionTest, ManyQueuedMessagesCompleteInPostingOrder) {
 // credits.
 TEST_P(IpcConnectionTest, CreditsHoldALateReceiversSenderToItsRing) {
   // Three messages of four pieces each.
-  ASSERT_NO_FATAL_FAILURE(sendToALateReceiver(3, 3 * kSlot + 1000, [&](int copies) {
+  ASSERT_NO_FATAL_FAILURE(sendToALateReceiver(3, 3 * kRingSlot + 1000, [&](int copies) {
     EXPECT_EQ(copies, static_cast<int>(kIpcSlots));
     EXPECT_EQ(e_->a->sendsDone(), 1u) << "the first message fits the ring; the second needs credits";
   }));
@@ -63,13 +63,13 @@ TEST_P(IpcConnectionTest, CreditsHoldALateReceiversSenderToItsRing) {
 // Rank 1 waits for credits of its own sends while rank 0's announcements arrive for receives rank 1 has not posted:
 // they are kept until it does.
 TEST_P(IpcConnectionTest, AnnouncementsBeforeTheirReceiveAreKept) {
-  const size_t big = 3 * kSlot;
+  const size_t big = 3 * kRingSlot;
   DeviceBuffer bOut(e_->apiB, big), aIn(e_->apiA, big);
   const auto fromB = pattern(big, 20);
   bOut.write(fromB);
   e_->b->isend(bOut.get(), big, 1);
   e_->a->irecv(aIn.get(), big, 1);
-  const auto first = pattern(kSlot / 2, 21);
+  const auto first = pattern(kRingSlot / 2, 21);
   DeviceBuffer aOut1(e_->apiA, first.size()), bIn1(e_->apiB, first.size());
   aOut1.write(first);
   e_->a->isend(aOut1.get(), first.size(), 2);
@@ -87,7 +87,7 @@ TEST_P(IpcConnectionTest, AnnouncementsBeforeTheirReceiveAreKept) {
 
 // Host memory goes through the rings too (the copy engine reads and writes host memory).
 TEST_P(IpcConnectionTest, HostPointersOnEitherSideWork) {
-  const size_t n = 2 * kSlot + 7;
+  const size_t n = 2 * kRingSlot + 7;
   const auto data = pattern(n, 4);
   std::vector<char> hostIn(n, 0), back(n, 0);
   DeviceBuffer devIn(e_->apiB, n), devOut(e_->apiB, n);
@@ -106,7 +106,7 @@ TEST_P(IpcConnectionTest, HostPointersOnEitherSideWork) {
 }
 
 TEST_P(IpcConnectionTest, SizeMismatchFailsNamingBothSizesInTheCallersTerms) {
-  failMismatched(3 * kSlot, 2 * kSlot, 3, 3, [](const Error& err) {
+  failMismatched(3 * kRingSlot, 2 * kRingSlot, 3, 3, [](const Error& err) {
     EXPECT_EQ(err.code(), chorusInvalidUsage) << err.what();
     EXPECT_NE(std::string(err.what())
                   .find("rank 1: rank 0 sent 3145728 bytes for call tag 3 where this rank expects "
@@ -126,7 +126,7 @@ TEST_P(IpcConnectionTest, TagMismatchFailsNamingBothTags) {
 }
 
 TEST_P(IpcConnectionTest, PeerThatAbandonsMidTransferFailsTheReceiverAtOnce) {
-  abandonMidTransfer(8 * kSlot, [](const Error& err) {
+  abandonMidTransfer(8 * kRingSlot, [](const Error& err) {
     EXPECT_EQ(err.code(), chorusRemoteError) << err.what();
     EXPECT_NE(std::string(err.what()).find("rank 1: rank 0 gave up"), std::string::npos) << err.what();
   });
@@ -134,11 +134,11 @@ TEST_P(IpcConnectionTest, PeerThatAbandonsMidTransferFailsTheReceiverAtOnce) {
 
 // While a device copy is in flight the end says so, and a caller that sleeps briefly still sees it finish.
 TEST_P(IpcConnectionTest, CopyInFlightIsNeverHiddenFromAPollSleeper) {
-  holdACopyInFlight(kSlot, [] {});
+  holdACopyInFlight(kRingSlot, [] {});
 }
 
 TEST_P(IpcConnectionTest, HostConnectionCarriesHostMessagesAfterward) {
-  const size_t n = 2 * kSlot + 3;
+  const size_t n = 2 * kRingSlot + 3;
   DeviceBuffer out(e_->apiA, n), in(e_->apiB, n), back(e_->apiA, n);
   out.write(pattern(n, 9));
   e_->a->isend(out.get(), n, 1);

@@ -53,23 +53,32 @@ std::string claim(const std::string& path) {
 
 CallTrace::CallTrace(std::string path, TraceLevel level, int rank, int size, std::string commName)
     : path_(claim(path)), level_(level), rank_(rank), size_(size), commName_(std::move(commName)) {
-  events_.reserve(4096);
+  blocks_.emplace_back();
+  blocks_.back().reserve(kBlockEvents);
 }
 
 double CallTrace::nowUs() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-bool CallTrace::keep() {
-  if (events_.size() < kMaxEvents) return true;
-  ++dropped_;
-  return false;
+CallTrace::Event* CallTrace::next() {
+  if (count_ >= kMaxEvents) {
+    ++dropped_;
+    return nullptr;
+  }
+  if (blocks_.back().size() == kBlockEvents) {
+    blocks_.emplace_back();
+    blocks_.back().reserve(kBlockEvents);
+  }
+  ++count_;
+  return &blocks_.back().emplace_back();
 }
 
 void CallTrace::recordCall(const Op& op, const char* algorithm, size_t chunkBytes, double startUs, double endUs,
                            const TransferTimes* times, int fused) {
-  if (!keep()) return;
-  Event e{};
+  Event* slot = next();
+  if (slot == nullptr) return;
+  Event& e = *slot;
   e.startUs = startUs;
   e.endUs = endUs;
   e.name = collectiveName(op.collective);
@@ -90,13 +99,13 @@ void CallTrace::recordCall(const Op& op, const char* algorithm, size_t chunkByte
     e.moveUs = times->moveUs;
     e.reduceUs = times->reduceUs;
   }
-  events_.push_back(e);
 }
 
 void CallTrace::recordTransfer(const char* what, int peer, size_t bytes, const char* transport, double startUs,
                                double endUs, double waitUs, double moveUs) {
-  if (!keep()) return;
-  Event e{};
+  Event* slot = next();
+  if (slot == nullptr) return;
+  Event& e = *slot;
   e.transfer = true;
   e.startUs = startUs;
   e.endUs = endUs;
@@ -106,7 +115,6 @@ void CallTrace::recordTransfer(const char* what, int peer, size_t bytes, const c
   e.bytes = bytes;
   e.waitUs = waitUs;
   e.moveUs = moveUs;
-  events_.push_back(e);
 }
 
 void CallTrace::flush() const {
@@ -117,29 +125,31 @@ void CallTrace::flush() const {
   out += "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + pid + ",\"args\":{\"sort_index\":" + pid + "}},\n";
   out += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":0,\"args\":{\"name\":\"calls\"}},\n";
   out += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + pid + ",\"tid\":1,\"args\":{\"name\":\"transfers\"}}";
-  for (const Event& e : events_) {
-    out += ",\n{\"name\":" + quoted(e.name) + ",\"cat\":\"" + (e.transfer ? "transfer" : "call") +
-           "\",\"ph\":\"X\",\"pid\":" + pid + ",\"tid\":" + (e.transfer ? "1" : "0") +
-           ",\"ts\":" + number(e.startUs + offsetUs_) + ",\"dur\":" + number(e.endUs - e.startUs) + ",\"args\":{";
-    if (e.transfer) {
-      out += "\"peer\":" + std::to_string(e.peer) + ",\"bytes\":" + std::to_string(e.bytes) +
-             ",\"transport\":" + quoted(e.algorithm ? e.algorithm : "") + ",\"wait_us\":" + number(e.waitUs) +
-             ",\"move_us\":" + number(e.moveUs) + "}}";
-      continue;
+  for (const std::vector<Event>& block : blocks_) {
+    for (const Event& e : block) {
+      out += ",\n{\"name\":" + quoted(e.name) + ",\"cat\":\"" + (e.transfer ? "transfer" : "call") +
+             "\",\"ph\":\"X\",\"pid\":" + pid + ",\"tid\":" + (e.transfer ? "1" : "0") +
+             ",\"ts\":" + number(e.startUs + offsetUs_) + ",\"dur\":" + number(e.endUs - e.startUs) + ",\"args\":{";
+      if (e.transfer) {
+        out += "\"peer\":" + std::to_string(e.peer) + ",\"bytes\":" + std::to_string(e.bytes) +
+               ",\"transport\":" + quoted(e.algorithm ? e.algorithm : "") + ",\"wait_us\":" + number(e.waitUs) +
+               ",\"move_us\":" + number(e.moveUs) + "}}";
+        continue;
+      }
+      out += "\"seq\":" + std::to_string(e.seq) + ",\"bytes\":" + std::to_string(e.bytes) +
+             ",\"count\":" + std::to_string(e.count) + ",\"datatype\":" + quoted(typeName(e.type));
+      if (e.reduces) out += ",\"op\":" + quoted(opName(e.op));
+      if (e.algorithm != nullptr) out += ",\"algorithm\":" + quoted(e.algorithm);
+      out += ",\"chunk\":" + std::to_string(e.chunk);
+      if (e.root >= 0) out += ",\"root\":" + std::to_string(e.root);
+      if (e.peer != -1) out += ",\"peer\":" + std::to_string(e.peer);
+      if (e.fused > 1) out += ",\"fused\":" + std::to_string(e.fused);
+      if (e.timed) {
+        out += ",\"wait_us\":" + number(e.waitUs) + ",\"move_us\":" + number(e.moveUs) +
+               ",\"reduce_us\":" + number(e.reduceUs);
+      }
+      out += "}}";
     }
-    out += "\"seq\":" + std::to_string(e.seq) + ",\"bytes\":" + std::to_string(e.bytes) +
-           ",\"count\":" + std::to_string(e.count) + ",\"datatype\":" + quoted(typeName(e.type));
-    if (e.reduces) out += ",\"op\":" + quoted(opName(e.op));
-    if (e.algorithm != nullptr) out += ",\"algorithm\":" + quoted(e.algorithm);
-    out += ",\"chunk\":" + std::to_string(e.chunk);
-    if (e.root >= 0) out += ",\"root\":" + std::to_string(e.root);
-    if (e.peer != -1) out += ",\"peer\":" + std::to_string(e.peer);
-    if (e.fused > 1) out += ",\"fused\":" + std::to_string(e.fused);
-    if (e.timed) {
-      out += ",\"wait_us\":" + number(e.waitUs) + ",\"move_us\":" + number(e.moveUs) +
-             ",\"reduce_us\":" + number(e.reduceUs);
-    }
-    out += "}}";
   }
   out += "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"chorus\":{\"rank\":" + pid +
          ",\"size\":" + std::to_string(size_) + ",\"comm\":" + quoted(commName_) +

@@ -45,7 +45,7 @@ class CallTrace {
   // Writes every event so far to the file (replacing it, through a temporary and a rename); throws a system error
   // naming the file when it cannot. Later events are kept too: a second flush writes them all.
   void flush() const;
-  size_t events() const { return events_.size(); }
+  size_t events() const { return count_; }
 
   // At most this many events are kept (the rest are counted as dropped, and the file says how many).
   static constexpr size_t kMaxEvents = size_t{1} << 20;
@@ -63,14 +63,19 @@ class CallTrace {
     chorusRedOp_t op;
     bool transfer, timed, reduces;
   };
-  bool keep();
+  // Room for one more event (null when kMaxEvents are kept: then it is counted as dropped).
+  Event* next();
+  // Events live in blocks that are never moved: a growing vector would copy every event so far into fresh memory,
+  // and fresh memory is slow to touch (a call paid 1.2 us on average that way at 44000 events here).
+  static constexpr size_t kBlockEvents = 8192;
 
   std::string path_;
   TraceLevel level_;
   int rank_, size_;
   std::string commName_;
   double offsetUs_ = 0;
-  std::vector<Event> events_;
+  std::vector<std::vector<Event>> blocks_;
+  size_t count_ = 0;
   size_t dropped_ = 0;
 };
 

@@ -46,9 +46,10 @@ class Connection {
   virtual uint64_t recvsDone() const = 0;
   // True when a posted send or receive is not yet complete.
   virtual bool busy() const = 0;
-  // True while a large receive is outstanding: then sleeping until much of it has arrived beats spinning on
-  // small pieces (fewer, larger copies; the kernel delivers without contending for the socket).
-  virtual bool largeReceivePending() const = 0;
+  // Bytes the oldest outstanding receive still waits for, where the transport can sleep until much of it has
+  // arrived (addPollFds wakes then); 0 when none or when it cannot. CommIO stops spinning for large ones: sleeping
+  // beats spinning on small pieces (fewer, larger copies; the kernel delivers without contending for the socket).
+  virtual size_t pendingReceiveBytes() const = 0;
   // Adds the descriptors to sleep on while nothing can move (none for transports that cannot sleep on one).
   virtual void addPollFds(std::vector<pollfd>& fds) const = 0;
   // True while progress waits on work that no descriptor announces (a layered connection's copies in flight, for

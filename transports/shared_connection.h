@@ -35,7 +35,7 @@ class SharedConnection final : public Connection {
   uint64_t sendsDone() const override { return shared_->sendsDone(); }
   uint64_t recvsDone() const override { return shared_->recvsDone(); }
   bool busy() const override { return shared_->busy(); }
-  bool largeReceivePending() const override { return shared_->largeReceivePending(); }
+  size_t pendingReceiveBytes() const override { return shared_->pendingReceiveBytes(); }
   void addPollFds(std::vector<pollfd>& fds) const override { shared_->addPollFds(fds); }
   bool movesWithoutDescriptor() const override { return shared_->movesWithoutDescriptor(); }
   void closeGracefully() override {

@@ -101,20 +101,22 @@ void CallTrace::recordCall(const Op& op, const char* algorithm, size_t chunkByte
   }
 }
 
-void CallTrace::recordTransfer(const char* what, int peer, size_t bytes, const char* transport, double startUs,
-                               double endUs, double waitUs, double moveUs) {
+void CallTrace::recordTransfer(const TransferStep& step) {
   Event* slot = next();
   if (slot == nullptr) return;
   Event& e = *slot;
   e.transfer = true;
-  e.startUs = startUs;
-  e.endUs = endUs;
-  e.name = what;
-  e.algorithm = transport;
-  e.peer = peer;
-  e.bytes = bytes;
-  e.waitUs = waitUs;
-  e.moveUs = moveUs;
+  e.startUs = step.startUs;
+  e.endUs = step.endUs;
+  e.name = step.what;
+  e.algorithm = step.transport;
+  e.peer = step.peer;
+  e.bytes = step.bytes;
+  e.waitUs = step.waitUs;
+  e.moveUs = step.moveUs;
+  e.rounds = step.rounds;
+  e.movingRounds = step.movingRounds;
+  e.sleeps = step.sleeps;
 }
 
 void CallTrace::flush() const {
@@ -133,7 +135,9 @@ void CallTrace::flush() const {
       if (e.transfer) {
         out += "\"peer\":" + std::to_string(e.peer) + ",\"bytes\":" + std::to_string(e.bytes) +
                ",\"transport\":" + quoted(e.algorithm ? e.algorithm : "") + ",\"wait_us\":" + number(e.waitUs) +
-               ",\"move_us\":" + number(e.moveUs) + "}}";
+               ",\"move_us\":" + number(e.moveUs) + ",\"rounds\":" + std::to_string(e.rounds) +
+               ",\"moving_rounds\":" + std::to_string(e.movingRounds) +
+               ",\"sleeps\":" + std::to_string(e.sleeps) + "}}";
         continue;
       }
       out += "\"seq\":" + std::to_string(e.seq) + ",\"bytes\":" + std::to_string(e.bytes) +

@@ -23,6 +23,19 @@ struct TransferTimes {
   void clear() { *this = TransferTimes{}; }
 };
 
+// One transfer step (a wait of an algorithm), as CommIO saw it.
+struct TransferStep {
+  const char* what;       // a static name: "send", "recv", "exchange", "wait_all"
+  int peer;               // -1: several
+  size_t bytes;           // posted (an exchange counts both ways)
+  const char* transport;  // the link's transport ("" for several peers)
+  double startUs, endUs;
+  double waitUs, moveUs;  // the step's time: nothing moving, and bytes moving
+  uint32_t rounds;        // progress rounds (each a send and a receive attempt per busy connection)
+  uint32_t movingRounds;  // of which moved bytes
+  uint32_t sleeps;        // times the waiter slept in poll
+};
+
 class CallTrace {
  public:
   // Writes to `path` at flush(); `rank` is the process row, `commName` labels it.
@@ -39,9 +52,7 @@ class CallTrace {
   // static name or null (point-to-point); `times` null below kTransfer.
   void recordCall(const Op& op, const char* algorithm, size_t chunkBytes, double startUs, double endUs,
                   const TransferTimes* times, int fused = 1);
-  // One transfer step: `what` a static name ("send", "recv", "exchange", "wait_all"), peer -1 for several.
-  void recordTransfer(const char* what, int peer, size_t bytes, const char* transport, double startUs, double endUs,
-                      double waitUs, double moveUs);
+  void recordTransfer(const TransferStep& step);
   // Writes every event so far to the file (replacing it, through a temporary and a rename); throws a system error
   // naming the file when it cannot. Later events are kept too: a second flush writes them all.
   void flush() const;
@@ -59,6 +70,7 @@ class CallTrace {
     size_t bytes, count, chunk;
     double waitUs, moveUs, reduceUs;
     int peer, root, fused;
+    uint32_t rounds, movingRounds, sleeps;  // transfers
     chorusDataType_t type;
     chorusRedOp_t op;
     bool transfer, timed, reduces;

@@ -55,7 +55,7 @@ void CommIO::TimedReducer::finishAverage(void* data, size_t count, chorusDataTyp
 template <class Drive>
 void CommIO::traced(const char* what, int peer, size_t bytes, Drive drive) {
   const double start = CallTrace::nowUs();
-  stepWaitUs_ = stepMoveUs_ = 0;
+  step_ = TransferStep{};
   timing_ = true;
   struct Off {
     bool& timing;
@@ -64,11 +64,16 @@ void CommIO::traced(const char* what, int peer, size_t bytes, Drive drive) {
   drive();
   const double end = CallTrace::nowUs();
   // What driveLoop did not see (the first check, the return) counts as moving: the step's parts add up to it.
-  const double move = std::max(0.0, end - start - stepWaitUs_);
-  times_.waitUs += stepWaitUs_;
-  times_.moveUs += move;
-  const char* transport = peer >= 0 && static_cast<size_t>(peer) < transportNames_.size() ? transportNames_[peer] : "";
-  trace_->recordTransfer(what, peer, bytes, transport, start, end, stepWaitUs_, move);
+  step_.what = what;
+  step_.peer = peer;
+  step_.bytes = bytes;
+  step_.transport = peer >= 0 && static_cast<size_t>(peer) < transportNames_.size() ? transportNames_[peer] : "";
+  step_.startUs = start;
+  step_.endUs = end;
+  step_.moveUs = std::max(0.0, end - start - step_.waitUs);
+  times_.waitUs += step_.waitUs;
+  times_.moveUs += step_.moveUs;
+  trace_->recordTransfer(step_);
 }
 
 void CommIO::beginUntracked(uint32_t tag, LazyDeadline deadline) {
@@ -258,7 +263,7 @@ void CommIO::driveLoop(Pred finished) {
     double roundStart = 0;
     if (timing_) {
       roundStart = CallTrace::nowUs();
-      stepWaitUs_ += roundStart - mark;  // spinning, yielding or asleep since the last round: waiting
+      step_.waitUs += roundStart - mark;  // spinning, yielding or asleep since the last round: waiting
     }
     bool moved = false;
     for (Connection* c : active_) {
@@ -266,7 +271,9 @@ void CommIO::driveLoop(Pred finished) {
     }
     if (timing_) {
       mark = CallTrace::nowUs();
-      if (!moved) stepWaitUs_ += mark - roundStart;  // a round that moved nothing waited too
+      if (!moved) step_.waitUs += mark - roundStart;  // a round that moved nothing waited too
+      ++step_.rounds;
+      if (moved) ++step_.movingRounds;
     }
     if (finished()) return;
     if (aborted_.load(std::memory_order_relaxed)) abortedNow();
@@ -283,18 +290,21 @@ void CommIO::driveLoop(Pred finished) {
       deviceBackoff_.reset();
       continue;
     }
-    // Spinning pays for latency-bound waits; while a large receive is in flight, sleeping until much of it has
-    // arrived moves the same bytes with fewer, larger copies (measured ~15% more busbw at 64 MiB).
-    int spin = spinRounds_;
-    for (Connection* c : active_) {
-      if (c->largeReceivePending()) spin = 0;
-    }
+    // Spinning and yielding pay for latency-bound waits. While a large receive is in flight, sleeping until much of
+    // it has arrived moves the same bytes with fewer, larger copies: from kNoSpinBytes no spinning (~15% more busbw
+    // at 64 MiB), from kNoYieldBytes no yielding either (a 2-rank 1 MiB TCP allreduce 200-240 us instead of 320-450:
+    // each round of yields cost a sendmsg, a recvmsg and a sched_yield for a few KiB; perf/RESULTS.md, session 9).
+    size_t pending = 0;
+    for (Connection* c : active_) pending = std::max(pending, c->pendingReceiveBytes());
+    const int spin = pending >= kNoSpinBytes ? 0 : spinRounds_;
+    const int yields = pending >= kNoYieldBytes ? 0 : yieldRounds_;
     if (++idle < spin) continue;
-    if (idle < spin + yieldRounds_) {
+    if (idle < spin + yields) {
       sched_yield();
       continue;
     }
     if (deadline_.get().expired()) timedOut();
+    if (timing_) ++step_.sleeps;
     sleepUntilSomethingMoves();
     idle = spin;  // after a wakeup, yield a little before sleeping again
   }

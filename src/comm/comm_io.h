@@ -109,6 +109,8 @@ class CommIO final : public PeerIO {
   Reducer& reducer_;
   int spinRounds_;
   int yieldRounds_;
+  // A receive waiting for this many bytes stops the spinning (and from kNoYieldBytes the yielding too): see driveLoop.
+  static constexpr size_t kNoSpinBytes = 64 << 10, kNoYieldBytes = 256 << 10;
   const std::atomic<bool>& aborted_;
   int wakeFd_;
   const CallTags* tags_ = nullptr;  // null: untracked traffic, every frame carries untrackedTag_
@@ -131,7 +133,7 @@ class CommIO final : public PeerIO {
   TransferTimes times_;
   TimedReducer timedReducer_{reducer_, times_};
   bool timing_ = false;       // inside a traced wait: driveLoop splits its time into waiting and moving
-  double stepWaitUs_ = 0, stepMoveUs_ = 0;
+  TransferStep step_{};  // the traced step under way
   size_t postedBytes_ = 0;    // posted and not yet waited for alone (a traced waitAll's bytes)
 };
 

@@ -109,7 +109,8 @@ TEST(CallTraceTest, EventsAreWrittenAsChromeCompleteEvents) {
   const Op op{.collective = Collective::kReduceScatter, .count = 256, .type = chorusBfloat16, .op = chorusAvg};
   TransferTimes times{.waitUs = 1, .moveUs = 2, .reduceUs = 3};
   trace.recordCall(op, "ring", 65536, 10, 20, &times, 3);
-  trace.recordTransfer("exchange", 2, 512, "tcp", 11, 19, 5, 3);
+  trace.recordTransfer(TransferStep{.what = "exchange", .peer = 2, .bytes = 512, .transport = "tcp", .startUs = 11,
+                                    .endUs = 19, .waitUs = 5, .moveUs = 3, .rounds = 7, .movingRounds = 4, .sleeps = 1});
   trace.flush();
   const nlohmann::json j = dir.read("t.json");
   int calls = 0, transfers = 0;
@@ -138,6 +139,9 @@ TEST(CallTraceTest, EventsAreWrittenAsChromeCompleteEvents) {
       EXPECT_EQ(e["args"]["peer"], 2);
       EXPECT_EQ(e["args"]["transport"], "tcp");
       EXPECT_DOUBLE_EQ(e["args"]["wait_us"].get<double>(), 5);
+      EXPECT_EQ(e["args"]["rounds"], 7);
+      EXPECT_EQ(e["args"]["moving_rounds"], 4);
+      EXPECT_EQ(e["args"]["sleeps"], 1);
     }
   }
   EXPECT_EQ(calls, 1);

@@ -376,7 +376,7 @@ class DeviceEndsTest : public ::testing::TestWithParam<HostKind> {
     EXPECT_TRUE(e_->a->progress());  // the copy starts (to pinned memory, or into the peer's ring)
     for (int i = 0; i < 50; ++i) EXPECT_FALSE(e_->a->progress()) << "nothing can move behind the gate";
     EXPECT_TRUE(e_->a->movesWithoutDescriptor());
-    EXPECT_FALSE(e_->a->largeReceivePending());
+    EXPECT_EQ(e_->a->pendingReceiveBytes(), 0u);
     whileHeld();
 
     // A caller that sleeps in poll whenever nothing moves still finishes promptly once the copy may run.

@@ -24,7 +24,7 @@ class LayeredDeviceConnection : public Connection {
   bool movesWithoutDescriptor() const override { return copiesInFlight_ > 0; }
 
   // Sleeping until much of a large receive has arrived pays only when no device copy waits to be noticed.
-  bool largeReceivePending() const override { return !movesWithoutDescriptor() && host_.largeReceivePending(); }
+  size_t pendingReceiveBytes() const override { return movesWithoutDescriptor() ? 0 : host_.pendingReceiveBytes(); }
   void addPollFds(std::vector<pollfd>& fds) const override { host_.addPollFds(fds); }
   // The host connection says goodbye for both: a second goodbye on it would be a frame the peer does not expect.
   void closeGracefully() override {}

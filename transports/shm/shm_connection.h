@@ -53,7 +53,7 @@ class ShmConnection final : public Connection {
   uint64_t recvsDone() const override { return recvsDone_; }
   bool busy() const override { return sendsDone_ != sendsPosted_ || recvsDone_ != recvsPosted_; }
   // Never: the receiver copies out of shared memory itself, so spinning on it is as cheap as sleeping.
-  bool largeReceivePending() const override { return false; }
+  size_t pendingReceiveBytes() const override { return 0; }
   void setSingleCopyHint(bool on) override { singleCopyHint_ = on; }
   void addPollFds(std::vector<pollfd>& fds) const override;
   void closeGracefully() override;

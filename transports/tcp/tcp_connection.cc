@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -15,8 +16,7 @@ namespace chorus {
 namespace {
 // Messages below this go whole on the first socket: striping them would only add headers and syscalls.
 constexpr size_t kStripeMin = 256 * 1024;
-// A receive this large makes the waiter sleep rather than spin; it is woken when up to kWakeBytes have arrived.
-constexpr size_t kLargeReceive = 64 * 1024;
+// A waiter that sleeps on a receive is woken when up to kWakeBytes of it have arrived.
 constexpr size_t kWakeBytes = 1024 * 1024;
 }  // namespace
 
@@ -222,11 +222,12 @@ bool TcpConnection::progress() {
   return moved;
 }
 
-bool TcpConnection::largeReceivePending() const {
+size_t TcpConnection::pendingReceiveBytes() const {
+  size_t most = 0;
   for (const Stream& s : streams_) {
-    if (!s.recvs.empty() && s.recvs.front().len - s.recvs.front().done >= kLargeReceive) return true;
+    if (!s.recvs.empty()) most = std::max(most, s.recvs.front().len - s.recvs.front().done);
   }
-  return false;
+  return most;
 }
 
 void TcpConnection::addPollFds(std::vector<pollfd>& fds) const {

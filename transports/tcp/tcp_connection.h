@@ -35,7 +35,7 @@ class TcpConnection final : public Connection {
   uint64_t sendsDone() const override { return sendsDone_; }
   uint64_t recvsDone() const override { return recvsDone_; }
   bool busy() const override { return sendsDone_ != sendsPosted_ || recvsDone_ != recvsPosted_; }
-  bool largeReceivePending() const override;
+  size_t pendingReceiveBytes() const override;
   void addPollFds(std::vector<pollfd>& fds) const override;
   void closeGracefully() override;
   void abandon(int lostPeer = kNoRank) override;

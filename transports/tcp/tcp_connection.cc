@@ -18,6 +18,12 @@ namespace {
 constexpr size_t kStripeMin = 256 * 1024;
 // A waiter that sleeps on a receive is woken when up to kWakeBytes of it have arrived.
 constexpr size_t kWakeBytes = 1024 * 1024;
+// Payload per sendmsg or recvmsg: one syscall per direction and socket per progress round, then the other direction.
+// Sending a pipeline's whole run of slices in one go (the loop until EAGAIN this replaced) left the peer's data
+// waiting in our receive queue meanwhile, and on loopback the sender also does the receiver's protocol work: a 2-rank
+// TCP allreduce of 4 MiB took 1.6-2.2 ms, now about 1.05; 64 MiB 38-49 ms, now 24-34 (perf/RESULTS.md, session 9).
+// 256 KiB did better than 128 KiB, 512 KiB and 1 MiB.
+constexpr size_t kTurnBytes = 256 * 1024;
 }  // namespace
 
 TcpConnection::TcpConnection(int rank, int peer, std::string address, const std::vector<int>& fds)
@@ -157,8 +163,9 @@ void TcpConnection::sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uin
   }
 }
 
-// Moves as many queued slices as one syscall can: header and payload of up to kBatch slices in one iovec list,
-// so that many small slices (or a pipeline's run of slices) cost one sendmsg/recvmsg instead of one each.
+// One syscall's worth of queued slices: header and payload of up to kBatch slices in one iovec list, so that many
+// small slices (or a pipeline's run of slices) cost one sendmsg/recvmsg instead of one each; at most kTurnBytes of
+// payload, after which the other direction takes its turn.
 bool TcpConnection::moveSlices(Stream& s, bool isSend) {
   constexpr size_t kBatch = 16;
   std::deque<Slice>& q = isSend ? s.sends : s.recvs;
@@ -166,12 +173,17 @@ bool TcpConnection::moveSlices(Stream& s, bool isSend) {
   while (!q.empty()) {
     iovec iov[2 * kBatch];
     int n = 0;
-    for (size_t i = 0; i < q.size() && i < kBatch; ++i) {
+    size_t turn = 0;  // bytes offered in this syscall, at most kTurnBytes of payload
+    for (size_t i = 0; i < q.size() && i < kBatch && turn < kTurnBytes; ++i) {
       Slice& sl = q[i];
       if (sl.hdrDone < sizeof(FrameHeader)) {
         iov[n++] = {reinterpret_cast<char*>(&sl.hdr) + sl.hdrDone, sizeof(FrameHeader) - sl.hdrDone};
       }
-      if (sl.done < sl.len) iov[n++] = {sl.data + sl.done, sl.len - sl.done};
+      if (sl.done < sl.len) {
+        const size_t len = std::min(sl.len - sl.done, kTurnBytes - turn);
+        iov[n++] = {sl.data + sl.done, len};
+        turn += len;
+      }
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -209,6 +221,7 @@ bool TcpConnection::moveSlices(Stream& s, bool isSend) {
       if (q.empty()) break;
     }
     if (static_cast<size_t>(r) < offered) break;  // the socket is full (send) or drained (receive)
+    break;  // one syscall per direction per turn: the other direction (and the other sockets) go next
   }
   return moved;
 }

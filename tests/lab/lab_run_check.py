@@ -1,0 +1,59 @@
+"""chorus-lab as CI runs it (root): a 2-host lab at 200 Mbit/s runs a short allreduce sweep whose results chorus-perf
+checks and whose busbw must sit near the link's rate; nothing of the lab is left after it, and what a SIGKILLed lab
+leaves is removed by `chorus-lab clean`. Skipped (77) without root or without network namespaces.
+Usage: lab_run_check.py BUILD_DIR"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+build = sys.argv[1]
+lab = os.path.join(build, "perf", "chorus-lab")
+perf = os.path.join(build, "perf", "chorus-perf")
+RATE = 200e6  # bit/s
+
+
+def lab_namespaces():
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith("chlab")]
+
+
+if os.geteuid() != 0 or not os.path.exists(perf):
+    print("needs root and chorus-perf: skipped")
+    sys.exit(77)
+probe = subprocess.run(["ip", "netns", "add", "chlabprobe"], capture_output=True, text=True)
+if probe.returncode != 0:
+    print(f"network namespaces unavailable ({probe.stderr.strip()}): skipped")
+    sys.exit(77)
+subprocess.run(["ip", "netns", "del", "chlabprobe"])
+assert not lab_namespaces(), f"leftovers before the test: {lab_namespaces()}"
+
+# A sweep across the shaped link: chorus-perf checks every result (#wrong must be 0) and the busbw must be the link's.
+done = subprocess.run([sys.executable, lab, "run", "--hosts", "2", "--rate", "200mbit", "--timeout", "120", "--",
+                       perf, "allreduce", "-b", "1M", "-e", "4M", "-f", "4", "-n", "3", "-w", "1"],
+                      capture_output=True, text=True, timeout=180)
+assert done.returncode == 0, f"exit {done.returncode}:\n{done.stdout}\n{done.stderr}"
+rows = [line.split() for line in done.stdout.splitlines() if line.strip() and line.split()[0].isdigit()]
+assert [int(r[0]) for r in rows] == [1 << 20, 4 << 20], done.stdout
+for r in rows:
+    busbw = float(r[7]) * 1e9 * 8  # bit/s
+    assert r[8] == "0" and r[12] == "0", f"wrong results: {r}"
+    # A 2-rank allreduce sends each byte once each way: busbw is the link's rate at best.
+    assert 0.80 * RATE <= busbw <= 1.05 * RATE, f"busbw {busbw / 1e6:.0f} Mbit/s on a 200 Mbit/s link: {r}"
+assert not lab_namespaces(), f"left behind after a normal exit: {lab_namespaces()}"
+
+# A lab killed outright leaves its namespaces; clean (which every run does first too) removes them.
+proc = subprocess.Popen([sys.executable, lab, "run", "--hosts", "2", "--", "sleep", "60"], start_new_session=True)
+deadline = time.monotonic() + 30
+while len(lab_namespaces()) < 3 and time.monotonic() < deadline:
+    time.sleep(0.05)  # polling for the lab's state, with a deadline
+assert len(lab_namespaces()) == 3, f"the lab did not come up: {lab_namespaces()}"
+os.killpg(proc.pid, signal.SIGKILL)
+proc.wait()
+assert len(lab_namespaces()) == 3, "a SIGKILLed lab cannot clean up: its namespaces should still be there"
+cleaned = subprocess.run([sys.executable, lab, "clean"], capture_output=True, text=True)
+assert cleaned.returncode == 0, cleaned.stderr
+assert not lab_namespaces(), f"left behind after clean: {lab_namespaces()}"
+print("lab check passed")

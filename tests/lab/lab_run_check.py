@@ -44,6 +44,23 @@ for r in rows:
     assert 0.80 * RATE <= busbw <= 1.05 * RATE, f"busbw {busbw / 1e6:.0f} Mbit/s on a 200 Mbit/s link: {r}"
 assert not lab_namespaces(), f"left behind after a normal exit: {lab_namespaces()}"
 
+# A sweep: chorus-perf --algos in the lab, its CSV, JSON and plot.
+import json  # noqa: E402
+import tempfile  # noqa: E402
+with tempfile.TemporaryDirectory(prefix="chorus-lab-sweep-") as out:
+    done = subprocess.run([sys.executable, lab, "sweep", "--hosts", "2", "--rate", "200mbit", "--timeout", "120",
+                           "--algos", "ring", "-b", "1M", "-e", "1M", "-n", "2", "--out", out],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, f"sweep exit {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    with open(os.path.join(out, "sweep.json")) as f:
+        results = json.load(f)["results"]
+    assert sorted(r["algorithm"] for r in results) == ["default", "ring"], results
+    for r in results:
+        assert r["bytes"] == 1 << 20 and 0.80 <= r["link_fraction"] <= 1.05, r
+    for name in ("sweep.csv", "sweep.svg", "sweep.png"):
+        assert os.path.getsize(os.path.join(out, name)) > 0, name
+assert not lab_namespaces(), f"left behind after the sweep: {lab_namespaces()}"
+
 # A lab killed outright leaves its namespaces; clean (which every run does first too) removes them.
 proc = subprocess.Popen([sys.executable, lab, "run", "--hosts", "2", "--", "sleep", "60"], start_new_session=True)
 deadline = time.monotonic() + 30

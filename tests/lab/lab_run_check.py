@@ -44,6 +44,14 @@ for r in rows:
     assert 0.80 * RATE <= busbw <= 1.05 * RATE, f"busbw {busbw / 1e6:.0f} Mbit/s on a 200 Mbit/s link: {r}"
 assert not lab_namespaces(), f"left behind after a normal exit: {lab_namespaces()}"
 
+# Delay where the kernel cannot emulate it (no netem here) is refused in one line, never silently dropped.
+asked = subprocess.run([sys.executable, lab, "run", "--hosts", "2", "--delay", "50us", "--", "true"],
+                       capture_output=True, text=True, timeout=60)
+if asked.returncode != 0:  # else the kernel has netem and the lab ran with the delay
+    assert asked.returncode == 2 and "no netem" in asked.stderr and len(asked.stderr.strip().splitlines()) == 1, \
+        asked.stderr
+assert not lab_namespaces(), f"left behind after the refusal: {lab_namespaces()}"
+
 # A sweep: chorus-perf --algos in the lab, its CSV, JSON and plot.
 import json  # noqa: E402
 import tempfile  # noqa: E402
@@ -57,6 +65,7 @@ with tempfile.TemporaryDirectory(prefix="chorus-lab-sweep-") as out:
     assert sorted(r["algorithm"] for r in results) == ["default", "ring"], results
     for r in results:
         assert r["bytes"] == 1 << 20 and 0.80 <= r["link_fraction"] <= 1.05, r
+        assert r["cpu_limited"] is False, r  # 200 Mbit/s is far below what this machine moves unshaped
     for name in ("sweep.csv", "sweep.svg", "sweep.png"):
         assert os.path.getsize(os.path.join(out, name)) > 0, name
 assert not lab_namespaces(), f"left behind after the sweep: {lab_namespaces()}"

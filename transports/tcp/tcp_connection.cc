@@ -170,7 +170,7 @@ bool TcpConnection::moveSlices(Stream& s, bool isSend) {
   constexpr size_t kBatch = 16;
   std::deque<Slice>& q = isSend ? s.sends : s.recvs;
   bool moved = false;
-  while (!q.empty()) {
+  while (!q.empty()) {  // once, and again only after EINTR
     iovec iov[2 * kBatch];
     int n = 0;
     size_t turn = 0;  // bytes offered in this syscall, at most kTurnBytes of payload
@@ -197,8 +197,6 @@ bool TcpConnection::moveSlices(Stream& s, bool isSend) {
     if (r == 0 && !isSend) lost("recvmsg", 0);
     moved = true;
     size_t got = static_cast<size_t>(r);
-    size_t offered = 0;
-    for (int i = 0; i < n; ++i) offered += iov[i].iov_len;
     // Account the bytes slice by slice; a received header is checked the moment it is complete.
     while (got > 0 || (!q.empty() && q.front().hdrDone == sizeof(FrameHeader) && q.front().done == q.front().len)) {
       Slice& sl = q.front();
@@ -220,7 +218,6 @@ bool TcpConnection::moveSlices(Stream& s, bool isSend) {
       }
       if (q.empty()) break;
     }
-    if (static_cast<size_t>(r) < offered) break;  // the socket is full (send) or drained (receive)
     break;  // one syscall per direction per turn: the other direction (and the other sockets) go next
   }
   return moved;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/error.h"
+
 namespace chorus::connection_errors {
 
 // The peer's process is gone (`what`: how this side noticed, with the system's own text where there is one).
@@ -14,7 +16,7 @@ namespace chorus::connection_errors {
 // rank + 1, 0 for none; a value no rank gives reads as none.
 inline uint64_t lostPeerNote(int lostPeer) { return static_cast<uint64_t>(lostPeer + 1); }
 inline int lostPeerOfNote(uint64_t note) {
-  return note > 0 && note <= static_cast<uint64_t>(INT32_MAX) ? static_cast<int>(note) - 1 : -1;
+  return note > 0 && note <= static_cast<uint64_t>(INT32_MAX) ? static_cast<int>(note) - 1 : kNoRank;
 }
 // The peer abandoned the communicator after an error or an abort of its own; `lostPeer`: the rank whose loss made
 // it give up, when it said (kNoRank otherwise). Then the error is that loss (Failure::kPeerLost, naming it).

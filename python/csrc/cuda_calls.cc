@@ -16,12 +16,18 @@
 namespace chorus_torch {
 namespace {
 
-// Raises the communicator's error, naming `call`, once Chorus has recorded one (a call on a CUDA stream fails there,
+// The communicator's error once Chorus has recorded one, else chorusSuccess (a call on a CUDA stream fails there,
 // after the host has gone on: the communicator's async error is where it shows).
-void raiseIfFailed(const SharedComm& comm, const char* call) {
+chorusResult_t asyncFailure(const SharedComm& comm) {
   chorusResult_t failure = chorusSuccess;
-  if (chorusCommGetAsyncError(comm.get(), &failure) != chorusSuccess) return;
-  if (failure == chorusSuccess || failure == chorusInProgress) return;
+  if (chorusCommGetAsyncError(comm.get(), &failure) != chorusSuccess) return chorusSuccess;
+  return failure == chorusInProgress ? chorusSuccess : failure;
+}
+
+// Raises asyncFailure, naming `call`.
+void raiseIfFailed(const SharedComm& comm, const char* call) {
+  const chorusResult_t failure = asyncFailure(comm);
+  if (failure == chorusSuccess) return;
   throw std::runtime_error(std::string("ProcessGroupChorus: ") + call + " failed: " + chorusGetErrorString(failure) +
                            ": " + chorusGetLastError(comm.get()));
 }
@@ -45,11 +51,7 @@ class CudaWork : public c10d::Work {
     raiseIfFailed(comm_, call_);
     return done_->query();
   }
-  bool isSuccess() const override {
-    chorusResult_t failure = chorusSuccess;
-    chorusCommGetAsyncError(comm_.get(), &failure);
-    return (failure == chorusSuccess || failure == chorusInProgress) && done_->query();
-  }
+  bool isSuccess() const override { return asyncFailure(comm_) == chorusSuccess && done_->query(); }
   // As ProcessGroupNCCL's: the caller's current stream waits for the calls; the host goes on. The communicator's
   // timeout bounds the calls themselves.
   bool wait(std::chrono::milliseconds) override {

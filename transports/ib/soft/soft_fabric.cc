@@ -1,0 +1,691 @@
+#include "transports/ib/soft/soft_fabric.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <poll.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "core/logging.h"
+#include "transports/ib/soft/soft_wire.h"
+
+namespace chorus::soft_verbs {
+namespace {
+
+// IB's RNR timer encoding (min_rnr_timer 0..31) in seconds; 0 means the longest, 655.36 ms.
+double rnrDelaySeconds(uint8_t code) {
+  static const double kMs[32] = {655.36, 0.01, 0.02, 0.03, 0.04, 0.06, 0.08, 0.12, 0.16, 0.24, 0.32,
+                                 0.48,   0.64, 0.96, 1.28, 1.92, 2.56, 3.84, 5.12, 7.68, 10.24, 15.36,
+                                 20.48,  30.72, 40.96, 61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52};
+  return kMs[code & 31] / 1000.0;
+}
+
+std::vector<GidEntry> readGidTable() {
+  std::vector<GidEntry> out;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return out;
+  for (ifaddrs* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !(a->ifa_flags & IFF_UP)) continue;
+    GidEntry e{};
+    // IPv4-mapped: ::ffff:a.b.c.d, as RoCE GIDs of IPv4 addresses are.
+    e.gid.raw[10] = 0xff;
+    e.gid.raw[11] = 0xff;
+    std::memcpy(&e.gid.raw[12], &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, 4);
+    e.ifindex = if_nametoindex(a->ifa_name);
+    e.type = IBV_GID_TYPE_ROCE_V1;
+    out.push_back(e);
+    e.type = IBV_GID_TYPE_ROCE_V2;
+    out.push_back(e);
+  }
+  freeifaddrs(list);
+  return out;
+}
+
+void setNonBlocking(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+}  // namespace
+
+double nowSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Fabric& Fabric::get() {
+  static Fabric* fabric = new Fabric();  // never destroyed: its thread runs until the process exits
+  return *fabric;
+}
+
+Fabric::Fabric() {
+  gids = readGidTable();
+  epollFd_ = epoll_create1(EPOLL_CLOEXEC);
+  wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  listenFd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof(addr);
+  if (epollFd_ < 0 || wakeFd_ < 0 || listenFd_ < 0 || bind(listenFd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+      listen(listenFd_, 1024) != 0 || getsockname(listenFd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    CHORUS_WARN(-1, "soft verbs: cannot set up the fabric's socket: " << std::strerror(errno));
+    gids.clear();  // no GIDs: the port reports down
+    return;
+  }
+  listenPort = ntohs(addr.sin_port);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = nullptr;
+  epoll_ctl(epollFd_, EPOLL_CTL_ADD, wakeFd_, &ev);
+  ev.data.ptr = &listenFd_;
+  epoll_ctl(epollFd_, EPOLL_CTL_ADD, listenFd_, &ev);
+  std::thread([this] { run(); }).detach();
+}
+
+uint32_t Fabric::allocateQpn() {
+  for (int tries = 0; tries < kMaxQp; ++tries) {
+    uint32_t index = nextQpnIndex_;
+    nextQpnIndex_ = nextQpnIndex_ % kMaxQp + 1;
+    uint32_t qpn = (static_cast<uint32_t>(listenPort) << 8) | index;
+    if (!qps.count(qpn)) return qpn;
+  }
+  return 0;
+}
+
+void Fabric::wake() {
+  uint64_t one = 1;
+  ssize_t r = write(wakeFd_, &one, sizeof(one));
+  (void)r;
+}
+
+void Fabric::raiseAsync(ibv_context* ctx, const ibv_async_event& ev) {
+  Context* c = reinterpret_cast<Context*>(ctx);
+  c->asyncEvents.push_back(ev);
+  uint64_t one = 1;
+  ssize_t r = write(ctx->async_fd, &one, sizeof(one));
+  (void)r;
+}
+
+void Fabric::complete(Cq* cq, const ibv_wc& wc) {
+  if (cq->overflowed) return;
+  if (static_cast<int>(cq->entries.size()) >= cq->capacity) {
+    cq->overflowed = true;
+    ibv_async_event ev{};
+    ev.event_type = IBV_EVENT_CQ_ERR;
+    ev.element.cq = &cq->cq;
+    raiseAsync(cq->cq.context, ev);
+    for (auto& [qpn, qp] : qps) {
+      if ((qp->sendCq == cq || qp->recvCq == cq) && qp->state != IBV_QPS_ERR) toError(qp, IBV_WC_SUCCESS);
+    }
+    return;
+  }
+  cq->entries.push_back(wc);
+  if (cq->armed && cq->channel) {
+    cq->armed = false;
+    cq->channel->events.push_back(cq);
+    ++cq->eventsGiven;
+    uint64_t one = 1;
+    ssize_t r = write(cq->channel->channel.fd, &one, sizeof(one));
+    (void)r;
+  }
+}
+
+namespace {
+ibv_wc_opcode sendOpcode(ibv_wr_opcode op) {
+  return op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
+}
+}  // namespace
+
+void Fabric::toError(Qp* qp, ibv_wc_status firstStatus, uint32_t vendorErr) {
+  qp->state = IBV_QPS_ERR;
+  qp->qp.state = IBV_QPS_ERR;
+  bool first = firstStatus != IBV_WC_SUCCESS;
+  for (const SendWqe& w : qp->sq) {
+    ibv_wc wc{};
+    wc.wr_id = w.wrId;
+    wc.status = first ? firstStatus : IBV_WC_WR_FLUSH_ERR;
+    wc.vendor_err = first ? vendorErr : 0;
+    wc.opcode = sendOpcode(w.opcode);
+    wc.qp_num = qp->qp.qp_num;
+    first = false;
+    complete(qp->sendCq, wc);
+  }
+  qp->sq.clear();
+  qp->nextToSend = 0;
+  qp->sqRetiredPending = 0;
+  for (const RecvWqe& w : qp->rq) {
+    ibv_wc wc{};
+    wc.wr_id = w.wrId;
+    wc.status = IBV_WC_WR_FLUSH_ERR;
+    wc.opcode = IBV_WC_RECV;
+    wc.qp_num = qp->qp.qp_num;
+    complete(qp->recvCq, wc);
+  }
+  qp->rq.clear();
+  dropLinks(qp);
+}
+
+void Fabric::dropLinks(Qp* qp) {
+  if (qp->requester) {
+    qp->requester->dead = true;
+    qp->requester->out.clear();  // its pieces point into memory the application owns again
+    qp->requester->qp = nullptr;
+    qp->requester = nullptr;
+  }
+  for (Link* l : qp->responders) {
+    l->dead = true;  // acknowledgements already queued (a NAK) still go out before the socket closes
+    l->qp = nullptr;
+  }
+  qp->responders.clear();
+  wake();
+}
+
+void Fabric::dial(Qp* qp) {
+  auto link = std::make_unique<Link>();
+  link->isRequester = true;
+  link->qp = qp;
+  link->headWant = sizeof(Ack);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  std::memcpy(&addr.sin_addr, &qp->av.grh.dgid.raw[12], 4);
+  addr.sin_port = htons(static_cast<uint16_t>(qp->destQpn >> 8));
+  char text[INET_ADDRSTRLEN] = "?";
+  inet_ntop(AF_INET, &addr.sin_addr, text, sizeof(text));
+  link->peerAddress = std::string(text) + ":" + std::to_string(ntohs(addr.sin_port));
+  link->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int r = link->fd < 0 ? -1 : connect(link->fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  if (r != 0 && errno != EINPROGRESS) {
+    link->dead = true;  // nobody listens there: the first request fails as a transport retry would
+  } else {
+    setNonBlocking(link->fd);
+    link->connecting = r != 0;
+    Hello hello{};
+    hello.magic = kHelloMagic;
+    hello.srcQpn = qp->qp.qp_num;
+    hello.dstQpn = qp->destQpn;
+    const GidEntry& mine = gids.at(qp->av.grh.sgid_index);
+    std::memcpy(hello.srcGid, mine.gid.raw, 16);
+    Link::Piece p;
+    p.owned.assign(reinterpret_cast<char*>(&hello), reinterpret_cast<char*>(&hello) + sizeof(hello));
+    p.data = p.owned.data();
+    p.len = p.owned.size();
+    link->out.push_back(std::move(p));
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLOUT;
+    ev.data.ptr = link.get();
+    epoll_ctl(epollFd_, EPOLL_CTL_ADD, link->fd, &ev);
+  }
+  qp->requester = link.get();
+  links_.push_back(std::move(link));
+  wake();
+}
+
+void Fabric::run() {
+  std::vector<epoll_event> events(64);
+  for (;;) {
+    int timeoutMs = -1;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      double next = 0;
+      for (auto& [qpn, qp] : qps) {
+        if (qp->retransmitAt > 0 && (next == 0 || qp->retransmitAt < next)) next = qp->retransmitAt;
+      }
+      if (next > 0) timeoutMs = std::max(0, static_cast<int>(std::ceil((next - nowSeconds()) * 1000)));
+    }
+    int n = epoll_wait(epollFd_, events.data(), static_cast<int>(events.size()), timeoutMs);
+    if (n < 0 && errno != EINTR) {
+      CHORUS_WARN(-1, "soft verbs: epoll_wait failed: " << std::strerror(errno));
+      return;
+    }
+    uint64_t drained;
+    while (read(wakeFd_, &drained, sizeof(drained)) > 0) {
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    serviceLocked();
+  }
+}
+
+void Fabric::serviceLocked() {
+  acceptLocked();
+  bindPending();
+  const double now = nowSeconds();
+  for (auto& [qpn, qp] : qps) {
+    if (qp->retransmitAt > 0 && now >= qp->retransmitAt) qp->retransmitAt = 0;
+    queuePackets(qp);
+  }
+  // Read and write until nothing moves (bounded, so one busy socket cannot starve the application's calls).
+  for (int round = 0; round < 64; ++round) {
+    bool moved = false;
+    for (size_t i = 0; i < links_.size(); ++i) {
+      Link* l = links_[i].get();
+      if (l->fd < 0) continue;
+      size_t before = l->out.size();
+      if (!l->out.empty()) writeLink(l);
+      if (l->out.size() != before) moved = true;
+      if (l->dead || l->connecting) continue;
+      if (!l->isRequester && !l->qp) continue;  // hello read, waiting to be bound
+      uint64_t left = l->payloadLeft;
+      size_t want = l->headWant;
+      readLink(l);
+      if (l->payloadLeft != left || l->headWant != want) moved = true;
+    }
+    for (auto& [qpn, qp] : qps) queuePackets(qp);
+    if (!moved) break;
+  }
+  // Close the sockets of dead links once their last acknowledgements are out; stop watching for output otherwise.
+  for (size_t i = 0; i < links_.size();) {
+    Link* l = links_[i].get();
+    if (l->dead && (l->out.empty() || l->fd < 0)) {
+      if (l->fd >= 0) close(l->fd);
+      if (l->qp && l->qp->requester == l) l->qp->requester = nullptr;
+      if (l->qp) {
+        auto& r = l->qp->responders;
+        r.erase(std::remove(r.begin(), r.end(), l), r.end());
+      }
+      unbound_.erase(std::remove(unbound_.begin(), unbound_.end(), l), unbound_.end());
+      links_.erase(links_.begin() + static_cast<long>(i));
+      continue;
+    }
+    // A socket held until its QP reaches RTR is not watched for input (modify_qp wakes the thread).
+    const bool held = !l->isRequester && !l->qp && l->head.size() == sizeof(Hello);
+    epoll_event ev{};
+    ev.events = (held ? 0u : static_cast<uint32_t>(EPOLLIN)) |
+                (l->out.empty() && !l->connecting ? 0u : static_cast<uint32_t>(EPOLLOUT));
+    ev.data.ptr = l;
+    if (l->fd >= 0) epoll_ctl(epollFd_, EPOLL_CTL_MOD, l->fd, &ev);
+    ++i;
+  }
+}
+
+void Fabric::acceptLocked() {
+  for (;;) {
+    int fd = accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    setNonBlocking(fd);
+    auto link = std::make_unique<Link>();
+    link->fd = fd;
+    link->headWant = sizeof(Hello);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = link.get();
+    epoll_ctl(epollFd_, EPOLL_CTL_ADD, fd, &ev);
+    unbound_.push_back(link.get());
+    links_.push_back(std::move(link));
+  }
+}
+
+void Fabric::bindPending() {
+  for (Link* l : unbound_) {
+    if (l->dead) continue;
+    if (l->head.size() < sizeof(Hello)) {
+      char buf[sizeof(Hello)];
+      ssize_t r = recv(l->fd, buf, sizeof(Hello) - l->head.size(), MSG_DONTWAIT);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        l->dead = true;
+        continue;
+      }
+      if (r > 0) l->head.insert(l->head.end(), buf, buf + r);
+      if (l->head.size() < sizeof(Hello)) continue;
+    }
+    Hello h;
+    std::memcpy(&h, l->head.data(), sizeof(h));
+    auto it = qps.find(h.dstQpn);
+    if (h.magic != kHelloMagic || it == qps.end()) {
+      l->dead = true;  // no such QP: the requester's transport retries run out (IBV_WC_RETRY_EXC_ERR)
+      continue;
+    }
+    Qp* qp = it->second;
+    if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT) continue;  // not yet RTR: held, not read
+    if (qp->state != IBV_QPS_RTR && qp->state != IBV_QPS_RTS) {
+      l->dead = true;
+      continue;
+    }
+    if (qp->destQpn != h.srcQpn || std::memcmp(qp->av.grh.dgid.raw, h.srcGid, 16) != 0) {
+      l->dead = true;  // the QP is connected to another: packets from this one are dropped
+      continue;
+    }
+    l->qp = qp;
+    l->expectedPsn = qp->rqPsn;
+    l->head.clear();
+    l->headWant = sizeof(Request);
+    qp->responders.push_back(l);
+  }
+  unbound_.erase(std::remove_if(unbound_.begin(), unbound_.end(), [](Link* l) { return l->dead || l->qp; }),
+                 unbound_.end());
+}
+
+void Fabric::writeLink(Link* l) {
+  if (l->connecting) {
+    int err = 0;
+    socklen_t len = sizeof(err);
+    pollfd p{l->fd, POLLOUT, 0};
+    if (poll(&p, 1, 0) <= 0) return;
+    getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) {
+      linkFailed(l, std::string("connect: ") + std::strerror(err));
+      return;
+    }
+    l->connecting = false;
+  }
+  while (!l->out.empty()) {
+    iovec iov[16];
+    int n = 0;
+    for (auto it = l->out.begin(); it != l->out.end() && n < 16; ++it, ++n) {
+      iov[n].iov_base = const_cast<char*>(it->data);
+      iov[n].iov_len = it->len;
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(n);
+    ssize_t r = sendmsg(l->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      linkFailed(l, std::string("send: ") + std::strerror(errno));
+      return;
+    }
+    size_t done = static_cast<size_t>(r);
+    while (done > 0) {
+      Link::Piece& p = l->out.front();
+      size_t take = std::min(done, p.len);
+      p.data += take;
+      p.len -= take;
+      done -= take;
+      if (p.len == 0) l->out.pop_front();
+    }
+  }
+}
+
+void Fabric::linkFailed(Link* l, const std::string& why) {
+  Qp* qp = l->qp;
+  l->dead = true;
+  l->out.clear();
+  if (!l->isRequester || !qp) {
+    if (qp) qp->responders.erase(std::remove(qp->responders.begin(), qp->responders.end(), l), qp->responders.end());
+    l->qp = nullptr;
+    return;  // a responder whose requester went away: hardware would not notice either
+  }
+  CHORUS_LOG(LogLevel::kTrace, -1, "soft verbs: QP " << qp->qp.qp_num << " lost " << l->peerAddress << ": " << why);
+  // The peer's process or QP is gone: what is outstanding fails as when transport retries run out; the QP stays
+  // usable for nothing but flushes. With nothing outstanding, the next request fails the same way.
+  if (!qp->sq.empty()) toError(qp, IBV_WC_RETRY_EXC_ERR);
+}
+
+void Fabric::readLink(Link* l) {
+  for (int guard = 0; guard < 256 && !l->dead; ++guard) {
+    ssize_t r;
+    if (l->payloadLeft > 0) {
+      // Payload: into the destination (the current scatter entry) or a scratch buffer when discarded.
+      static thread_local char scratch[1 << 16];
+      char* dst = scratch;
+      size_t want = std::min<uint64_t>(l->payloadLeft, sizeof(scratch));
+      if (!l->current.discard) {
+        while (!l->scatter.empty() && l->scatter.front().length == 0) l->scatter.erase(l->scatter.begin());
+        ibv_sge& s = l->scatter.front();
+        dst = reinterpret_cast<char*>(s.addr);
+        want = std::min<uint64_t>(l->payloadLeft, s.length);
+      }
+      r = recv(l->fd, dst, want, MSG_DONTWAIT);
+      if (r > 0) {
+        l->payloadLeft -= static_cast<uint64_t>(r);
+        if (!l->current.discard) {
+          l->scatter.front().addr += static_cast<uint64_t>(r);
+          l->scatter.front().length -= static_cast<uint32_t>(r);
+        }
+        if (l->payloadLeft == 0) responderPayloadDone(l);
+        continue;
+      }
+    } else {
+      char buf[sizeof(Request)];
+      r = recv(l->fd, buf, l->headWant - l->head.size(), MSG_DONTWAIT);
+      if (r > 0) {
+        l->head.insert(l->head.end(), buf, buf + r);
+        if (l->head.size() == l->headWant) {
+          if (l->isRequester) {
+            requesterHeader(l);
+          } else {
+            responderHeader(l);
+          }
+          l->head.clear();
+        }
+        continue;
+      }
+    }
+    if (r == 0) {
+      linkFailed(l, "the peer closed the connection");
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      linkFailed(l, std::string("recv: ") + std::strerror(errno));
+    }
+    return;
+  }
+}
+
+void Fabric::sendAck(Link* l, uint8_t op, uint32_t psn, uint8_t extra) {
+  Ack a{};
+  a.op = op;
+  a.extra = extra;
+  a.psn = psn;
+  Link::Piece p;
+  p.owned.assign(reinterpret_cast<char*>(&a), reinterpret_cast<char*>(&a) + sizeof(a));
+  p.data = p.owned.data();
+  p.len = p.owned.size();
+  l->out.push_back(std::move(p));
+}
+
+namespace {
+// True when [addr, addr+len) lies in a valid region of `pd` that grants `access`.
+bool regionAllows(const std::map<uint32_t, Mr*>& mrs, uint32_t key, const ibv_pd* pd, uint64_t addr, uint64_t len,
+                  int access) {
+  auto it = mrs.find(key);
+  if (it == mrs.end()) return false;
+  const Mr* mr = it->second;
+  uint64_t begin = reinterpret_cast<uint64_t>(mr->mr.addr);
+  if (mr->mr.pd != pd || (mr->access & access) != access) return false;
+  return addr >= begin && len <= mr->mr.length && addr - begin <= mr->mr.length - len;
+}
+}  // namespace
+
+void Fabric::responderHeader(Link* l) {
+  Qp* qp = l->qp;
+  Request rq;
+  std::memcpy(&rq, l->head.data(), sizeof(rq));
+  Link::Current& cur = l->current;
+  cur = Link::Current{};
+  cur.active = true;
+  cur.op = rq.op;
+  cur.psn = rq.psn;
+  cur.imm = rq.imm;
+  cur.length = rq.length;
+  cur.discard = true;
+  l->payloadLeft = rq.length;
+  l->scatter.clear();
+  auto finishEmpty = [&] {
+    if (l->payloadLeft == 0) responderPayloadDone(l);
+  };
+  if (l->discarding && rq.psn != l->expectedPsn) return finishEmpty();  // go-back-N: drop until the resend
+  l->discarding = false;
+  if (rq.psn != l->expectedPsn) {
+    sendAck(l, kNakSeq, rq.psn);
+    l->discarding = true;
+    return finishEmpty();
+  }
+  const bool needsRecv = rq.op == kSend || rq.op == kSendImm || rq.op == kWriteImm;
+  if (needsRecv && qp->rq.empty()) {
+    sendAck(l, kNakRnr, rq.psn, qp->minRnrTimer);
+    l->discarding = true;
+    return finishEmpty();
+  }
+  if (rq.op == kWrite || rq.op == kWriteImm) {
+    if (!(qp->accessFlags & IBV_ACCESS_REMOTE_WRITE) ||
+        !regionAllows(mrsByKey, rq.rkey, &qp->pd->pd, rq.remoteAddr, rq.length, IBV_ACCESS_REMOTE_WRITE)) {
+      sendAck(l, kNakAccess, rq.psn);
+      ibv_async_event ev{};
+      ev.event_type = IBV_EVENT_QP_ACCESS_ERR;
+      ev.element.qp = &qp->qp;
+      raiseAsync(qp->qp.context, ev);
+      l->discarding = true;
+      toError(qp, IBV_WC_SUCCESS);  // the responder's receives flush
+      return finishEmpty();
+    }
+    if (rq.op == kWriteImm) {
+      cur.hasRecv = true;
+      cur.recv = std::move(qp->rq.front());
+      qp->rq.pop_front();
+    }
+    if (rq.length > 0) l->scatter.push_back(ibv_sge{rq.remoteAddr, static_cast<uint32_t>(rq.length), rq.rkey});
+    cur.discard = false;
+    return finishEmpty();
+  }
+  // A send: scattered over the receive's entries, each checked as the HCA checks them.
+  cur.hasRecv = true;
+  cur.recv = std::move(qp->rq.front());
+  qp->rq.pop_front();
+  uint64_t room = 0;
+  bool keysHold = true;
+  for (const ibv_sge& s : cur.recv.sges) {
+    room += s.length;
+    if (s.length > 0 && !regionAllows(mrsByKey, s.lkey, &qp->pd->pd, s.addr, s.length, IBV_ACCESS_LOCAL_WRITE)) {
+      keysHold = false;
+    }
+  }
+  if (!keysHold || room < rq.length) {
+    ibv_wc wc{};
+    wc.wr_id = cur.recv.wrId;
+    wc.status = keysHold ? IBV_WC_LOC_LEN_ERR : IBV_WC_LOC_PROT_ERR;
+    wc.opcode = IBV_WC_RECV;
+    wc.qp_num = qp->qp.qp_num;
+    complete(qp->recvCq, wc);
+    cur.hasRecv = false;
+    sendAck(l, keysHold ? kNakInvalid : kNakOp, rq.psn);
+    l->discarding = true;
+    toError(qp, IBV_WC_SUCCESS);
+    return finishEmpty();
+  }
+  l->scatter = cur.recv.sges;
+  cur.discard = false;
+  finishEmpty();
+}
+
+void Fabric::responderPayloadDone(Link* l) {
+  Link::Current& cur = l->current;
+  if (!cur.active) return;
+  cur.active = false;
+  if (cur.discard || !l->qp) return;
+  Qp* qp = l->qp;
+  l->expectedPsn = (l->expectedPsn + 1) & kPsnMask;
+  if (cur.hasRecv) {
+    ibv_wc wc{};
+    wc.wr_id = cur.recv.wrId;
+    wc.status = IBV_WC_SUCCESS;
+    wc.opcode = cur.op == kWriteImm ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+    wc.byte_len = static_cast<uint32_t>(cur.length);
+    wc.qp_num = qp->qp.qp_num;
+    wc.src_qp = qp->destQpn;
+    if (cur.op == kSendImm || cur.op == kWriteImm) {
+      wc.wc_flags = IBV_WC_WITH_IMM;
+      wc.imm_data = cur.imm;
+    }
+    complete(qp->recvCq, wc);
+  }
+  sendAck(l, kAck, cur.psn);
+}
+
+void Fabric::completeSends(Qp* qp, uint32_t ackedPsn) {
+  size_t popped = 0;
+  while (!qp->sq.empty() && qp->sq.front().sent && psnAtOrBefore(qp->sq.front().psn, ackedPsn)) {
+    const SendWqe& w = qp->sq.front();
+    if (w.signaled || qp->sigAll) {
+      ibv_wc wc{};
+      wc.wr_id = w.wrId;
+      wc.status = IBV_WC_SUCCESS;
+      wc.opcode = sendOpcode(w.opcode);
+      wc.byte_len = static_cast<uint32_t>(w.length);
+      wc.qp_num = qp->qp.qp_num;
+      complete(qp->sendCq, wc);
+      if (qp->state == IBV_QPS_ERR) return;  // the completion overflowed the CQ: the queue is flushed
+      qp->sqRetiredPending = 0;  // a signaled completion releases the slots of the unsignaled ones before it
+    } else {
+      ++qp->sqRetiredPending;
+    }
+    qp->sq.pop_front();
+    ++popped;
+  }
+  qp->nextToSend -= std::min(popped, qp->nextToSend);
+}
+
+void Fabric::requesterHeader(Link* l) {
+  Qp* qp = l->qp;
+  if (!qp) return;
+  Ack a;
+  std::memcpy(&a, l->head.data(), sizeof(a));
+  if (a.op == kAck) return completeSends(qp, a.psn);
+  // A NAK names the oldest request not done; everything before it is.
+  completeSends(qp, (a.psn - 1) & kPsnMask);
+  if (qp->state == IBV_QPS_ERR || qp->sq.empty() || qp->sq.front().psn != a.psn) return;
+  if (a.op == kNakRnr) {
+    SendWqe& w = qp->sq.front();
+    if (qp->rnrRetry != 7 && w.rnrRetriesLeft-- <= 0) return toError(qp, IBV_WC_RNR_RETRY_EXC_ERR);
+    // Go back: resend from this request once the responder's timer has run.
+    for (SendWqe& s : qp->sq) s.sent = false;
+    qp->nextToSend = 0;
+    qp->retransmitAt = nowSeconds() + rnrDelaySeconds(a.extra);
+    return;
+  }
+  const ibv_wc_status status = a.op == kNakAccess    ? IBV_WC_REM_ACCESS_ERR
+                               : a.op == kNakInvalid ? IBV_WC_REM_INV_REQ_ERR
+                               : a.op == kNakOp      ? IBV_WC_REM_OP_ERR
+                                                     : IBV_WC_RETRY_EXC_ERR;  // a PSN the responder never expects
+  toError(qp, status);
+}
+
+void Fabric::queuePackets(Qp* qp) {
+  if (qp->state != IBV_QPS_RTS || qp->retransmitAt > 0) return;
+  Link* l = qp->requester;
+  while (qp->nextToSend < qp->sq.size()) {
+    if (!l || l->dead) return toError(qp, IBV_WC_RETRY_EXC_ERR);
+    SendWqe& w = qp->sq[qp->nextToSend];
+    if (w.badLkey) {
+      // The HCA finds the bad local key when it reads the WQE; requests before it still complete.
+      if (qp->nextToSend == 0) return toError(qp, IBV_WC_LOC_PROT_ERR);
+      return;
+    }
+    Request rq{};
+    rq.op = w.opcode == IBV_WR_SEND                ? kSend
+            : w.opcode == IBV_WR_SEND_WITH_IMM     ? kSendImm
+            : w.opcode == IBV_WR_RDMA_WRITE        ? kWrite
+                                                   : kWriteImm;
+    rq.psn = w.psn;
+    rq.imm = w.imm;
+    rq.rkey = w.rkey;
+    rq.remoteAddr = w.remoteAddr;
+    rq.length = w.length;
+    Link::Piece head;
+    head.owned.assign(reinterpret_cast<char*>(&rq), reinterpret_cast<char*>(&rq) + sizeof(rq));
+    head.data = head.owned.data();
+    head.len = head.owned.size();
+    l->out.push_back(std::move(head));
+    if (!w.inlineData.empty()) {
+      l->out.push_back(Link::Piece{{}, w.inlineData.data(), w.inlineData.size()});
+    } else {
+      for (const ibv_sge& s : w.sges) {
+        if (s.length > 0) l->out.push_back(Link::Piece{{}, reinterpret_cast<const char*>(s.addr), s.length});
+      }
+    }
+    w.sent = true;
+    ++qp->nextToSend;
+  }
+}
+
+}  // namespace chorus::soft_verbs

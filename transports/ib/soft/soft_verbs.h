@@ -1,0 +1,13 @@
+// The software verbs device (CHORUS_IB_EMULATION=1): the verbs the IB transport calls, implemented between
+// processes of one machine (or of one lab's network namespaces) over TCP, strict where hardware is strict.
+// docs/ib.md lists the rules it enforces and what it leaves out.
+#pragma once
+
+#include "transports/ib/verbs_api.h"
+
+namespace chorus {
+
+// The table of the software device (one device, "chorus_soft0", one RoCE port).
+const VerbsApi* softVerbs();
+
+}  // namespace chorus

@@ -36,6 +36,19 @@ int traceLevel() {
   if (level == "transfer") return 1;
   throwInvalidArgument("CHORUS_TRACE_LEVEL=" + level + ": expected call or transfer");
 }
+bool ibEmulation() { return params::asInt("CHORUS_IB_EMULATION", params::ibEmulation(), 0, 1) == 1; }
+std::string ibHca() { return params::ibHca(); }
+int ibGidIndex() {
+  return static_cast<int>(params::asInt("CHORUS_IB_GID_INDEX", params::ibGidIndex(), -1, L::kMaxIbGidIndex));
+}
+int ibTimeout() {
+  return static_cast<int>(params::asInt("CHORUS_IB_TIMEOUT", params::ibTimeout(), L::kMinIbTimeout, L::kMaxIbTimeout));
+}
+int ibRetryCnt() { return static_cast<int>(params::asInt("CHORUS_IB_RETRY_CNT", params::ibRetryCnt(), 0, L::kMaxIbRetryCnt)); }
+bool ibDisable() { return params::asInt("CHORUS_IB_DISABLE", params::ibDisable(), 0, 1) == 1; }
+int ibQpsPerPeer() {
+  return static_cast<int>(params::asInt("CHORUS_IB_QPS_PER_PEER", params::ibQpsPerPeer(), L::kMinIbQps, L::kMaxIbQps));
+}
 }  // namespace env_config
 
 std::string withCommName(const std::string& commName, const std::string& message) {
@@ -60,6 +73,13 @@ CommConfig CommConfig::fromEnvironment() {
   c.splitShare = env_config::splitShare();
   c.traceDir = env_config::traceDir();
   c.traceLevel = env_config::traceLevel();
+  c.ibEmulation = env_config::ibEmulation();
+  c.ibHca = env_config::ibHca();
+  c.ibGidIndex = env_config::ibGidIndex();
+  c.ibTimeout = env_config::ibTimeout();
+  c.ibRetryCnt = env_config::ibRetryCnt();
+  c.ibDisable = env_config::ibDisable();
+  c.ibQpsPerPeer = env_config::ibQpsPerPeer();
   return c;
 }
 

@@ -24,6 +24,13 @@ struct CommConfig {
   bool splitShare = true;                     // CHORUS_SPLIT_SHARE
   std::string traceDir;                       // CHORUS_TRACE; empty: no trace
   int traceLevel = 0;                         // CHORUS_TRACE_LEVEL: 0 call, 1 transfer (TraceLevel)
+  bool ibEmulation = false;                   // CHORUS_IB_EMULATION
+  std::string ibHca;                          // CHORUS_IB_HCA
+  int ibGidIndex = -1;                        // CHORUS_IB_GID_INDEX; -1: chosen
+  int ibTimeout = 20;                         // CHORUS_IB_TIMEOUT
+  int ibRetryCnt = 7;                         // CHORUS_IB_RETRY_CNT
+  bool ibDisable = false;                     // CHORUS_IB_DISABLE
+  int ibQpsPerPeer = 1;                       // CHORUS_IB_QPS_PER_PEER
 
   // Every field from the environment (each variable's default when unset); throws chorusInvalidArgument naming
   // the variable for a value out of range.
@@ -41,6 +48,10 @@ struct CommConfigLimits {
   static constexpr size_t kMinShmBuffer = size_t{64} << 10, kMaxShmBuffer = size_t{64} << 20;
   static constexpr int kMaxShmCma = 2;
   static constexpr size_t kMaxFusionThreshold = size_t{1} << 30;
+  static constexpr int kMaxIbGidIndex = 255;
+  static constexpr int kMinIbTimeout = 1, kMaxIbTimeout = 31;
+  static constexpr int kMaxIbRetryCnt = 7;
+  static constexpr int kMinIbQps = 1, kMaxIbQps = 16;
 };
 
 // One setting from its variable, each as fromEnvironment() reads it (for fields the caller left unset).
@@ -59,6 +70,13 @@ size_t fusionThreshold();
 bool splitShare();
 std::string traceDir();
 int traceLevel();
+bool ibEmulation();
+std::string ibHca();
+int ibGidIndex();
+int ibTimeout();
+int ibRetryCnt();
+bool ibDisable();
+int ibQpsPerPeer();
 }  // namespace env_config
 
 }  // namespace chorus

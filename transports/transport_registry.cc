@@ -7,6 +7,9 @@
 #include "core/error.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
+#ifdef CHORUS_HAVE_VERBS
+#include "transports/ib/ib_transport.h"
+#endif
 
 namespace chorus {
 namespace {
@@ -25,6 +28,25 @@ std::unique_ptr<Transport> makeTcp(int rank, const CommConfig& config, const std
   return std::make_unique<TcpTransport>(rank, jobKey, config.socketsPerPeer, config.socketIfname, secret);
 }
 
+#ifdef CHORUS_HAVE_VERBS
+std::unique_ptr<Transport> makeIb(int rank, const CommConfig& config, const std::string& jobKey,
+                                  const std::string& secret) {
+  IbTransportSettings s;
+  s.emulation = config.ibEmulation;
+  s.disabled = config.ibDisable;
+  // Named in the restriction: then an unavailable ib is an error at init, not a silent fallback.
+  std::string list = "," + config.transports + ",";
+  s.required = list.find(",ib,") != std::string::npos;
+  s.hcaSpec = config.ibHca;
+  s.gidIndex = config.ibGidIndex;
+  s.ifnameSpec = config.socketIfname;
+  s.qp.lanes = config.ibQpsPerPeer;
+  s.qp.timeout = config.ibTimeout;
+  s.qp.retryCnt = config.ibRetryCnt;
+  return std::make_unique<IbTransport>(rank, jobKey, secret, s);
+}
+#endif
+
 std::string knownNames() {
   std::string all;
   for (const TransportRecord& r : transportRegistry()) all += (all.empty() ? "" : ", ") + std::string(r.name);
@@ -34,9 +56,12 @@ std::string knownNames() {
 }  // namespace
 
 const std::vector<TransportRecord>& transportRegistry() {
-  // Probe order: the fastest link first. Later transports (ibverbs) slot in before tcp.
+  // Probe order: the fastest link first.
   static const std::vector<TransportRecord> records = {
       {TransportId::kShm, "shm", TransportMedium::kSharedMemory, makeShm},
+#ifdef CHORUS_HAVE_VERBS
+      {TransportId::kIb, "ib", TransportMedium::kNetwork, makeIb},
+#endif
       {TransportId::kTcp, "tcp", TransportMedium::kNetwork, makeTcp},
   };
   return records;

@@ -13,7 +13,7 @@ namespace chorus {
 
 struct CommConfig;
 
-enum class TransportId { kShm, kTcp };
+enum class TransportId { kShm, kIb, kTcp };
 
 // What carries a transport's bytes: memory shared with the peer (the host's own link classes, as the topology
 // places the pair) or the network (the network's link class, whatever the placement).

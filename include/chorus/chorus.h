@@ -95,6 +95,13 @@ typedef struct {
   int splitShare;           /* CHORUS_SPLIT_SHARE: 1 split children share the parent's connections; 0 connect anew */
   const char* traceDir;     /* CHORUS_TRACE: directory for this communicator's Chrome trace ("" off) */
   int traceLevel;           /* CHORUS_TRACE_LEVEL: 0 one event per call, 1 also one per transfer step */
+  int ibEmulation;          /* CHORUS_IB_EMULATION: 1 the ib transport uses the software verbs device */
+  const char* ibHca;        /* CHORUS_IB_HCA: RDMA devices and ports, NCCL_IB_HCA's syntax */
+  int ibGidIndex;           /* CHORUS_IB_GID_INDEX: RoCE GID index, -1 chosen */
+  int ibTimeout;            /* CHORUS_IB_TIMEOUT: ACK timeout exponent (1..31) */
+  int ibRetryCnt;           /* CHORUS_IB_RETRY_CNT: transport retry count (0..7) */
+  int ibDisable;            /* CHORUS_IB_DISABLE: 1 never use ib */
+  int ibQpsPerPeer;         /* CHORUS_IB_QPS_PER_PEER: queue pairs per peer pair (1..16) */
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
@@ -109,7 +116,9 @@ typedef struct {
         CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
-        CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT                                                    \
+        CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT,  \
+        CHORUS_CONFIG_UNDEF_INT                                                                             \
   }
 
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */

@@ -71,6 +71,13 @@ struct Config {
   std::optional<std::string> socketIfname{};  // CHORUS_SOCKET_IFNAME
   std::optional<size_t> fusionThreshold{};    // CHORUS_FUSION_THRESHOLD
   std::optional<bool> splitShare{};           // CHORUS_SPLIT_SHARE
+  std::optional<bool> ibEmulation{};          // CHORUS_IB_EMULATION
+  std::optional<std::string> ibHca{};         // CHORUS_IB_HCA
+  std::optional<int> ibGidIndex{};            // CHORUS_IB_GID_INDEX
+  std::optional<int> ibTimeout{};             // CHORUS_IB_TIMEOUT
+  std::optional<int> ibRetryCnt{};            // CHORUS_IB_RETRY_CNT
+  std::optional<bool> ibDisable{};            // CHORUS_IB_DISABLE
+  std::optional<int> ibQpsPerPeer{};          // CHORUS_IB_QPS_PER_PEER
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -88,6 +95,13 @@ struct Config {
     if (socketIfname) c.socketIfname = socketIfname->c_str();
     if (fusionThreshold) c.fusionThreshold = *fusionThreshold;
     if (splitShare) c.splitShare = *splitShare ? 1 : 0;
+    if (ibEmulation) c.ibEmulation = *ibEmulation ? 1 : 0;
+    if (ibHca) c.ibHca = ibHca->c_str();
+    if (ibGidIndex) c.ibGidIndex = *ibGidIndex;
+    if (ibTimeout) c.ibTimeout = *ibTimeout;
+    if (ibRetryCnt) c.ibRetryCnt = *ibRetryCnt;
+    if (ibDisable) c.ibDisable = *ibDisable ? 1 : 0;
+    if (ibQpsPerPeer) c.ibQpsPerPeer = *ibQpsPerPeer;
     return c;
   }
 };

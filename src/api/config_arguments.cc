@@ -122,6 +122,19 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const C
   r.traceDir = f.text(CHORUS_FIELD_END(traceDir), c.traceDir, otherwise(env_config::traceDir, &CommConfig::traceDir));
   r.traceLevel = f.number(CHORUS_FIELD_END(traceLevel), "traceLevel", c.traceLevel, int{CHORUS_CONFIG_UNDEF_INT}, 0, 1,
                           otherwise(env_config::traceLevel, &CommConfig::traceLevel));
+  r.ibEmulation = f.flag(CHORUS_FIELD_END(ibEmulation), "ibEmulation", c.ibEmulation,
+                         otherwise(env_config::ibEmulation, &CommConfig::ibEmulation));
+  r.ibHca = f.text(CHORUS_FIELD_END(ibHca), c.ibHca, otherwise(env_config::ibHca, &CommConfig::ibHca));
+  r.ibGidIndex = f.number(CHORUS_FIELD_END(ibGidIndex), "ibGidIndex", c.ibGidIndex, int{CHORUS_CONFIG_UNDEF_INT}, -1,
+                          L::kMaxIbGidIndex, otherwise(env_config::ibGidIndex, &CommConfig::ibGidIndex));
+  r.ibTimeout = f.number(CHORUS_FIELD_END(ibTimeout), "ibTimeout", c.ibTimeout, int{CHORUS_CONFIG_UNDEF_INT},
+                         L::kMinIbTimeout, L::kMaxIbTimeout, otherwise(env_config::ibTimeout, &CommConfig::ibTimeout));
+  r.ibRetryCnt = f.number(CHORUS_FIELD_END(ibRetryCnt), "ibRetryCnt", c.ibRetryCnt, int{CHORUS_CONFIG_UNDEF_INT}, 0,
+                          L::kMaxIbRetryCnt, otherwise(env_config::ibRetryCnt, &CommConfig::ibRetryCnt));
+  r.ibDisable = f.flag(CHORUS_FIELD_END(ibDisable), "ibDisable", c.ibDisable,
+                       otherwise(env_config::ibDisable, &CommConfig::ibDisable));
+  r.ibQpsPerPeer = f.number(CHORUS_FIELD_END(ibQpsPerPeer), "ibQpsPerPeer", c.ibQpsPerPeer, int{CHORUS_CONFIG_UNDEF_INT},
+                            L::kMinIbQps, L::kMaxIbQps, otherwise(env_config::ibQpsPerPeer, &CommConfig::ibQpsPerPeer));
   return r;
 }
 

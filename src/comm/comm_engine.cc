@@ -144,7 +144,10 @@ void CommEngine::finishSetup(Deadline deadline) {
 bool CommEngine::canShareWith(const CommConfig& c) const {
   return config_.splitShare && c.splitShare && c.transports == config_.transports &&
          c.socketsPerPeer == config_.socketsPerPeer && c.shmBufferBytes == config_.shmBufferBytes &&
-         c.shmCma == config_.shmCma && c.socketIfname == config_.socketIfname;
+         c.shmCma == config_.shmCma && c.socketIfname == config_.socketIfname && c.ibEmulation == config_.ibEmulation &&
+         c.ibHca == config_.ibHca && c.ibGidIndex == config_.ibGidIndex && c.ibTimeout == config_.ibTimeout &&
+         c.ibRetryCnt == config_.ibRetryCnt && c.ibDisable == config_.ibDisable &&
+         c.ibQpsPerPeer == config_.ibQpsPerPeer;
 }
 
 CommEngine::~CommEngine() {

@@ -48,8 +48,8 @@ void writeAll(int fd, const void* buf, size_t n, Deadline deadline, const std::s
 }
 
 // The stripe count a peer's card asks for; a card without a sane one is malformed.
-int cardSockets(const PeerCard& card, int selfRank) {
-  auto it = card.entries.find("tcp.nsocks");
+int cardSockets(const PeerCard& card, int selfRank, const std::string& key) {
+  auto it = card.entries.find(key);
   int n = 0;
   if (it != card.entries.end()) {
     const std::string& text = it->second;
@@ -58,7 +58,7 @@ int cardSockets(const PeerCard& card, int selfRank) {
   }
   if (n < 1 || n > static_cast<int>(TcpHello::kMaxSockets)) {
     throw Error(chorusRemoteError, "rank " + std::to_string(selfRank) + ": the peer card of rank " +
-                                       std::to_string(card.rank) + " has no valid tcp.nsocks (1.." +
+                                       std::to_string(card.rank) + " has no valid " + key + " (1.." +
                                        std::to_string(TcpHello::kMaxSockets) + ")");
   }
   return n;
@@ -113,13 +113,13 @@ void TcpTransport::describeSelf(PeerCard& card) {
   if (ec) throw Error(chorusSystemError, context + " failed: " + ec.message());
   auto local = acceptor_.local_endpoint(ec);
   std::string host = addr.is_v6() ? "[" + nic.address + "]" : nic.address;
-  card.entries["tcp.addr"] = host + ":" + std::to_string(local.port());
-  card.entries["tcp.nsocks"] = std::to_string(nsocks_);
-  CHORUS_INFO(rank_, "tcp transport listening on " << nic.name << " " << card.entries["tcp.addr"]);
+  card.entries[cardPrefix_ + ".addr"] = host + ":" + std::to_string(local.port());
+  card.entries[cardPrefix_ + ".nsocks"] = std::to_string(nsocks_);
+  CHORUS_INFO(rank_, cardPrefix_ << " transport listening on " << nic.name << " " << card.entries[cardPrefix_ + ".addr"]);
 }
 
 bool TcpTransport::canConnect(const PeerCard& self, const PeerCard& peer) const {
-  return self.entries.count("tcp.addr") && peer.entries.count("tcp.addr");
+  return self.entries.count(cardPrefix_ + ".addr") && peer.entries.count(cardPrefix_ + ".addr");
 }
 
 TcpTransport::Dialled TcpTransport::dial(const std::string& address, int peer, int index, int nsocks,
@@ -203,8 +203,8 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
   std::map<int, std::string> addrOf;
   int expectedIncoming = 0;
   for (const PeerCard& p : peers) {
-    want[p.rank] = std::min(nsocks_, cardSockets(p, rank_));
-    addrOf[p.rank] = p.entries.at("tcp.addr");  // canConnect saw it
+    want[p.rank] = std::min(nsocks_, cardSockets(p, rank_, cardPrefix_ + ".nsocks"));
+    addrOf[p.rank] = p.entries.at(cardPrefix_ + ".addr");  // canConnect saw it
     for (int i = 0; i < want[p.rank]; ++i) socks[p.rank].emplace_back(io_);
     if (p.rank < rank_) expectedIncoming += want[p.rank];
   }

@@ -23,6 +23,9 @@ class TcpTransport final : public Transport {
   TcpTransport(int rank, std::string jobKey, int nsocks, std::string ifnameSpec);
   // The same with an explicit secret (e.g. the one a unique id carries).
   TcpTransport(int rank, std::string jobKey, int nsocks, std::string ifnameSpec, std::string secret);
+  // The card entries' prefix ("tcp": tcp.addr, tcp.nsocks): another transport that keeps TCP connections of its
+  // own beside its data path (ib's out-of-band channel) publishes them under its own.
+  void setCardPrefix(std::string prefix) { cardPrefix_ = std::move(prefix); }
   void describeSelf(PeerCard& card) override;
   bool canConnect(const PeerCard& self, const PeerCard& peer) const override;
   std::vector<std::unique_ptr<Connection>> connectAll(const PeerCard& self, const std::vector<PeerCard>& peers,
@@ -37,6 +40,7 @@ class TcpTransport final : public Transport {
   std::string secret_;
   int nsocks_;
   std::string ifnameSpec_;
+  std::string cardPrefix_ = "tcp";
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
 };

@@ -1,0 +1,122 @@
+// A Connection over RDMA: reliable-connected queue pairs to one peer (CHORUS_IB_QPS_PER_PEER lanes; large messages
+// are striped across them as TCP stripes across sockets), and a TCP connection beside them for what verbs do not
+// say: a goodbye, an abandon note, a process that vanished while this side only waits to receive.
+//
+// Data path (docs/ib.md): each lane's receiver owns a ring of kSlots registered slots; the sender copies a chunk
+// (16-byte header + up to kChunkBytes) into a registered staging slot and RDMA-writes it, with immediate, into the
+// next free slot of the peer's ring (inline when it fits the QP's inline size). The immediate's completion tells
+// the receiver a slot is full; it copies the chunk out and returns the slot as a credit (a zero-byte write with
+// immediate), so a sender never overruns. Every lane keeps 2 x kSlots receives posted: receiver-not-ready never
+// happens.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transports/connection.h"
+#include "transports/ib/ib_device.h"
+
+namespace chorus {
+
+// The queue pair settings of a connection.
+struct IbQpSettings {
+  int lanes = 1;       // CHORUS_IB_QPS_PER_PEER
+  int timeout = 20;    // CHORUS_IB_TIMEOUT
+  int retryCnt = 7;    // CHORUS_IB_RETRY_CNT
+};
+
+class IbConnection final : public Connection {
+ public:
+  static constexpr uint32_t kSlots = 8;
+  static constexpr size_t kChunkBytes = 128 << 10;
+
+  // Creates the queue pairs (in INIT, receives posted) and the rings; oob: the TCP connection to the same peer.
+  IbConnection(int rank, int peer, std::shared_ptr<IbDevice> device, const IbQpSettings& settings,
+               std::unique_ptr<Connection> oob);
+  ~IbConnection() override;
+
+  // What the peer needs to reach this side's queue pairs and rings (connectAll trades these over the oob channel).
+  std::vector<char> localInfo() const;
+  // Moves every queue pair to RTR with the peer's info; throws for info that does not fit.
+  void readyToReceive(const std::vector<char>& peerInfo);
+  // Then to RTS (after the peer is RTR too).
+  void readyToSend();
+  Connection& oob() { return *oob_; }
+
+  uint64_t isend(const void* buf, size_t bytes, uint32_t tag) override;
+  uint64_t irecv(void* buf, size_t bytes, uint32_t tag) override;
+  bool progress() override;
+  uint64_t sendsDone() const override { return sendsDone_; }
+  uint64_t recvsDone() const override { return recvsDone_; }
+  bool busy() const override { return sendsDone_ != sendsPosted_ || recvsDone_ != recvsPosted_; }
+  size_t pendingReceiveBytes() const override { return 0; }
+  void addPollFds(std::vector<pollfd>& fds) const override;
+  void closeGracefully() override;
+  void abandon(int lostPeer = kNoRank) override;
+  bool peekIncomingTag(uint32_t* tag) override;
+  bool peeks() const override { return true; }
+  void addHangupFds(std::vector<pollfd>& fds) const override { oob_->addHangupFds(fds); }
+  void checkAlive() override { oob_->checkAlive(); }
+  int peer() const override { return peer_; }
+  const char* describe() const override { return description_.c_str(); }
+
+ private:
+  struct Slice {
+    char* data;
+    size_t len;
+    size_t done;
+    uint32_t tag;
+    uint64_t msgBytes;
+    uint64_t msg;
+    bool posted;  // a zero-byte slice's one chunk went out
+  };
+  struct Lane {
+    ibv_qp* qp = nullptr;
+    char* ring = nullptr;   // kSlots slots the peer writes into
+    char* stage = nullptr;  // kSlots slots this side sends from
+    uint64_t remoteRing = 0;
+    uint32_t remoteRkey = 0;
+    uint32_t credits = kSlots;  // free slots in the peer's ring
+    uint32_t nextRemoteSlot = 0;
+    uint32_t stageNext = 0, stageBusy = 0;
+    uint32_t sendsOutstanding = 0;
+    uint32_t nextArrival = 0;
+    std::deque<uint32_t> arrived;  // full slots not yet copied out, in order
+    uint32_t creditsOwed = 0;
+    std::deque<Slice> sends, recvs;
+  };
+  void release();  // the verbs objects and memory, in reverse order of making
+  void post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg);
+  bool pushSends(Lane& lane, uint32_t laneIndex);
+  bool drainArrivals(Lane& lane);
+  void returnCredits(Lane& lane, uint32_t laneIndex);
+  void handle(const ibv_wc& wc);
+  void postReceive(Lane& lane, uint32_t laneIndex);
+  [[noreturn]] void failed(const ibv_wc& wc);
+  [[noreturn]] void verbFailed(const char* verb, int err) const;
+  static void sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uint64_t msg);
+
+  int rank_, peer_;
+  std::shared_ptr<IbDevice> device_;
+  IbQpSettings settings_;
+  std::unique_ptr<Connection> oob_;
+  std::string description_;
+  ibv_comp_channel* channel_ = nullptr;
+  ibv_cq* cq_ = nullptr;
+  unsigned eventsUnacked_ = 0;
+  int readyFd_ = -1;  // always readable: handed to poll when completions wait in stash_
+  mutable std::vector<ibv_wc> stash_;  // polled while arming the CQ before a sleep
+  uint32_t maxSendWr_ = 0, maxInline_ = 0, psn_ = 0;
+  std::vector<Lane> lanes_;
+  char* memory_ = nullptr;  // every lane's ring and staging slots, one registration
+  size_t memoryBytes_ = 0;
+  ibv_mr* mr_ = nullptr;
+  std::deque<uint32_t> sendPending_, recvPending_;
+  uint64_t sendsPosted_ = 0, sendsDone_ = 0, recvsPosted_ = 0, recvsDone_ = 0;
+  bool abandoned_ = false;
+};
+
+}  // namespace chorus

@@ -1,0 +1,123 @@
+#include "transports/ib/ib_transport.h"
+
+#include <poll.h>
+
+#include <map>
+#include <mutex>
+
+#include "core/error.h"
+#include "core/logging.h"
+#include "transports/ib/soft/soft_verbs.h"
+
+namespace chorus {
+namespace {
+
+constexpr uint32_t kInfoTag = 1, kReadyTag = 2;
+
+// Runs every connection's posted sends and receives to completion, sleeping on their descriptors, or throws at
+// the deadline naming the ranks still owed something.
+void completeAll(std::vector<Connection*>& conns, int rank, const char* what, Deadline deadline) {
+  for (;;) {
+    std::string waiting;
+    std::vector<pollfd> fds;
+    for (Connection* c : conns) {
+      while (c->progress()) {
+      }
+      if (c->busy()) {
+        waiting += (waiting.empty() ? "" : ", ") + std::to_string(c->peer());
+        c->addPollFds(fds);
+      }
+    }
+    if (waiting.empty()) return;
+    if (deadline.expired()) {
+      throw Error(chorusTimeout, "rank " + std::to_string(rank) + ": ib connection setup timed out " + what +
+                                     " ranks " + waiting);
+    }
+    ::poll(fds.data(), fds.size(), deadline.remainingMs(100));
+  }
+}
+
+}  // namespace
+
+IbTransport::IbTransport(int rank, const std::string& jobKey, const std::string& secret, IbTransportSettings settings)
+    : rank_(rank), settings_(std::move(settings)), oob_(rank, jobKey + "/ib-oob", 1, settings_.ifnameSpec, secret) {
+  oob_.setCardPrefix("ib.oob");
+}
+
+void IbTransport::describeSelf(PeerCard& card) {
+  std::string why;
+  if (settings_.disabled) {
+    why = "CHORUS_IB_DISABLE=1";
+  } else {
+    const VerbsApi* api = settings_.emulation ? softVerbs() : systemVerbs(&why);
+    if (api) device_ = IbDevice::open(IbDeviceChoice{api, settings_.hcaSpec, settings_.gidIndex, settings_.ifnameSpec},
+                                      &why);
+  }
+  if (!device_) {
+    if (settings_.required) {
+      throw Error(chorusSystemError, "rank " + std::to_string(rank_) +
+                                         ": CHORUS_TRANSPORT names ib, but the ib transport is unavailable: " + why);
+    }
+    static std::once_flag once;
+    std::call_once(once, [&] { CHORUS_INFO(rank_, "ib transport off: " << why); });
+    return;
+  }
+  oob_.describeSelf(card);
+  card.entries["ib.port"] = device_->describe();
+  card.entries["ib.link"] = device_->isEthernet() ? "roce" : "ib";
+  card.entries["ib.gid"] = gidText(device_->gid());
+  CHORUS_INFO(rank_, "ib transport on " << device_->describe() << " (" << device_->api().origin << ")");
+}
+
+bool IbTransport::canConnect(const PeerCard& self, const PeerCard& peer) const {
+  auto link = self.entries.find("ib.link");
+  auto peerLink = peer.entries.find("ib.link");
+  if (link == self.entries.end() || peerLink == peer.entries.end() || link->second != peerLink->second) return false;
+  if (!self.entries.count("ib.oob.addr") || !peer.entries.count("ib.oob.addr")) return false;
+  if (link->second == "ib") {
+    // One InfiniBand subnet: the GIDs' 64-bit subnet prefixes (the first 16 hex digits) agree.
+    return self.entries.at("ib.gid").substr(0, 16) == peer.entries.at("ib.gid").substr(0, 16);
+  }
+  return true;  // RoCE: routable over IP
+}
+
+std::vector<std::unique_ptr<Connection>> IbTransport::connectAll(const PeerCard& self,
+                                                                  const std::vector<PeerCard>& peers,
+                                                                  Deadline deadline) {
+  std::vector<std::unique_ptr<Connection>> oobs = oob_.connectAll(self, peers, deadline);
+  std::vector<std::unique_ptr<IbConnection>> ibs;
+  for (auto& oob : oobs) {
+    const int peer = oob->peer();
+    ibs.push_back(std::make_unique<IbConnection>(rank_, peer, device_, settings_.qp, std::move(oob)));
+  }
+  // Trade queue pair addresses; every side moves to RTR; trade "ready"; then RTS (a request never reaches a queue
+  // pair that cannot receive it yet).
+  std::vector<std::vector<char>> mine, theirs;
+  std::vector<Connection*> oobConns;
+  for (auto& ib : ibs) {
+    mine.push_back(ib->localInfo());
+    theirs.emplace_back(mine.back().size());
+    oobConns.push_back(&ib->oob());
+  }
+  for (size_t i = 0; i < ibs.size(); ++i) {
+    oobConns[i]->isend(mine[i].data(), mine[i].size(), kInfoTag);
+    oobConns[i]->irecv(theirs[i].data(), theirs[i].size(), kInfoTag);
+  }
+  completeAll(oobConns, rank_, "trading queue pair addresses with", deadline);
+  for (size_t i = 0; i < ibs.size(); ++i) ibs[i]->readyToReceive(theirs[i]);
+  char ready = 1;
+  std::vector<char> peerReady(ibs.size());
+  for (size_t i = 0; i < ibs.size(); ++i) {
+    oobConns[i]->isend(&ready, 1, kReadyTag);
+    oobConns[i]->irecv(&peerReady[i], 1, kReadyTag);
+  }
+  completeAll(oobConns, rank_, "waiting for the queue pairs of", deadline);
+  std::vector<std::unique_ptr<Connection>> out;
+  for (auto& ib : ibs) {
+    ib->readyToSend();
+    out.push_back(std::move(ib));
+  }
+  return out;
+}
+
+}  // namespace chorus

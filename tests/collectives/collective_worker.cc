@@ -50,6 +50,20 @@ bool casesFor(const std::string& name, int nranks, std::vector<CollectiveCase>* 
       cases->insert(cases->end(), some.begin(), some.end());
     }
     return true;
+  } else if (name == "every_collective") {
+    // Each collective and framework call once per count, on a grid small enough for many transports and shapes.
+    for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce,
+                                CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
+                                CollectiveKind::kAllToAllv, CollectiveKind::kGather, CollectiveKind::kScatter,
+                                CollectiveKind::kSendRecv}) {
+      grid.kind = kind;
+      grid.types = {chorusInt32, chorusFloat16};
+      grid.ops = {chorusSum, chorusMax};
+      grid.counts = {0, 1, 1031, 70000};
+      std::vector<CollectiveCase> some = chorus::test::casesOf(grid, static_cast<uint32_t>(cases->size() + 1));
+      cases->insert(cases->end(), some.begin(), some.end());
+    }
+    return true;
   } else if (name == "rooted_and_allreduce") {
     // The collectives two-level algorithms implement, on a grid small enough for many world shapes.
     for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
@@ -161,7 +175,8 @@ int main(int argc, char** argv) {
     chorus::test::CaseOutcome outcome = chorus::test::runCase(comm, rank, nranks, c);
     if (outcome.problem.empty()) continue;
     std::printf("%s\n", outcome.problem.c_str());
-    if (outcome.callFailed || ++failures >= kFailuresShown) break;
+    ++failures;
+    if (outcome.callFailed || failures >= kFailuresShown) break;
   }
   chorusCommDestroy(comm);
   if (failures == 0 && cases.size() > 0) {

@@ -16,7 +16,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double threadWorldSecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 TEST(ThreadWorldTest, EveryRankSeesItsRankAndTheSize) {
   for (int n : {1, 2, 5}) {
@@ -56,7 +56,7 @@ void expectHangAborted(std::chrono::seconds deadline, std::chrono::seconds grace
   EXPECT_NONFATAL_FAILURE(completed = world.run(rankZeroSkips, deadline), message);
   EXPECT_FALSE(completed);
   EXPECT_FALSE(world.ready());
-  EXPECT_LT(secondsSince(start), std::min(deadline, grace).count() + 10.0);
+  EXPECT_LT(threadWorldSecondsSince(start), std::min(deadline, grace).count() + 10.0);
   EXPECT_EQ(results[1].load(), chorusRemoteError);
   EXPECT_EQ(results[2].load(), chorusRemoteError);
 }

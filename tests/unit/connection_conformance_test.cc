@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "tests/harness/error_capture.h"
 #include "tests/unit/device_test_support.h"
+#include "tests/unit/ib_pair.h"
 #include "tests/unit/ipc_test_ends.h"
 #include "transports/device/staged_connection.h"
 
@@ -105,6 +106,10 @@ struct Kind {
 const std::vector<Kind> kKinds = {
     {"Shm", [] { return std::make_unique<HostConnectionEnds>(shmPair("conformance-shm-")); }},
     {"Tcp", [] { return std::make_unique<HostConnectionEnds>(tcpPair()); }},
+#ifdef CHORUS_HAVE_VERBS
+    {"IbSoft", [] { return std::make_unique<HostConnectionEnds>(ibPair()); }},
+    {"IbSoftThreeLanes", [] { return std::make_unique<HostConnectionEnds>(ibPair(3)); }},
+#endif
     {"StagedOverShm",
      [] { return std::make_unique<DeviceConnectionEnds<ConformanceStagedEnds>>(std::make_unique<ConformanceStagedEnds>(HostKind::kShm)); }},
     {"StagedOverTcp",

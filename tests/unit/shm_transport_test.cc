@@ -89,7 +89,7 @@ TEST(ShmTransportTest, CardsSayWhoCanPairAndBothEndsAgree) {
   EXPECT_FALSE(both(a, noShmAtAll));
 }
 
-TEST(ShmTransportTest, ProbeOrderIsShmThenTcpAndTheRestrictionIsObeyed) {
+TEST(ShmTransportTest, ProbeOrderIsShmIbTcpAndTheRestrictionIsObeyed) {
   auto names = [](const std::string& restriction) {
     std::string out;
     CommConfig config;
@@ -97,7 +97,12 @@ TEST(ShmTransportTest, ProbeOrderIsShmThenTcpAndTheRestrictionIsObeyed) {
     for (auto& t : makeTransports(0, config, "job", "")) out += std::string(t.record->name) + " ";
     return out;
   };
+#ifdef CHORUS_HAVE_VERBS
+  EXPECT_EQ(names(""), "shm ib tcp ");
+  EXPECT_EQ(names("ib,tcp"), "ib tcp ");
+#else
   EXPECT_EQ(names(""), "shm tcp ");
+#endif
   EXPECT_EQ(names("tcp"), "tcp ");
   EXPECT_EQ(names("shm"), "shm ");
   EXPECT_THROW(names("shmem"), Error);

@@ -18,8 +18,10 @@
 namespace chorus {
 namespace {
 
-constexpr size_t kSlotStride = IbConnection::kChunkBytes + 64;
+constexpr size_t kRing = IbConnection::kRingBytes;
 constexpr uint32_t kCreditFlag = 0x80000000u;
+constexpr uint32_t kUnit = 64;  // immediates count ring bytes in these units
+constexpr uint32_t kRecvWqes = 2 * IbConnection::kMaxChunksInFlight;
 constexpr uint32_t kInfoMagic = 0x31424943;  // "CIB1"
 
 struct ChunkHeader {
@@ -51,6 +53,12 @@ struct InfoLane {
   uint64_t ring;
 };
 
+// The ring bytes a chunk of `payload` bytes takes.
+uint64_t strideOf(uint64_t payload) {
+  uint64_t bytes = (16 + payload + kUnit - 1) / kUnit * kUnit;
+  return std::max<uint64_t>(bytes, IbConnection::kMinStride);
+}
+
 }  // namespace
 
 IbConnection::IbConnection(int rank, int peer, std::shared_ptr<IbDevice> device, const IbQpSettings& settings,
@@ -65,11 +73,11 @@ IbConnection::IbConnection(int rank, int peer, std::shared_ptr<IbDevice> device,
     if (!channel_) verbFailed("ibv_create_comp_channel", errno);
     int flags = fcntl(channel_->fd, F_GETFL);
     if (flags < 0 || fcntl(channel_->fd, F_SETFL, flags | O_NONBLOCK) != 0) verbFailed("fcntl(O_NONBLOCK)", errno);
-    maxSendWr_ = 2 * kSlots + 2;
-    const int cqe = settings_.lanes * static_cast<int>(maxSendWr_ + 2 * kSlots) + 8;
+    maxSendWr_ = kMaxChunksInFlight + 8;
+    const int cqe = settings_.lanes * static_cast<int>(maxSendWr_ + kRecvWqes) + 8;
     cq_ = v.createCq(device_->context(), cqe, this, channel_, 0);
     if (!cq_) verbFailed("ibv_create_cq", errno);
-    memoryBytes_ = static_cast<size_t>(settings_.lanes) * 2 * kSlots * kSlotStride;
+    memoryBytes_ = static_cast<size_t>(settings_.lanes) * 2 * kRing;
     void* m = mmap(nullptr, memoryBytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) verbFailed("mmap", errno);
     memory_ = static_cast<char*>(m);
@@ -80,14 +88,14 @@ IbConnection::IbConnection(int rank, int peer, std::shared_ptr<IbDevice> device,
     lanes_.resize(static_cast<size_t>(settings_.lanes));
     for (uint32_t i = 0; i < lanes_.size(); ++i) {
       Lane& lane = lanes_[i];
-      lane.ring = memory_ + (2 * i) * kSlots * kSlotStride;
-      lane.stage = memory_ + (2 * i + 1) * kSlots * kSlotStride;
+      lane.ring = memory_ + (2 * i) * kRing;
+      lane.stage = memory_ + (2 * i + 1) * kRing;
       ibv_qp_init_attr a{};
       a.qp_context = this;
       a.send_cq = a.recv_cq = cq_;
       a.qp_type = IBV_QPT_RC;
       a.cap.max_send_wr = maxSendWr_;
-      a.cap.max_recv_wr = 2 * kSlots;
+      a.cap.max_recv_wr = kRecvWqes;
       a.cap.max_send_sge = a.cap.max_recv_sge = 1;
       a.cap.max_inline_data = 64;
       lane.qp = v.createQp(device_->pd(), &a);
@@ -104,7 +112,7 @@ IbConnection::IbConnection(int rank, int peer, std::shared_ptr<IbDevice> device,
       init.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
       int err = v.modifyQp(lane.qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
       if (err) verbFailed("ibv_modify_qp(INIT)", err);
-      for (uint32_t r = 0; r < 2 * kSlots; ++r) postReceive(lane, i);
+      for (uint32_t r = 0; r < kRecvWqes; ++r) postReceive(lane, i);
     }
   } catch (...) {
     release();
@@ -264,11 +272,16 @@ uint64_t IbConnection::irecv(void* buf, size_t bytes, uint32_t tag) {
 bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
   bool moved = false;
   while (!lane.sends.empty()) {
-    // One send slot stays free for credits: a receiver that cannot return them would stall its peer.
-    if (lane.credits == 0 || lane.stageBusy == kSlots || lane.sendsOutstanding + 1 >= maxSendWr_) break;
+    // A few send slots stay free for credits: a receiver that cannot return them would stall its peer.
+    if (lane.sendsOutstanding + 4 >= maxSendWr_) break;
     Slice& s = lane.sends.front();
     const size_t n = std::min(kChunkBytes, s.len - s.done);
-    char* st = lane.stage + lane.stageNext * kSlotStride;
+    const uint64_t stride = strideOf(n);
+    uint64_t pos = lane.writePos;
+    if (pos % kRing + stride > kRing) pos += kRing - pos % kRing;  // no room before the end: start over at 0
+    if (pos + stride - lane.freedPos > kRing) break;                // the peer has not freed that much yet
+    const uint64_t offset = pos % kRing;
+    char* st = lane.stage + offset;
     ChunkHeader h{s.tag, static_cast<uint32_t>(n), s.msgBytes};
     std::memcpy(st, &h, sizeof(h));
     std::memcpy(st + sizeof(h), s.data + s.done, n);
@@ -279,16 +292,13 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.send_flags = IBV_SEND_SIGNALED | (sge.length <= maxInline_ ? IBV_SEND_INLINE : 0);
-    wr.imm_data = htonl(lane.nextRemoteSlot);
-    wr.wr.rdma.remote_addr = lane.remoteRing + lane.nextRemoteSlot * kSlotStride;
+    wr.imm_data = htonl(static_cast<uint32_t>(offset / kUnit));
+    wr.wr.rdma.remote_addr = lane.remoteRing + offset;
     wr.wr.rdma.rkey = lane.remoteRkey;
     ibv_send_wr* bad = nullptr;
     int err = device_->api().postSend(lane.qp, &wr, &bad);
     if (err) verbFailed("ibv_post_send", err);
-    --lane.credits;
-    lane.nextRemoteSlot = (lane.nextRemoteSlot + 1) % kSlots;
-    lane.stageNext = (lane.stageNext + 1) % kSlots;
-    ++lane.stageBusy;
+    lane.writePos = pos + stride;
     ++lane.sendsOutstanding;
     s.done += n;
     moved = true;
@@ -304,21 +314,22 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
 bool IbConnection::drainArrivals(Lane& lane) {
   bool moved = false;
   while (!lane.arrived.empty() && !lane.recvs.empty()) {
-    const char* slot = lane.ring + lane.arrived.front() * kSlotStride;
+    const Arrival a = lane.arrived.front();
+    const char* chunk = lane.ring + a.begin % kRing;
     ChunkHeader h;
-    std::memcpy(&h, slot, sizeof(h));
+    std::memcpy(&h, chunk, sizeof(h));
     Slice& s = lane.recvs.front();
     if (h.tag != s.tag || h.msgBytes != s.msgBytes) {
       connection_errors::mismatchedMessage(rank_, peer_, h.msgBytes, h.tag, s.msgBytes, s.tag, description_);
     }
-    if (h.bytes > s.len - s.done || h.bytes > kChunkBytes) {
+    if (h.bytes > s.len - s.done) {
       connection_errors::corrupt(rank_, peer_, description_,
                                  "a chunk of " + std::to_string(h.bytes) + " bytes overruns its message");
     }
-    std::memcpy(s.data + s.done, slot + sizeof(h), h.bytes);
+    std::memcpy(s.data + s.done, chunk + sizeof(h), h.bytes);
     s.done += h.bytes;
     lane.arrived.pop_front();
-    ++lane.creditsOwed;
+    lane.consumedPos = a.end;
     moved = true;
     if (s.done == s.len) {
       const uint64_t msg = s.msg;
@@ -330,20 +341,24 @@ bool IbConnection::drainArrivals(Lane& lane) {
 }
 
 void IbConnection::returnCredits(Lane& lane, uint32_t laneIndex) {
-  if (lane.creditsOwed == 0 || lane.sendsOutstanding >= maxSendWr_) return;
+  const uint64_t owed = lane.consumedPos - lane.creditedPos;
+  // One credit note in flight at a time, unless a quarter of the ring waits: batches under load, prompt when idle.
+  if (owed == 0 || lane.sendsOutstanding >= maxSendWr_) return;
+  if (lane.creditSendsOutstanding > 0 && owed < kRing / 4) return;
   ibv_send_wr wr{};
   wr.wr_id = workId(kCreditSend, laneIndex);
   wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
   wr.num_sge = 0;
   wr.send_flags = IBV_SEND_SIGNALED;
-  wr.imm_data = htonl(kCreditFlag | lane.creditsOwed);
+  wr.imm_data = htonl(kCreditFlag | static_cast<uint32_t>(owed / kUnit));
   wr.wr.rdma.remote_addr = lane.remoteRing;
   wr.wr.rdma.rkey = lane.remoteRkey;
   ibv_send_wr* bad = nullptr;
   int err = device_->api().postSend(lane.qp, &wr, &bad);
   if (err) verbFailed("ibv_post_send", err);
   ++lane.sendsOutstanding;
-  lane.creditsOwed = 0;
+  ++lane.creditSendsOutstanding;
+  lane.creditedPos = lane.consumedPos;
 }
 
 void IbConnection::failed(const ibv_wc& wc) {
@@ -365,17 +380,31 @@ void IbConnection::failed(const ibv_wc& wc) {
 }
 
 void IbConnection::handle(const ibv_wc& wc) {
-  if (wc.status != IBV_WC_SUCCESS) failed(wc);
   const uint32_t laneIndex = laneOf(wc.wr_id);
   if (laneIndex >= lanes_.size()) connection_errors::corrupt(rank_, peer_, description_, "a completion of no lane");
   Lane& lane = lanes_[laneIndex];
+  if (wc.status != IBV_WC_SUCCESS) {
+    // A credit note, or a receive flushed after one failed, loses nothing by itself: a peer that closed after its
+    // last send completed has taken its queue pairs down while this side was still returning credits. It is an
+    // error only if traffic with the peer is still expected (progress checks).
+    const bool quiet = kindOf(wc.wr_id) == kCreditSend ||
+                       (kindOf(wc.wr_id) == kReceive && wc.status == IBV_WC_WR_FLUSH_ERR && brokenBy_);
+    if (!quiet) failed(wc);
+    if (!brokenBy_) broken_ = wc;
+    brokenBy_ = true;
+    if (kindOf(wc.wr_id) == kCreditSend) {
+      --lane.sendsOutstanding;
+      --lane.creditSendsOutstanding;
+    }
+    return;
+  }
   switch (kindOf(wc.wr_id)) {
     case kDataSend:
-      --lane.stageBusy;
       --lane.sendsOutstanding;
       break;
     case kCreditSend:
       --lane.sendsOutstanding;
+      --lane.creditSendsOutstanding;
       break;
     case kReceive: {
       const uint32_t imm = ntohl(wc.imm_data);
@@ -383,18 +412,27 @@ void IbConnection::handle(const ibv_wc& wc) {
         connection_errors::corrupt(rank_, peer_, description_, "a receive without an immediate");
       }
       if (imm & kCreditFlag) {
-        const uint32_t n = imm & ~kCreditFlag;
-        if (n == 0 || lane.credits + n > kSlots) {
-          connection_errors::corrupt(rank_, peer_, description_, "more credits than slots");
+        const uint64_t freed = static_cast<uint64_t>(imm & ~kCreditFlag) * kUnit;
+        if (freed == 0 || lane.freedPos + freed > lane.writePos) {
+          connection_errors::corrupt(rank_, peer_, description_, "credits for ring bytes never written");
         }
-        lane.credits += n;
+        lane.freedPos += freed;
       } else {
-        if (imm != lane.nextArrival) {
+        uint64_t begin = lane.arrivalPos;
+        const uint64_t offset = static_cast<uint64_t>(imm) * kUnit;
+        if (offset != begin % kRing && offset == 0) begin += kRing - begin % kRing;  // the sender started over
+        if (offset != begin % kRing || offset + kMinStride > kRing) {
           connection_errors::corrupt(rank_, peer_, description_,
-                                     "slot " + std::to_string(imm) + " filled out of order");
+                                     "a chunk at ring offset " + std::to_string(offset) + " where " +
+                                         std::to_string(begin % kRing) + " was next");
         }
-        lane.arrived.push_back(imm);
-        lane.nextArrival = (lane.nextArrival + 1) % kSlots;
+        ChunkHeader h;
+        std::memcpy(&h, lane.ring + offset, sizeof(h));
+        if (h.bytes > kChunkBytes || offset + strideOf(h.bytes) > kRing) {
+          connection_errors::corrupt(rank_, peer_, description_, "a chunk that overruns the ring");
+        }
+        lane.arrived.push_back(Arrival{begin, begin + strideOf(h.bytes)});
+        lane.arrivalPos = begin + strideOf(h.bytes);
       }
       postReceive(lane, laneIndex);
       break;
@@ -432,8 +470,14 @@ bool IbConnection::progress() {
   }
   for (uint32_t i = 0; i < lanes_.size(); ++i) {
     moved |= drainArrivals(lanes_[i]);
+    if (brokenBy_) continue;
     moved |= pushSends(lanes_[i], i);
     returnCredits(lanes_[i], i);
+  }
+  if (brokenBy_) {
+    for (const Lane& lane : lanes_) {
+      if (!lane.sends.empty() || (!lane.recvs.empty() && lane.arrived.empty())) failed(broken_);
+    }
   }
   return moved;
 }
@@ -454,7 +498,7 @@ bool IbConnection::peekIncomingTag(uint32_t* tag) {
   // Messages start on lane 0: with no receive posted there, its next full slot begins the next message.
   if (lane.arrived.empty() || !lane.recvs.empty()) return false;
   ChunkHeader h;
-  std::memcpy(&h, lane.ring + lane.arrived.front() * kSlotStride, sizeof(h));
+  std::memcpy(&h, lane.ring + lane.arrived.front().begin % kRing, sizeof(h));
   *tag = h.tag;
   return true;
 }

@@ -2,12 +2,13 @@
 // are striped across them as TCP stripes across sockets), and a TCP connection beside them for what verbs do not
 // say: a goodbye, an abandon note, a process that vanished while this side only waits to receive.
 //
-// Data path (docs/ib.md): each lane's receiver owns a ring of kSlots registered slots; the sender copies a chunk
-// (16-byte header + up to kChunkBytes) into a registered staging slot and RDMA-writes it, with immediate, into the
-// next free slot of the peer's ring (inline when it fits the QP's inline size). The immediate's completion tells
-// the receiver a slot is full; it copies the chunk out and returns the slot as a credit (a zero-byte write with
-// immediate), so a sender never overruns. Every lane keeps 2 x kSlots receives posted: receiver-not-ready never
-// happens.
+// Data path (docs/ib.md): each lane's receiver owns a registered byte ring of kRingBytes; the sender copies a
+// chunk (16-byte header + up to kChunkBytes) into the same offset of its own registered staging ring and RDMA-writes
+// it there, with an immediate that names the offset (inline when it fits the QP's inline size). The immediate's
+// completion tells the receiver a chunk is in; it copies the chunk out and returns the bytes as credits (a
+// zero-byte write with immediate), so a sender never overruns. The ring is the eager room (as a socket buffer is
+// for TCP, the shared ring for shm): sends complete while the receiver has not posted, up to kRingBytes or
+// kRingBytes / kMinStride chunks. Every lane keeps twice that many receives posted: receiver-not-ready never happens.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +31,10 @@ struct IbQpSettings {
 
 class IbConnection final : public Connection {
  public:
-  static constexpr uint32_t kSlots = 8;
+  static constexpr size_t kRingBytes = 1 << 20;
   static constexpr size_t kChunkBytes = 128 << 10;
+  static constexpr size_t kMinStride = 4096;  // ring bytes a chunk takes at least (bounds the chunks in flight)
+  static constexpr uint32_t kMaxChunksInFlight = kRingBytes / kMinStride;
 
   // Creates the queue pairs (in INIT, receives posted) and the rings; oob: the TCP connection to the same peer.
   IbConnection(int rank, int peer, std::shared_ptr<IbDevice> device, const IbQpSettings& settings,
@@ -73,19 +76,21 @@ class IbConnection final : public Connection {
     uint64_t msg;
     bool posted;  // a zero-byte slice's one chunk went out
   };
+  struct Arrival {
+    uint64_t begin, end;  // ring positions (monotonic; offset = position % kRingBytes)
+  };
   struct Lane {
     ibv_qp* qp = nullptr;
-    char* ring = nullptr;   // kSlots slots the peer writes into
-    char* stage = nullptr;  // kSlots slots this side sends from
+    char* ring = nullptr;   // the peer writes here
+    char* stage = nullptr;  // chunks are built here, at the offset they take in the peer's ring
     uint64_t remoteRing = 0;
     uint32_t remoteRkey = 0;
-    uint32_t credits = kSlots;  // free slots in the peer's ring
-    uint32_t nextRemoteSlot = 0;
-    uint32_t stageNext = 0, stageBusy = 0;
-    uint32_t sendsOutstanding = 0;
-    uint32_t nextArrival = 0;
-    std::deque<uint32_t> arrived;  // full slots not yet copied out, in order
-    uint32_t creditsOwed = 0;
+    // Sender: the next chunk's position, and how far the peer has freed its ring (credits received).
+    uint64_t writePos = 0, freedPos = 0;
+    uint32_t sendsOutstanding = 0, creditSendsOutstanding = 0;
+    // Receiver: where the next chunk begins, what is consumed, and what the sender has been told.
+    uint64_t arrivalPos = 0, consumedPos = 0, creditedPos = 0;
+    std::deque<Arrival> arrived;  // chunks in the ring not yet copied out, in order
     std::deque<Slice> sends, recvs;
   };
   void release();  // the verbs objects and memory, in reverse order of making
@@ -117,6 +122,8 @@ class IbConnection final : public Connection {
   std::deque<uint32_t> sendPending_, recvPending_;
   uint64_t sendsPosted_ = 0, sendsDone_ = 0, recvsPosted_ = 0, recvsDone_ = 0;
   bool abandoned_ = false;
+  bool brokenBy_ = false;  // a credit note failed (broken_): the peer's queue pairs are gone
+  ibv_wc broken_{};
 };
 
 }  // namespace chorus

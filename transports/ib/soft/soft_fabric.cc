@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -66,11 +67,33 @@ double nowSeconds() {
 }
 
 Fabric& Fabric::get() {
-  static Fabric* fabric = new Fabric();  // never destroyed: its thread runs until the process exits
-  return *fabric;
+  // Never destroyed: its thread runs until the process exits. A child forked from a process that used the device
+  // has the parent's fabric without its thread (and maybe with its mutex held): it starts its own, as a process
+  // that opened a device after fork would, and closes the descriptors it inherited.
+  static std::atomic<Fabric*> fabric{nullptr};
+  static std::mutex creating;
+  Fabric* f = fabric.load();
+  if (f && f->pid_ == getpid()) return *f;
+  std::lock_guard<std::mutex> lock(creating);
+  f = fabric.load();
+  if (!f || f->pid_ != getpid()) {
+    if (f) f->closeInherited();
+    f = new Fabric();
+    fabric.store(f);
+  }
+  return *f;
 }
 
-Fabric::Fabric() {
+void Fabric::closeInherited() {
+  for (auto& l : links_) {
+    if (l->fd >= 0) close(l->fd);
+  }
+  for (int fd : {epollFd_, wakeFd_, listenFd_}) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+Fabric::Fabric() : pid_(getpid()) {
   gids = readGidTable();
   epollFd_ = epoll_create1(EPOLL_CLOEXEC);
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -10,6 +10,8 @@
 
 #include <infiniband/verbs.h>
 
+#include <sys/types.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -25,7 +27,7 @@ namespace chorus::soft_verbs {
 inline constexpr int kMaxQpWr = 1024;
 inline constexpr int kMaxSge = 4;
 inline constexpr uint32_t kMaxInline = 256;
-inline constexpr int kMaxCqe = 4096;
+inline constexpr int kMaxCqe = 1 << 16;
 inline constexpr int kMaxQp = 255;  // per process: the QPN's low byte
 inline constexpr const char* kDeviceName = "chorus_soft0";
 
@@ -197,6 +199,9 @@ class Fabric {
   void completeSends(Qp* qp, uint32_t ackedPsn);
   void bindPending();
 
+  void closeInherited();  // in a forked child: the parent's sockets are not this process's
+
+  pid_t pid_;
   int epollFd_ = -1, wakeFd_ = -1, listenFd_ = -1;
   uint32_t nextQpnIndex_ = 1;
   std::vector<std::unique_ptr<Link>> links_;

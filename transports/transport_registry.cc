@@ -67,6 +67,15 @@ const std::vector<TransportRecord>& transportRegistry() {
   return records;
 }
 
+bool networkIsRdma(const PeerCard& card) {
+#ifdef CHORUS_HAVE_VERBS
+  return IbTransport::cardShowsRdmaPort(card);
+#else
+  (void)card;
+  return false;
+#endif
+}
+
 const TransportRecord& transportRecord(TransportId id) {
   for (const TransportRecord& r : transportRegistry()) {
     if (r.id == id) return r;

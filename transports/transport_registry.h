@@ -39,6 +39,10 @@ struct ChosenTransport {
   std::unique_ptr<Transport> transport;
 };
 
+// True when this rank's card, once every transport described itself, shows that the network between hosts will be
+// RDMA (an ib port on real hardware): the cost model then uses the rdma link class for it, else the network one.
+bool networkIsRdma(const PeerCard& card);
+
 // The transports config.transports allows (every one when empty), in probe order, made as the config says.
 // Throws chorusInvalidArgument for an unknown name or a list that leaves none.
 std::vector<ChosenTransport> makeTransports(int rank, const CommConfig& config, const std::string& jobKey,

@@ -18,6 +18,10 @@
 #include "topology/local_host.h"
 #include "topology/topology_description.h"
 #include "topology/topology_json.h"
+#ifdef CHORUS_HAVE_VERBS
+#include "transports/ib/ib_ports.h"
+#include "transports/ib/soft/soft_verbs.h"
+#endif
 
 namespace chorus::topo {
 
@@ -34,6 +38,39 @@ void printDecisionTable(std::ostream& out, const GlobalTopology& world, const Li
       << " per host, " << in.coresPerHost << " cores per host)\n";
   table.print(out);
   out << "as CHORUS_ALGO: " << table.asRules() << "\n";
+}
+
+// The RDMA ports the ib transport could use (the software device's with CHORUS_IB_EMULATION=1).
+void printRdmaPorts(std::ostream& out, const HostTopology& host) {
+#ifdef CHORUS_HAVE_VERBS
+  const bool emulated = params::asInt("CHORUS_IB_EMULATION", params::ibEmulation(), 0, 1) == 1;
+  std::string why;
+  const VerbsApi* api = emulated ? softVerbs() : systemVerbs(&why);
+  std::vector<IbPortReport> ports;
+  if (api) ports = listIbPorts(*api, host, &why);
+  out << "\nRDMA ports (" << (api ? api->origin : "libibverbs.so.1") << ")\n";
+  if (ports.empty()) {
+    out << "  none: " << why << "\n";
+    return;
+  }
+  out << "  " << std::left << std::setw(16) << "HCA:port" << std::setw(14) << "state" << std::setw(17) << "link layer"
+      << std::setw(28) << "rate" << std::setw(7) << "MTU" << std::setw(6) << "NUMA" << "GPUs on that node\n";
+  for (const IbPortReport& p : ports) {
+    std::string gpus, where = p.device;
+    for (int g : p.gpusNear) {
+      if (!gpus.empty()) gpus += ',';
+      gpus += std::to_string(g);
+    }
+    where += ':';
+    where += std::to_string(p.port);
+    out << "  " << std::left << std::setw(16) << where << std::setw(14) << p.state
+        << std::setw(17) << p.linkLayer << std::setw(28) << p.rate << std::setw(7) << p.mtu << std::setw(6)
+        << (p.numaNode >= 0 ? std::to_string(p.numaNode) : "?") << (gpus.empty() ? "-" : gpus) << "\n";
+  }
+  out << std::right;
+#else
+  out << "\nRDMA ports: not built (no infiniband/verbs.h at build time)\n";
+#endif
 }
 
 HostTopology loadHost(const TopoOptions& options) {
@@ -89,6 +126,7 @@ int run(const TopoOptions& options) {
   const LinkModel model = linkModelOf(host);
 
   std::cout << "Host\n" << describeHost(host);
+  printRdmaPorts(std::cout, host);
   std::cout << "\nWorld: " << ranks << " ranks on " << options.hosts << (options.hosts == 1 ? " host" : " hosts")
             << " like this one, ranks spread over each host's NUMA nodes in blocks\n"
             << describeTopology(world, model);

@@ -184,6 +184,8 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   self.entries["machine"] = machineIdentity();
   addPlacement(self, localHostTopology());
   for (auto& t : transports) t.transport->describeSelf(self);
+  // The network's link class follows the transport that carries it, not whether hwloc saw an RDMA NIC.
+  self.entries["topo.rdma"] = networkIsRdma(self) ? "1" : "0";
   if (!config_.traceDir.empty()) self.entries["trace"] = "1";  // its clock's offset to rank 0's is wanted
   store_->set(pre + "card/" + std::to_string(rank_), self.encode(), deadline);
   std::vector<PeerCard> cards(size_);

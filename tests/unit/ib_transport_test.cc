@@ -74,11 +74,23 @@ TEST(IbTransportTest, TheSoftwareDevicePublishesARocePort) {
   ASSERT_TRUE(ib);
   PeerCard card;
   ib->describeSelf(card);
-  EXPECT_EQ(card.entries.at("ib.link"), "roce");
+  EXPECT_EQ(card.entries.at("ib.link"), "soft-roce");
+  EXPECT_FALSE(networkIsRdma(card));  // it costs what TCP costs
   EXPECT_EQ(card.entries.at("ib.gid").rfind("::ffff:", 0), 0u) << card.entries.at("ib.gid");
   EXPECT_NE(card.entries.at("ib.port").find("chorus_soft0:1"), std::string::npos);
   EXPECT_TRUE(card.entries.count("ib.oob.addr"));
   EXPECT_TRUE(ib->canConnect(card, card));
+}
+
+TEST(IbTransportTest, OnlyRealRdmaPortsMakeTheNetworkRdma) {
+  PeerCard card;
+  EXPECT_FALSE(networkIsRdma(card));
+  card.entries["ib.link"] = "roce";
+  EXPECT_TRUE(networkIsRdma(card));
+  card.entries["ib.link"] = "ib";
+  EXPECT_TRUE(networkIsRdma(card));
+  card.entries["ib.link"] = "soft-roce";
+  EXPECT_FALSE(networkIsRdma(card));
 }
 
 }  // namespace

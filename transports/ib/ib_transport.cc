@@ -64,9 +64,15 @@ void IbTransport::describeSelf(PeerCard& card) {
   }
   oob_.describeSelf(card);
   card.entries["ib.port"] = device_->describe();
-  card.entries["ib.link"] = device_->isEthernet() ? "roce" : "ib";
+  // The software device's pairs reach only each other, and cost what TCP costs: a link of its own.
+  card.entries["ib.link"] = settings_.emulation ? "soft-roce" : device_->isEthernet() ? "roce" : "ib";
   card.entries["ib.gid"] = gidText(device_->gid());
   CHORUS_INFO(rank_, "ib transport on " << device_->describe() << " (" << device_->api().origin << ")");
+}
+
+bool IbTransport::cardShowsRdmaPort(const PeerCard& card) {
+  auto link = card.entries.find("ib.link");
+  return link != card.entries.end() && (link->second == "roce" || link->second == "ib");
 }
 
 bool IbTransport::canConnect(const PeerCard& self, const PeerCard& peer) const {

@@ -29,6 +29,8 @@ struct IbTransportSettings {
 class IbTransport final : public Transport {
  public:
   IbTransport(int rank, const std::string& jobKey, const std::string& secret, IbTransportSettings settings);
+  // True when the card shows an RDMA port of real hardware (not the software device) that ib will use.
+  static bool cardShowsRdmaPort(const PeerCard& card);
   void describeSelf(PeerCard& card) override;
   bool canConnect(const PeerCard& self, const PeerCard& peer) const override;
   std::vector<std::unique_ptr<Connection>> connectAll(const PeerCard& self, const std::vector<PeerCard>& peers,

@@ -96,7 +96,8 @@ IbConnection::IbConnection(int rank, int peer, std::shared_ptr<IbDevice> device,
       a.qp_type = IBV_QPT_RC;
       a.cap.max_send_wr = maxSendWr_;
       a.cap.max_recv_wr = kRecvWqes;
-      a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+      a.cap.max_send_sge = 2;  // a chunk's header from staging, its payload from the caller's buffer
+      a.cap.max_recv_sge = 1;
       a.cap.max_inline_data = 64;
       lane.qp = v.createQp(device_->pd(), &a);
       if (!lane.qp) {
@@ -128,6 +129,10 @@ void IbConnection::release() {
   for (Lane& lane : lanes_) {
     if (lane.qp) v.destroyQp(lane.qp);
     lane.qp = nullptr;
+    for (const PostedChunk& c : lane.posted) {
+      if (c.region.mr) device_->userRegions()->release(c.region);
+    }
+    lane.posted.clear();
   }
   if (cq_) {
     if (eventsUnacked_) v.ackCqEvents(cq_, eventsUnacked_);
@@ -284,28 +289,49 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
     char* st = lane.stage + offset;
     ChunkHeader h{s.tag, static_cast<uint32_t>(n), s.msgBytes};
     std::memcpy(st, &h, sizeof(h));
-    std::memcpy(st + sizeof(h), s.data + s.done, n);
-    ibv_sge sge{reinterpret_cast<uint64_t>(st), static_cast<uint32_t>(sizeof(h) + n), mr_->lkey};
+    // Large chunks go straight from the caller's buffer where its registration is cached; else through staging.
+    RegistrationCache::Handle region;
+    if (n >= kZeroCopyMinBytes && device_->userRegions()) region = device_->userRegions()->acquire(s.data + s.done, n);
+    ibv_sge sge[2];
+    sge[0] = ibv_sge{reinterpret_cast<uint64_t>(st), static_cast<uint32_t>(sizeof(h)), mr_->lkey};
+    if (region.mr) {
+      sge[1] = ibv_sge{reinterpret_cast<uint64_t>(s.data + s.done), static_cast<uint32_t>(n), region.mr->lkey};
+    } else {
+      std::memcpy(st + sizeof(h), s.data + s.done, n);
+      sge[0].length += static_cast<uint32_t>(n);
+    }
+    const int nsge = region.mr ? 2 : 1;
     ibv_send_wr wr{};
     wr.wr_id = workId(kDataSend, laneIndex);
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.send_flags = IBV_SEND_SIGNALED | (sge.length <= maxInline_ ? IBV_SEND_INLINE : 0);
+    wr.sg_list = sge;
+    wr.num_sge = nsge;
+    wr.send_flags = IBV_SEND_SIGNALED | (nsge == 1 && sge[0].length <= maxInline_ ? IBV_SEND_INLINE : 0);
     wr.imm_data = htonl(static_cast<uint32_t>(offset / kUnit));
     wr.wr.rdma.remote_addr = lane.remoteRing + offset;
     wr.wr.rdma.rkey = lane.remoteRkey;
     ibv_send_wr* bad = nullptr;
     int err = device_->api().postSend(lane.qp, &wr, &bad);
-    if (err) verbFailed("ibv_post_send", err);
+    if (err) {
+      if (region.mr) device_->userRegions()->release(region);
+      verbFailed("ibv_post_send", err);
+    }
     lane.writePos = pos + stride;
     ++lane.sendsOutstanding;
     s.done += n;
     moved = true;
+    // A copied chunk frees the caller's buffer at once; a zero-copy one when its write completes.
+    lane.posted.push_back(PostedChunk{region, s.msg});
+    if (region.mr) ++lane.zeroCopy[s.msg].inFlight;
     if (s.done == s.len) {
       const uint64_t msg = s.msg;
       lane.sends.pop_front();
-      sliceDone(sendPending_, sendsDone_, msg);  // the bytes are in staging: the caller's buffer is free
+      auto z = lane.zeroCopy.find(msg);
+      if (z == lane.zeroCopy.end()) {
+        sliceDone(sendPending_, sendsDone_, msg);
+      } else {
+        z->second.allPosted = true;
+      }
     }
   }
   return moved;
@@ -399,9 +425,20 @@ void IbConnection::handle(const ibv_wc& wc) {
     return;
   }
   switch (kindOf(wc.wr_id)) {
-    case kDataSend:
+    case kDataSend: {
       --lane.sendsOutstanding;
+      const PostedChunk c = lane.posted.front();
+      lane.posted.pop_front();
+      if (c.region.mr) {
+        device_->userRegions()->release(c.region);
+        auto z = lane.zeroCopy.find(c.msg);
+        if (--z->second.inFlight == 0 && z->second.allPosted) {
+          lane.zeroCopy.erase(z);
+          sliceDone(sendPending_, sendsDone_, c.msg);
+        }
+      }
       break;
+    }
     case kCreditSend:
       --lane.sendsOutstanding;
       --lane.creditSendsOutstanding;

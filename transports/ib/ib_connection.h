@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ class IbConnection final : public Connection {
   static constexpr size_t kChunkBytes = 128 << 10;
   static constexpr size_t kMinStride = 4096;  // ring bytes a chunk takes at least (bounds the chunks in flight)
   static constexpr uint32_t kMaxChunksInFlight = kRingBytes / kMinStride;
+  // Chunks of at least this many bytes are sent from the caller's buffer where the device caches its registration
+  // (IbDevice::userRegions); smaller ones, and all where it does not, are copied into staging.
+  static constexpr size_t kZeroCopyMinBytes = 32 << 10;
 
   // Creates the queue pairs (in INIT, receives posted) and the rings; oob: the TCP connection to the same peer.
   IbConnection(int rank, int peer, std::shared_ptr<IbDevice> device, const IbQpSettings& settings,
@@ -76,6 +80,16 @@ class IbConnection final : public Connection {
     uint64_t msg;
     bool posted;  // a zero-byte slice's one chunk went out
   };
+  // A data write in flight, in posting order (completions come in that order on a queue pair).
+  struct PostedChunk {
+    RegistrationCache::Handle region;  // the caller's buffer's region (zero-copy), else none
+    uint64_t msg;
+  };
+  // A slice with zero-copy writes in flight: done when all are complete and the slice is all posted.
+  struct ZeroCopySlice {
+    int inFlight = 0;
+    bool allPosted = false;
+  };
   struct Arrival {
     uint64_t begin, end;  // ring positions (monotonic; offset = position % kRingBytes)
   };
@@ -91,6 +105,8 @@ class IbConnection final : public Connection {
     // Receiver: where the next chunk begins, what is consumed, and what the sender has been told.
     uint64_t arrivalPos = 0, consumedPos = 0, creditedPos = 0;
     std::deque<Arrival> arrived;  // chunks in the ring not yet copied out, in order
+    std::deque<PostedChunk> posted;
+    std::map<uint64_t, ZeroCopySlice> zeroCopy;  // by message
     std::deque<Slice> sends, recvs;
   };
   void release();  // the verbs objects and memory, in reverse order of making

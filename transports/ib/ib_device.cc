@@ -157,6 +157,17 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
         dev->context_ = nullptr;
         continue;
       }
+      ibv_device_attr_ex ex{};
+      const uint32_t needed = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE;
+      if (api.queryDeviceEx(ctx, &ex) == 0 && (ex.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
+          (ex.odp_caps.per_transport_caps.rc_odp_caps & needed) == needed) {
+        IbDevice* raw = dev.get();
+        dev->userRegions_ = std::make_unique<RegistrationCache>(
+            [raw](void* p, size_t n) {
+              return raw->api_->regMr(raw->pd_, p, n, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+            },
+            [raw](ibv_mr* mr) { raw->api_->deregMr(mr); }, RegistrationCache::Limits{});
+      }
       dev->description_ = name + ":" + std::to_string(port) +
                           (dev->ethernet_ ? " RoCE gid " + std::to_string(dev->gidIndex_) + " (" + gidText(dev->gid_) + ")"
                                           : " IB lid " + std::to_string(dev->lid_));
@@ -170,6 +181,7 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
 }
 
 IbDevice::~IbDevice() {
+  userRegions_.reset();  // its regions belong to the protection domain
   if (pd_) api_->deallocPd(pd_);
   if (context_) api_->closeDevice(context_);
 }

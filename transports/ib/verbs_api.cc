@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 
@@ -21,6 +22,18 @@ int queryPortCompat(ibv_context* context, uint8_t port, ibv_port_attr* attr) {
   if (vctx) return vctx->query_port(context, port, attr, sizeof(*attr));
   std::memset(attr, 0, sizeof(*attr));
   return symbols.queryPort(context, port, attr);
+}
+
+int (*queryDeviceSymbol)(ibv_context*, ibv_device_attr*) = nullptr;
+int queryDeviceEx(ibv_context* context, ibv_device_attr_ex* attr) {
+  // The header's ibv_query_device_ex, with its fallback through the table instead of a link-time symbol.
+  verbs_context* vctx = verbs_get_ctx_op(context, query_device_ex);
+  if (vctx) {
+    int ret = vctx->query_device_ex(context, nullptr, attr, sizeof(*attr));
+    if (ret != EOPNOTSUPP && ret != ENOSYS) return ret;
+  }
+  std::memset(attr, 0, sizeof(*attr));
+  return queryDeviceSymbol(context, &attr->orig_attr);
 }
 
 int (*queryGidExSymbol)(ibv_context*, uint32_t, uint32_t, ibv_gid_entry*, uint32_t, size_t) = nullptr;
@@ -59,6 +72,8 @@ bool loadVerbs(const char* name, VerbsApi* out, std::string* whyNot) {
   load(lib, "ibv_open_device", &api.openDevice, &missing);
   load(lib, "ibv_close_device", &api.closeDevice, &missing);
   load(lib, "ibv_query_device", &api.queryDevice, &missing);
+  queryDeviceSymbol = api.queryDevice;
+  api.queryDeviceEx = queryDeviceEx;
   load(lib, "ibv_query_port", &symbols.queryPort, &missing);
   api.queryPort = queryPortCompat;
   load(lib, "ibv_query_gid", &api.queryGid, &missing);

@@ -17,6 +17,8 @@ struct VerbsApi {
   ibv_context* (*openDevice)(ibv_device* device);
   int (*closeDevice)(ibv_context* context);
   int (*queryDevice)(ibv_context* context, ibv_device_attr* attr);
+  // Extended attributes (on-demand paging capabilities); the basic ones, the rest zero, where the provider lacks it.
+  int (*queryDeviceEx)(ibv_context* context, ibv_device_attr_ex* attr);
   int (*queryPort)(ibv_context* context, uint8_t port, ibv_port_attr* attr);
   int (*queryGid)(ibv_context* context, uint8_t port, int index, ibv_gid* gid);
   // The GID's type (RoCE v1 or v2) and the network device it belongs to; null where the library predates it.

@@ -84,6 +84,15 @@ int queryDevice(ibv_context*, ibv_device_attr* attr) {
   return 0;
 }
 
+int queryDeviceEx(ibv_context* ctx, ibv_device_attr_ex* attr) {
+  std::memset(attr, 0, sizeof(*attr));
+  queryDevice(ctx, &attr->orig_attr);
+  // The fabric reads and writes the process's memory when the transfer happens: on-demand paging, in effect.
+  attr->odp_caps.general_caps = IBV_ODP_SUPPORT;
+  attr->odp_caps.per_transport_caps.rc_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE;
+  return 0;
+}
+
 int queryPort(ibv_context*, uint8_t port, ibv_port_attr* attr) {
   if (port != 1) return fail(EINVAL);
   Fabric& f = Fabric::get();
@@ -140,7 +149,7 @@ int deallocPd(ibv_pd* pd) {
 }
 
 constexpr int kKnownAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                             IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING;
+                             IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ON_DEMAND | IBV_ACCESS_RELAXED_ORDERING;
 
 ibv_mr* regMr(ibv_pd* pd, void* addr, size_t length, int access) {
   // As the verbs require: remote write needs local write; a region of no bytes is refused.
@@ -529,7 +538,7 @@ const VerbsApi* softVerbs() {
   using namespace soft_verbs;
   static const VerbsApi api = {
       "chorus soft verbs", getDeviceList, freeDeviceList, getDeviceName, openDevice, closeDevice, queryDevice,
-      queryPort, queryGid, queryGidEx, allocPd, deallocPd, regMr, nullptr /* no dma-buf */, deregMr,
+      queryDeviceEx, queryPort, queryGid, queryGidEx, allocPd, deallocPd, regMr, nullptr /* no dma-buf */, deregMr,
       createCompChannel, destroyCompChannel, createCq, destroyCq, getCqEvent, ackCqEvents, reqNotifyCq, pollCq,
       createQp, modifyQp, destroyQp, postSend, postRecv, getAsyncEvent, ackAsyncEvent, wcStatusStr, eventTypeStr,
   };

@@ -21,6 +21,11 @@ void ringReduceScatter(PeerIO& io, const Op& op) {
     Range part = splitEven(block, k, s);
     return Range{static_cast<size_t>(c) * block + part.begin, part.len};
   };
+  // Partial sums of the steps before the last live in one block of flat(), slice s at its place in the block, each
+  // written again by the next step once its forward has gone. (Result slots, reused every few slices, made a rank
+  // wait for a forward queued behind all its first-step sends: with 3 or more ranks and a block larger than the
+  // links' buffering the ranks waited on each other in a circle, e.g. 3 ranks, 16 MiB, shared memory.)
+  char* partial = n > 2 ? io.flat(block * es) : nullptr;
   PipelineSpec spec = ringPipeline(io, op.type, op.op);
   spec.numInitial = k;
   spec.initial = [&](size_t s) {
@@ -36,10 +41,12 @@ void ringReduceScatter(PeerIO& io, const Op& op) {
     in.bytes = r.len * es;
     in.reduceWith = send + r.begin * es;
     bool last = step == n - 2;
-    // Partial sums travel through result slots; only the final one lands in the caller's recv buffer.
-    in.out = last ? recv + splitEven(block, k, s).begin * es : nullptr;
+    const size_t at = splitEven(block, k, s).begin * es;
+    in.out = last ? recv + at : partial + at;
     in.average = last && op.op == chorusAvg;
     in.forward = !last;
+    in.outReused = step < n - 3;
+    if (step > 0 && !last) in.waitForwardOf = i - k;
     return in;
   };
   runSlicePipeline(io, spec);

@@ -1,5 +1,8 @@
 #include "algorithms/slice_pipeline.h"
 
+#include <deque>
+#include <utility>
+
 #include <vector>
 
 #include "algorithms/patterns/ring_pattern.h"
@@ -42,6 +45,8 @@ void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
   std::vector<Request> resultSend(window);  // the forward still reading each result slot
   std::vector<bool> resultBusy(window, false);
   size_t posted = 0, resultsUsed = 0;
+  // Forwards from reused `out` regions, oldest first (each is waited for by one later slice, in index order).
+  std::deque<std::pair<size_t, Request>> reusedForwards;
   for (size_t done = 0; done < spec.numIncoming; ++done) {
     while (posted < spec.numIncoming && posted - done < window) {
       Posted& p = ring[posted % window];
@@ -59,6 +64,13 @@ void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
       continue;
     }
     void* out = s.out;
+    if (s.waitForwardOf != SIZE_MAX) {
+      while (!reusedForwards.empty() && reusedForwards.front().first < s.waitForwardOf) reusedForwards.pop_front();
+      if (!reusedForwards.empty() && reusedForwards.front().first == s.waitForwardOf) {
+        io.wait(reusedForwards.front().second);
+        reusedForwards.pop_front();
+      }
+    }
     size_t k = window;  // the result slot used, if any
     if (!out) {
       k = resultsUsed++ % window;
@@ -74,6 +86,8 @@ void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
       if (k < window) {
         resultSend[k] = r;
         resultBusy[k] = true;
+      } else if (s.outReused) {
+        reusedForwards.emplace_back(done, r);
       }
     }
   }

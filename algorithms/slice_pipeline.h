@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 #include "algorithms/peer_io.h"
@@ -18,6 +19,11 @@ struct IncomingSlice {
   void* out = nullptr;              // where the reduction goes; nullptr: a result slot (only to forward it)
   bool average = false;             // divide `out` by nranks after this reduction (the last one of an avg)
   bool forward = false;             // send the slice's final bytes on to next
+  // `out` is a region a later slice writes again: keep this slice's forward so that one can wait for it.
+  bool outReused = false;
+  // Before writing `out`, wait for the forward of incoming slice #waitForwardOf (which read the same bytes; it
+  // was marked outReused). SIZE_MAX: nothing to wait for.
+  size_t waitForwardOf = SIZE_MAX;
 };
 
 // A slice sent before anything arrives (from the caller's own buffer).

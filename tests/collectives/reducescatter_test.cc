@@ -22,5 +22,25 @@ TEST_P(ReduceScatterTest, EveryTypeOpCountPlacement) {
 INSTANTIATE_TEST_SUITE_P(Worlds, ReduceScatterTest, ::testing::Values(1, 2, 3, 4, 5, 8),
                          [](const auto& info) { return std::to_string(info.param) + "ranks"; });
 
+// The ring with blocks far larger than what the links buffer (64 KiB shared rings, 4 KiB slices, 400 KB blocks):
+// 3 and more ranks once waited on each other in a circle here (each for a forward queued behind its own first
+// sends), 3 ranks at 16 MiB with the defaults.
+class RingReduceScatterBufferingTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(RingReduceScatterBufferingTest, BlocksLargerThanTheLinksBufferDoNotDeadlock) {
+  Config config = suiteConfig();
+  config.algo = "ring";
+  config.shmBufferBytes = 64 << 10;
+  CaseGrid grid;
+  grid.kind = CollectiveKind::kReduceScatter;
+  grid.types = {chorusInt32};
+  grid.ops = {chorusSum};
+  grid.counts = {100001};
+  runCasesOnNewWorld(GetParam(), casesOf(grid), kCaseDeadline, config);
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, RingReduceScatterBufferingTest, ::testing::Values(3, 4, 5),
+                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+
 }  // namespace
 }  // namespace chorus::test

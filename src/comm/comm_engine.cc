@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <system_error>
 
@@ -97,6 +98,7 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
         conns_[q] = std::make_unique<SharedConnection>(SharedConnection::share(parent.conns_[p]));
         peerTransports_[q] = parent.peerTransports_[p];
       }
+      sameHostMedium_ = parent.sameHostMedium_;
     }
     localRanks_ = static_cast<int>(std::count(sameMachine_.begin(), sameMachine_.end(), true));
     for (int q = 0; q < size_; ++q) {
@@ -134,7 +136,7 @@ void CommEngine::finishSetup(Deadline deadline) {
     io_->setHierarchy(&hierarchy_);
     learnTopology(cards_, deadline);
     startTrace(deadline);
-    planSelection(sameHostMedium(cards_) == TransportMedium::kNetwork);
+    planSelection(sameHostMedium_ == TransportMedium::kNetwork);
   } catch (...) {
     close(wakeFd_);
     throw;
@@ -214,6 +216,7 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
     groups[chosen].push_back(cards[p]);
     peerTransports_[p] = transports[chosen].record->id;
   }
+  sameHostMedium_ = sameHostMedium(cards, transports);
   conns_.resize(size_);
   // In probe order on every rank: each transport's connectAll waits for its peers to be inside the same one.
   for (size_t t = 0; t < transports.size(); ++t) {
@@ -234,10 +237,19 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   return cards;
 }
 
-TransportMedium CommEngine::sameHostMedium(const std::vector<PeerCard>& cards) const {
-  for (int p = 0; p < size_; ++p) {
-    if (p != rank_ && conns_[p] && cards[p].hostId == cards[rank_].hostId) {
-      return transportRecord(peerTransports_[p]).medium;
+TransportMedium CommEngine::sameHostMedium(const std::vector<PeerCard>& cards,
+                                           const std::vector<ChosenTransport>& transports) {
+  std::map<std::string, int> firstOfHost;
+  for (const PeerCard& c : cards) {
+    auto [it, isFirst] = firstOfHost.emplace(c.hostId, c.rank);
+    if (isFirst || it->second < 0) continue;
+    const PeerCard& a = cards[static_cast<size_t>(it->second)];
+    it->second = -1;  // one pair per host
+    for (const ChosenTransport& t : transports) {
+      if (t.transport->canConnect(a, c)) {
+        if (t.record->medium == TransportMedium::kNetwork) return TransportMedium::kNetwork;
+        break;
+      }
     }
   }
   return TransportMedium::kSharedMemory;

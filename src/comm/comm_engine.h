@@ -120,8 +120,11 @@ class CommEngine {
   // The selector and each level's decision table for this world.
   // sameHostOverNetwork: ranks of one host talk over the network (a transport list without shm).
   void planSelection(bool sameHostOverNetwork);
-  // What carries bytes between this rank and the others of its host (shared memory when it is alone).
-  TransportMedium sameHostMedium(const std::vector<PeerCard>& cards) const;
+  // What carries bytes between ranks of one host, the same answer on every rank (a rank alone on its host must not
+  // plan with other costs than the rest: the ranks would choose different algorithms and wait on each other): the
+  // transport of the first two ranks of each host with several, network if any of those is.
+  static TransportMedium sameHostMedium(const std::vector<PeerCard>& cards,
+                                        const std::vector<ChosenTransport>& transports);
   // Runs a batch of calls (runBatch) on the CommIO that prepare() returns (it may wait and build), under
   // the lane, with the bookkeeping every call shares: sequence numbers, refusal once broken, error recording.
   void execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
@@ -146,6 +149,7 @@ class CommEngine {
   std::unique_ptr<MismatchReport> mismatchReport_;  // null when config_.checkMismatch is off
   std::vector<std::unique_ptr<Connection>> conns_;
   std::vector<TransportId> peerTransports_;  // [p]: the transport of conns_[p]
+  TransportMedium sameHostMedium_ = TransportMedium::kSharedMemory;  // sameHostMedium() at connect
   std::vector<bool> sameMachine_;  // [p]: rank p runs on this physical machine (CUDA IPC can reach it)
   std::shared_ptr<StagingMemory> staging_;  // shared with children of the same slice size (they share the lane)
   std::unique_ptr<Selector> selector_;

@@ -80,5 +80,20 @@ INSTANTIATE_TEST_SUITE_P(
              (algo.empty() ? "default" : "hierarchical");
     });
 
+// A host with a lone rank, and ranks of one host talking over TCP: every rank must plan with the same costs (a lone
+// rank once assumed shared memory within hosts while the others assumed the network, and a 0-byte allreduce chose
+// different algorithms on different ranks and hung).
+TEST(LoneRankHostTest, EveryRankPlansTheSameWhenHostsTalkOverTcp) {
+  ProcessWorldOptions o;
+  o.nranks = 5;
+  o.worker = CHORUS_COLLECTIVE_WORKER;
+  o.args = {"every_collective"};
+  o.env = {{"CHORUS_CHUNK_SIZE", "4096"}, {"CHORUS_TIMEOUT", "60"}, {"CHORUS_TEST_HOSTS", "3"},
+           {"CHORUS_TRANSPORT", "tcp"}, {"CHORUS_ALGO", ""}};
+  o.deadline = 180s;
+  ProcessWorldResult result = runProcessWorld(o);
+  EXPECT_TRUE(result.allSucceeded()) << result.describe();
+}
+
 }  // namespace
 }  // namespace chorus::test

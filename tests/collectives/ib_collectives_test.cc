@@ -1,6 +1,7 @@
 // Every collective over the ib transport on the software verbs device (CHORUS_IB_EMULATION=1), across emulated
 // hosts: with CHORUS_TRANSPORT=ib every pair uses it; by default it carries the pairs between hosts and shared
-// memory the pairs within one. Each algorithm forced, and the selector's own choice.
+// memory the pairs within one. Each algorithm forced (a name applies to the collectives that have it; the others
+// keep the selector's choice), and the selector's own choice.
 #ifdef CHORUS_HAVE_VERBS
 #include <gtest/gtest.h>
 
@@ -51,6 +52,10 @@ INSTANTIATE_TEST_SUITE_P(
                       IbWorld{4, "4", "ib", "halving_doubling", "1"},
                       IbWorld{5, "2", "ib", "recursive_doubling", "1"},
                       IbWorld{6, "3", "ib", "ring", "1"},
+                      IbWorld{4, "2", "ib", "bruck", "1"},                 // alltoall(v)
+                      IbWorld{5, "3", "ib", "binomial", "1"},              // gather, scatter, rooted calls
+                      IbWorld{3, "3", "ib", "direct", "2"},
+                      IbWorld{7, "4", "ib", "pairwise", "1"},
                       IbWorld{6, "3/rr", "", "hierarchical", "1"},         // ib between hosts, shm within
                       IbWorld{8, "4", "", "", "2"},                        // the selector's choice, 4 hosts
                       IbWorld{8, "2", "ib", "", "1"}),

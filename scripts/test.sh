@@ -30,7 +30,7 @@ sanitized_suite() {
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1" -DCHORUS_SANITIZE="$san" -DCHORUS_SANITIZE_TEST_CODE=OFF \
     -DCHORUS_BUILD_BENCHMARKS=OFF >/dev/null
-  cmake --build "$dir" -j "$(nproc)" --target chorus_unit_tests chorus_collective_tests
+  cmake --build "$dir" -j "$(nproc)" --target chorus_unit_tests chorus_collective_tests chorus-faults
   (cd "$dir" && CHORUS_TEST_CASE_SAMPLE=$sample UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ASAN_OPTIONS=detect_leaks=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
     ctest -j 2 --output-on-failure --timeout 900 "$@")

@@ -297,7 +297,7 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
     if (region.mr) {
       sge[1] = ibv_sge{reinterpret_cast<uint64_t>(s.data + s.done), static_cast<uint32_t>(n), region.mr->lkey};
     } else {
-      std::memcpy(st + sizeof(h), s.data + s.done, n);
+      if (n > 0) std::memcpy(st + sizeof(h), s.data + s.done, n);  // an empty message may have no buffer
       sge[0].length += static_cast<uint32_t>(n);
     }
     const int nsge = region.mr ? 2 : 1;
@@ -327,10 +327,11 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
       const uint64_t msg = s.msg;
       lane.sends.pop_front();
       auto z = lane.zeroCopy.find(msg);
-      if (z == lane.zeroCopy.end()) {
-        sliceDone(sendPending_, sendsDone_, msg);
+      if (z != lane.zeroCopy.end() && z->second.inFlight > 0) {
+        z->second.allPosted = true;  // the last zero-copy write's completion completes it
       } else {
-        z->second.allPosted = true;
+        if (z != lane.zeroCopy.end()) lane.zeroCopy.erase(z);  // its writes completed while later chunks waited
+        sliceDone(sendPending_, sendsDone_, msg);
       }
     }
   }
@@ -352,7 +353,7 @@ bool IbConnection::drainArrivals(Lane& lane) {
       connection_errors::corrupt(rank_, peer_, description_,
                                  "a chunk of " + std::to_string(h.bytes) + " bytes overruns its message");
     }
-    std::memcpy(s.data + s.done, chunk + sizeof(h), h.bytes);
+    if (h.bytes > 0) std::memcpy(s.data + s.done, chunk + sizeof(h), h.bytes);
     s.done += h.bytes;
     lane.arrived.pop_front();
     lane.consumedPos = a.end;

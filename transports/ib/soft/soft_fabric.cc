@@ -145,7 +145,7 @@ void Fabric::raiseAsync(ibv_context* ctx, const ibv_async_event& ev) {
 void Fabric::complete(Cq* cq, const ibv_wc& wc) {
   if (cq->overflowed) return;
   if (static_cast<int>(cq->entries.size()) >= cq->capacity) {
-    cq->overflowed = true;
+    cq->overflowed.store(true, std::memory_order_release);
     ibv_async_event ev{};
     ev.event_type = IBV_EVENT_CQ_ERR;
     ev.element.cq = &cq->cq;
@@ -156,6 +156,7 @@ void Fabric::complete(Cq* cq, const ibv_wc& wc) {
     return;
   }
   cq->entries.push_back(wc);
+  cq->available.fetch_add(1, std::memory_order_release);
   if (cq->armed && cq->channel) {
     cq->armed = false;
     cq->channel->events.push_back(cq);
@@ -279,6 +280,12 @@ void Fabric::run() {
     std::lock_guard<std::mutex> lock(mu);
     serviceLocked();
   }
+}
+
+void Fabric::sendNow(Qp* qp) {
+  queuePackets(qp);
+  Link* l = qp->requester;
+  if (l && !l->dead && !l->connecting && !l->out.empty()) writeLink(l);
 }
 
 void Fabric::serviceLocked() {

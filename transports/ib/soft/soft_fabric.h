@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -57,8 +58,11 @@ struct Cq {
   Channel* channel = nullptr;
   int capacity = 0;
   std::deque<ibv_wc> entries;
+  // entries.size() and overflowed, readable without the fabric's mutex: a consumer that polls an empty queue in a
+  // loop (as CommIO does) must not contend with the fabric thread for the lock, as it does not on hardware.
+  std::atomic<int> available{0};
+  std::atomic<bool> overflowed{false};
   bool armed = false;
-  bool overflowed = false;
   unsigned eventsGiven = 0, eventsAcked = 0;
   int qps = 0;
 };
@@ -182,6 +186,9 @@ class Fabric {
   void raiseAsync(ibv_context* ctx, const ibv_async_event& ev);
   // Wakes the thread (new work posted).
   void wake();
+  // Puts a QP's newly posted requests on its socket from the posting thread (mu held), as far as the socket takes
+  // them: a send then does not wait for the fabric thread to be scheduled (2 cores, many processes).
+  void sendNow(Qp* qp);
 
  private:
   Fabric();

@@ -259,12 +259,15 @@ int reqNotifyCq(ibv_cq* cq, int solicitedOnly) {
 
 int pollCq(ibv_cq* cq, int n, ibv_wc* wc) {
   auto* c = reinterpret_cast<Cq*>(cq);
-  Lock lock(Fabric::get().mu);
+  if (c->available.load(std::memory_order_acquire) == 0 && !c->overflowed.load(std::memory_order_acquire)) return 0;
+  Fabric& f = Fabric::get();
+  Lock lock(f.mu);
   int got = 0;
   while (got < n && !c->entries.empty()) {
     wc[got++] = c->entries.front();
     c->entries.pop_front();
   }
+  c->available.fetch_sub(got, std::memory_order_relaxed);
   if (got == 0 && c->overflowed) return -1;  // a CQ that overflowed is broken once drained
   return got;
 }
@@ -463,6 +466,7 @@ int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     q->sq.push_back(std::move(w));
   }
   *bad = nullptr;
+  f.sendNow(q);
   f.wake();
   return 0;
 }

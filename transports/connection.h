@@ -66,6 +66,11 @@ class Connection {
   virtual void addHangupFds(std::vector<pollfd>& fds) const = 0;
   // Called when a hang-up was seen: throws chorusRemoteError if the peer closed without a goodbye.
   virtual void checkAlive() = 0;
+  // Registers [p, p+bytes) for this connection's sends until deregisterMemory(token) (chorusCommRegister): a
+  // transport that sends registered memory without copying it (ib) keeps a region for it; null when there is
+  // nothing to keep (the default). Throws chorus::Error when the transport cannot register it.
+  virtual void* registerMemory(const void* p, size_t bytes) { return nullptr; }
+  virtual void deregisterMemory(void* token) {}
   // The peer's rank, and a short description ("tcp 10.0.0.2:4312 x2") for messages.
   virtual int peer() const = 0;
   virtual const char* describe() const = 0;

@@ -46,6 +46,8 @@ class SharedConnection final : public Connection {
   bool peeks() const override { return shared_->peeks(); }
   void addHangupFds(std::vector<pollfd>& fds) const override { shared_->addHangupFds(fds); }
   void checkAlive() override { shared_->checkAlive(); }
+  void* registerMemory(const void* p, size_t bytes) override { return shared_->registerMemory(p, bytes); }
+  void deregisterMemory(void* token) override { shared_->deregisterMemory(token); }
   int peer() const override { return shared_->peer(); }
   const char* describe() const override { return shared_->describe(); }
 

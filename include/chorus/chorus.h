@@ -138,6 +138,12 @@ CHORUS_API chorusResult_t chorusCommInitFromEnvConfig(chorusComm_t* comm, chorus
 CHORUS_API chorusResult_t chorusCommDestroy(chorusComm_t comm);
 /* Makes any call blocked on comm return (chorusRemoteError) and frees the communicator. Safe from another thread. */
 CHORUS_API chorusResult_t chorusCommAbort(chorusComm_t comm);
+/* Registers [buff, buff+size) of host memory for comm's calls until chorusCommDeregister (NCCL's
+   ncclCommRegister): transports that can send registered memory without copying it (ib on an adapter without
+   on-demand paging) keep a memory region for it; elsewhere the handle costs nothing. Deregister before freeing the
+   memory. No call may run on comm (or a communicator sharing its connections) meanwhile. */
+CHORUS_API chorusResult_t chorusCommRegister(const chorusComm_t comm, void* buff, size_t size, void** handle);
+CHORUS_API chorusResult_t chorusCommDeregister(const chorusComm_t comm, void* handle);
 /* Writes the number of ranks in comm. */
 CHORUS_API chorusResult_t chorusCommCount(const chorusComm_t comm, int* count);
 /* Writes this process's rank in comm. */

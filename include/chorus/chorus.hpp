@@ -225,6 +225,13 @@ class Communicator {
   }
   // Aborts: any blocked call returns, and this object no longer owns a communicator.
   void abort() { chorusCommAbort(std::exchange(comm_, nullptr)); }
+  // chorusCommRegister / chorusCommDeregister: keep a memory region for a buffer the calls send from often.
+  void* registerBuffer(void* buff, size_t bytes) {
+    void* h = nullptr;
+    detail::check(chorusCommRegister(comm_, buff, bytes, &h), comm_);
+    return h;
+  }
+  void deregisterBuffer(void* h) { detail::check(chorusCommDeregister(comm_, h), comm_); }
   chorusComm_t handle() const { return comm_; }
 
   // recv = reduction of every rank's send (same length; may be the same span for in place).

@@ -268,6 +268,22 @@ chorusResult_t chorusCommCount(const chorusComm_t comm, int* count) {
   return chorusSuccess;
 }
 
+chorusResult_t chorusCommRegister(const chorusComm_t comm, void* buff, size_t size, void** handle) {
+  if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, "chorusCommRegister: comm is NULL");
+  if (!handle) return fail(comm, chorusInvalidArgument, "chorusCommRegister: handle is NULL");
+  if (!buff || size == 0) {
+    return fail(comm, chorusInvalidArgument, "chorusCommRegister: an empty range (buff NULL or size 0)");
+  }
+  *handle = nullptr;
+  return guarded(comm, "chorusCommRegister", [&] { *handle = comm->impl->registerBuffer(buff, size); });
+}
+
+chorusResult_t chorusCommDeregister(const chorusComm_t comm, void* handle) {
+  if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, "chorusCommDeregister: comm is NULL");
+  if (!handle) return fail(comm, chorusInvalidArgument, "chorusCommDeregister: handle is NULL");
+  return guarded(comm, "chorusCommDeregister", [&] { comm->impl->deregisterBuffer(handle); });
+}
+
 chorusResult_t chorusCommUserRank(const chorusComm_t comm, int* rank) {
   if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, "chorusCommUserRank: comm is NULL");
   if (!rank) return fail(comm, chorusInvalidArgument, "chorusCommUserRank: rank is NULL");

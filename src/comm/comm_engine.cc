@@ -143,6 +143,34 @@ void CommEngine::finishSetup(Deadline deadline) {
   }
 }
 
+namespace {
+// What chorusCommRegister hands out: each connection's token for the range.
+struct BufferRegistration {
+  std::vector<std::pair<Connection*, void*>> tokens;
+};
+}  // namespace
+
+void* CommEngine::registerBuffer(const void* p, size_t bytes) {
+  std::lock_guard<std::mutex> lock(*lane_);
+  auto reg = std::make_unique<BufferRegistration>();
+  try {
+    for (auto& c : conns_) {
+      if (!c) continue;
+      if (void* token = c->registerMemory(p, bytes)) reg->tokens.emplace_back(c.get(), token);
+    }
+  } catch (...) {
+    for (auto& [conn, token] : reg->tokens) conn->deregisterMemory(token);
+    throw;
+  }
+  return reg.release();
+}
+
+void CommEngine::deregisterBuffer(void* handle) {
+  std::lock_guard<std::mutex> lock(*lane_);
+  std::unique_ptr<BufferRegistration> reg(static_cast<BufferRegistration*>(handle));
+  for (auto& [conn, token] : reg->tokens) conn->deregisterMemory(token);
+}
+
 bool CommEngine::canShareWith(const CommConfig& c) const {
   return config_.splitShare && c.splitShare && c.transports == config_.transports &&
          c.socketsPerPeer == config_.socketsPerPeer && c.shmBufferBytes == config_.shmBufferBytes &&

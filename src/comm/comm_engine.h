@@ -84,6 +84,10 @@ class CommEngine {
   void enqueueDeviceBatch(std::span<const Op> ops, DeviceStream stream, int device);
   // The device API chosen at init (CHORUS_DEVICE_EMULATION): where the C API locates buffers.
   DeviceApi& deviceApi() const { return *deviceApi_; }
+  // chorusCommRegister: registers [p, p+bytes) with every connection that keeps regions for what it sends (ib),
+  // until deregisterBuffer(handle); the handle is never null. Takes the lane: no call may run meanwhile.
+  void* registerBuffer(const void* p, size_t bytes);
+  void deregisterBuffer(void* handle);
   // Makes a call blocked in run() throw promptly; the caller then destroys the communicator.
   void requestAbort();
   // Blocks until no call is running, no caller is inside run() or enqueueDevice() and no call queued on a host

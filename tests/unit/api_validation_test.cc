@@ -148,6 +148,9 @@ TEST(ApiValidationNoCommTest, NullCommIsRefusedByEveryCall) {
   expectRefused(chorusGather(x, x, 4, chorusFloat32, 0, nullptr, nullptr), "chorusGather");
   expectRefused(chorusScatter(x, x, 4, chorusFloat32, 0, nullptr, nullptr), "chorusScatter");
   expectRefused(chorusBarrier(nullptr, nullptr), "chorusBarrier");
+  void* handle = nullptr;
+  expectRefused(chorusCommRegister(nullptr, x, sizeof(x), &handle), "chorusCommRegister");
+  expectRefused(chorusCommDeregister(nullptr, x), "chorusCommDeregister");
   chorusComm_t child = nullptr;
   expectRefused(chorusCommSplit(nullptr, 0, 0, &child, nullptr), "chorusCommSplit");
 }
@@ -178,6 +181,20 @@ TEST_F(ApiValidationTest, QueriesRefuseNullOutPointers) {
   EXPECT_EQ(chorusCommUserRank(comm_, &value), chorusSuccess);
   EXPECT_EQ(value, 0);
   expectStillUsable();
+}
+
+TEST_F(ApiValidationTest, RegisterRefusesEmptyRangesAndNullHandles) {
+  float x[16] = {};
+  void* handle = nullptr;
+  EXPECT_EQ(chorusCommRegister(comm_, nullptr, 64, &handle), chorusInvalidArgument);
+  EXPECT_EQ(chorusCommRegister(comm_, x, 0, &handle), chorusInvalidArgument);
+  EXPECT_EQ(chorusCommRegister(comm_, x, sizeof(x), nullptr), chorusInvalidArgument);
+  EXPECT_EQ(chorusCommDeregister(comm_, nullptr), chorusInvalidArgument);
+  // A world of one has no connection that keeps regions: the handle still works both ways.
+  ASSERT_EQ(chorusCommRegister(comm_, x, sizeof(x), &handle), chorusSuccess) << chorusGetLastError(comm_);
+  EXPECT_NE(handle, nullptr);
+  EXPECT_EQ(chorusAllReduce(x, x, 16, chorusFloat32, chorusSum, comm_, nullptr), chorusSuccess);
+  EXPECT_EQ(chorusCommDeregister(comm_, handle), chorusSuccess);
 }
 
 TEST_F(ApiValidationTest, DatatypeOutOfRange) {

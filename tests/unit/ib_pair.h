@@ -13,9 +13,11 @@
 
 namespace chorus::test {
 
-inline std::pair<std::unique_ptr<Connection>, std::unique_ptr<Connection>> ibPair(int lanes = 1) {
+// onDemandPaging false: a device without ODP (large sends copy unless their buffer is registered).
+inline std::pair<std::unique_ptr<Connection>, std::unique_ptr<Connection>> ibPair(int lanes = 1,
+                                                                                  bool onDemandPaging = true) {
   std::string why;
-  auto device = IbDevice::open(IbDeviceChoice{softVerbs(), "", -1, ""}, &why);
+  auto device = IbDevice::open(IbDeviceChoice{softVerbs(onDemandPaging), "", -1, ""}, &why);
   if (!device) throw std::runtime_error("soft verbs device: " + why);
   auto oob = tcpPair();
   IbQpSettings settings;

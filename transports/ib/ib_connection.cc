@@ -130,7 +130,7 @@ void IbConnection::release() {
     if (lane.qp) v.destroyQp(lane.qp);
     lane.qp = nullptr;
     for (const PostedChunk& c : lane.posted) {
-      if (c.region.mr) device_->userRegions()->release(c.region);
+      if (c.region.mr) device_->userRegions().release(c.region);
     }
     lane.posted.clear();
   }
@@ -291,7 +291,10 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
     std::memcpy(st, &h, sizeof(h));
     // Large chunks go straight from the caller's buffer where its registration is cached; else through staging.
     RegistrationCache::Handle region;
-    if (n >= kZeroCopyMinBytes && device_->userRegions()) region = device_->userRegions()->acquire(s.data + s.done, n);
+    if (n >= kZeroCopyMinBytes) {
+      RegistrationCache& regions = device_->userRegions();
+      region = device_->pagesOnDemand() ? regions.acquire(s.data + s.done, n) : regions.lookup(s.data + s.done, n);
+    }
     ibv_sge sge[2];
     sge[0] = ibv_sge{reinterpret_cast<uint64_t>(st), static_cast<uint32_t>(sizeof(h)), mr_->lkey};
     if (region.mr) {
@@ -313,7 +316,7 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
     ibv_send_wr* bad = nullptr;
     int err = device_->api().postSend(lane.qp, &wr, &bad);
     if (err) {
-      if (region.mr) device_->userRegions()->release(region);
+      if (region.mr) device_->userRegions().release(region);
       verbFailed("ibv_post_send", err);
     }
     lane.writePos = pos + stride;
@@ -431,7 +434,7 @@ void IbConnection::handle(const ibv_wc& wc) {
       const PostedChunk c = lane.posted.front();
       lane.posted.pop_front();
       if (c.region.mr) {
-        device_->userRegions()->release(c.region);
+        device_->userRegions().release(c.region);
         auto z = lane.zeroCopy.find(c.msg);
         if (--z->second.inFlight == 0 && z->second.allPosted) {
           lane.zeroCopy.erase(z);
@@ -561,6 +564,24 @@ void IbConnection::closeGracefully() {
     return;  // the peer is gone or gave up: no goodbye to say
   }
   oob_->closeGracefully();
+}
+
+void* IbConnection::registerMemory(const void* p, size_t bytes) {
+  RegistrationCache::Handle h = device_->userRegions().acquire(p, bytes);
+  if (!h.mr) verbFailed("ibv_reg_mr (chorusCommRegister)", errno);
+  return new RegistrationCache::Handle(h);
+}
+
+void IbConnection::deregisterMemory(void* token) {
+  auto* h = static_cast<RegistrationCache::Handle*>(token);
+  if (!h) return;
+  RegistrationCache& regions = device_->userRegions();
+  const void* addr = h->mr->addr;
+  const size_t length = h->mr->length;
+  regions.release(*h);
+  delete h;
+  // Without on-demand paging the caller may free the memory now: no region of it may outlive this.
+  if (!device_->pagesOnDemand()) regions.invalidate(addr, length);
 }
 
 void IbConnection::abandon(int lostPeer) {

@@ -52,6 +52,7 @@ class IbConnection final : public Connection {
   // Then to RTS (after the peer is RTR too).
   void readyToSend();
   Connection& oob() { return *oob_; }
+  IbDevice& deviceForTests() { return *device_; }
 
   uint64_t isend(const void* buf, size_t bytes, uint32_t tag) override;
   uint64_t irecv(void* buf, size_t bytes, uint32_t tag) override;
@@ -67,6 +68,8 @@ class IbConnection final : public Connection {
   bool peeks() const override { return true; }
   void addHangupFds(std::vector<pollfd>& fds) const override { oob_->addHangupFds(fds); }
   void checkAlive() override { oob_->checkAlive(); }
+  void* registerMemory(const void* p, size_t bytes) override;
+  void deregisterMemory(void* token) override;
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
 

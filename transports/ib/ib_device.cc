@@ -159,15 +159,13 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
       }
       ibv_device_attr_ex ex{};
       const uint32_t needed = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE;
-      if (api.queryDeviceEx(ctx, &ex) == 0 && (ex.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
-          (ex.odp_caps.per_transport_caps.rc_odp_caps & needed) == needed) {
-        IbDevice* raw = dev.get();
-        dev->userRegions_ = std::make_unique<RegistrationCache>(
-            [raw](void* p, size_t n) {
-              return raw->api_->regMr(raw->pd_, p, n, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
-            },
-            [raw](ibv_mr* mr) { raw->api_->deregMr(mr); }, RegistrationCache::Limits{});
-      }
+      dev->pagesOnDemand_ = api.queryDeviceEx(ctx, &ex) == 0 && (ex.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
+                            (ex.odp_caps.per_transport_caps.rc_odp_caps & needed) == needed;
+      IbDevice* raw = dev.get();
+      const int access = IBV_ACCESS_LOCAL_WRITE | (dev->pagesOnDemand_ ? IBV_ACCESS_ON_DEMAND : 0);
+      dev->userRegions_ = std::make_unique<RegistrationCache>(
+          [raw, access](void* p, size_t n) { return raw->api_->regMr(raw->pd_, p, n, access); },
+          [raw](ibv_mr* mr) { raw->api_->deregMr(mr); }, RegistrationCache::Limits{});
       dev->description_ = name + ":" + std::to_string(port) +
                           (dev->ethernet_ ? " RoCE gid " + std::to_string(dev->gidIndex_) + " (" + gidText(dev->gid_) + ")"
                                           : " IB lid " + std::to_string(dev->lid_));

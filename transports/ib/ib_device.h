@@ -38,9 +38,11 @@ class IbDevice {
   const ibv_gid& gid() const { return gid_; }
   ibv_mtu activeMtu() const { return activeMtu_; }
   const ibv_device_attr& attr() const { return attr_; }
-  // The caller's buffers registered for sending from them directly: only where the adapter pages on demand (a freed
-  // and remapped buffer then cannot leave a stale region behind); null elsewhere (sends copy into staging).
-  RegistrationCache* userRegions() { return userRegions_.get(); }
+  // The caller's buffers registered for sending from them directly. Any large send's buffer where the adapter
+  // pages on demand (a freed and remapped buffer then cannot leave a stale region behind); elsewhere only ranges
+  // the caller registered (chorusCommRegister) until it deregisters them.
+  RegistrationCache& userRegions() { return *userRegions_; }
+  bool pagesOnDemand() const { return pagesOnDemand_; }
   // "chorus_soft0:1 RoCE v2 gid 3 (::ffff:10.0.0.2)", for messages.
   const std::string& describe() const { return description_; }
 
@@ -58,6 +60,7 @@ class IbDevice {
   ibv_mtu activeMtu_ = IBV_MTU_1024;
   ibv_device_attr attr_{};
   std::unique_ptr<RegistrationCache> userRegions_;
+  bool pagesOnDemand_ = false;
 };
 
 // A GID as text: "::ffff:10.0.0.2" for IPv4-mapped ones, 32 hex digits otherwise.

@@ -22,6 +22,18 @@ RegistrationCache::~RegistrationCache() {
   for (auto& [key, e] : entries_) dereg_(e.mr);
 }
 
+RegistrationCache::Handle RegistrationCache::lookup(const void* p, size_t n) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  auto it = byBegin_.upper_bound(a);
+  if (it == byBegin_.begin()) return Handle{};
+  Entry& e = entries_.at(std::prev(it)->second);
+  if (e.begin > a || a + n > e.end) return Handle{};
+  ++stats_.hits;
+  ++e.pins;
+  lru_.splice(lru_.end(), lru_, e.lru);
+  return Handle{e.mr, std::prev(it)->second};
+}
+
 RegistrationCache::Handle RegistrationCache::acquire(const void* p, size_t n) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   const uintptr_t begin = a / pageSize() * pageSize();

@@ -39,6 +39,8 @@ class RegistrationCache {
 
   // A region covering [p, p+n), pinned: a cached one, or a new one over the range's pages. Null mr on failure.
   Handle acquire(const void* p, size_t n);
+  // The cached region covering [p, p+n), pinned, if there is one; never registers (a null mr otherwise).
+  Handle lookup(const void* p, size_t n);
   void release(const Handle& h);
   // Forgets every region overlapping [p, p+n) (the memory was freed or remapped); pinned ones go at release.
   void invalidate(const void* p, size_t n);

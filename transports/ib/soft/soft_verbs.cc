@@ -93,6 +93,11 @@ int queryDeviceEx(ibv_context* ctx, ibv_device_attr_ex* attr) {
   return 0;
 }
 
+int queryDeviceExWithoutOdp(ibv_context* ctx, ibv_device_attr_ex* attr) {
+  std::memset(attr, 0, sizeof(*attr));
+  return queryDevice(ctx, &attr->orig_attr);
+}
+
 int queryPort(ibv_context*, uint8_t port, ibv_port_attr* attr) {
   if (port != 1) return fail(EINVAL);
   Fabric& f = Fabric::get();
@@ -538,7 +543,7 @@ const char* eventTypeStr(ibv_event_type type) {
 }  // namespace
 }  // namespace soft_verbs
 
-const VerbsApi* softVerbs() {
+const VerbsApi* softVerbs(bool onDemandPaging) {
   using namespace soft_verbs;
   static const VerbsApi api = {
       "chorus soft verbs", getDeviceList, freeDeviceList, getDeviceName, openDevice, closeDevice, queryDevice,
@@ -546,7 +551,12 @@ const VerbsApi* softVerbs() {
       createCompChannel, destroyCompChannel, createCq, destroyCq, getCqEvent, ackCqEvents, reqNotifyCq, pollCq,
       createQp, modifyQp, destroyQp, postSend, postRecv, getAsyncEvent, ackAsyncEvent, wcStatusStr, eventTypeStr,
   };
-  return &api;
+  static const VerbsApi withoutOdp = [] {
+    VerbsApi a = api;
+    a.queryDeviceEx = queryDeviceExWithoutOdp;
+    return a;
+  }();
+  return onDemandPaging ? &api : &withoutOdp;
 }
 
 }  // namespace chorus

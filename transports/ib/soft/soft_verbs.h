@@ -7,7 +7,8 @@
 
 namespace chorus {
 
-// The table of the software device (one device, "chorus_soft0", one RoCE port).
-const VerbsApi* softVerbs();
+// The table of the software device (one device, "chorus_soft0", one RoCE port). onDemandPaging false: the same
+// device reporting no ODP, as most adapters without it (tests of the registration paths).
+const VerbsApi* softVerbs(bool onDemandPaging = true);
 
 }  // namespace chorus

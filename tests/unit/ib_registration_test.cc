@@ -1,0 +1,55 @@
+// Which memory the ib transport sends without copying: on a device with on-demand paging any large buffer (its
+// region cached), elsewhere only ranges registered through registerMemory (chorusCommRegister) until deregistered.
+#ifdef CHORUS_HAVE_VERBS
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/unit/device_test_support.h"
+#include "tests/unit/ib_pair.h"
+
+namespace chorus::test {
+namespace {
+
+// Sends `bytes` from a to b and checks them; returns the registration cache's statistics after.
+RegistrationCache::Stats sendOnce(std::pair<std::unique_ptr<Connection>, std::unique_ptr<Connection>>& p,
+                                  std::vector<char>& out, int salt) {
+  std::vector<char> in(out.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(i * 13 + salt);
+  p.first->isend(out.data(), out.size(), 3);
+  p.second->irecv(in.data(), in.size(), 3);
+  EXPECT_TRUE(drive(*p.first, *p.second, [&] { return !p.first->busy() && !p.second->busy(); }));
+  EXPECT_EQ(in, out);
+  return static_cast<IbConnection&>(*p.first).deviceForTests().userRegions().stats();
+}
+
+TEST(IbRegistrationTest, WithOnDemandPagingLargeBuffersAreCachedAndHit) {
+  auto p = ibPair(1, true);
+  std::vector<char> out(1 << 20);
+  auto first = sendOnce(p, out, 1);
+  EXPECT_GT(first.misses, 0u);
+  auto second = sendOnce(p, out, 2);  // the same buffer: its regions are found again
+  EXPECT_GT(second.hits, first.hits);
+}
+
+TEST(IbRegistrationTest, WithoutOnDemandPagingOnlyRegisteredBuffersGoWithoutCopy) {
+  auto p = ibPair(1, false);
+  std::vector<char> out(1 << 20);
+  auto unregistered = sendOnce(p, out, 1);
+  EXPECT_EQ(unregistered.misses, 0u);  // nothing registered behind the caller's back
+  EXPECT_EQ(unregistered.hits, 0u);
+  void* token = p.first->registerMemory(out.data(), out.size());
+  ASSERT_NE(token, nullptr);
+  auto registered = sendOnce(p, out, 2);
+  EXPECT_GT(registered.hits, 0u);  // every large chunk found the registered region
+  p.first->deregisterMemory(token);
+  EXPECT_EQ(registered.entries, 1u);
+  auto after = static_cast<IbConnection&>(*p.first).deviceForTests().userRegions().stats();
+  EXPECT_EQ(after.entries, 0u);  // deregistered and forgotten: the caller may free it now
+  auto again = sendOnce(p, out, 3);
+  EXPECT_EQ(again.hits, registered.hits);  // copied again
+}
+
+}  // namespace
+}  // namespace chorus::test
+#endif  // CHORUS_HAVE_VERBS

@@ -19,6 +19,11 @@ if ! "$build/perf/chorus-topo" 2>/dev/null | sed -n '/^RDMA ports/,/^$/p' | grep
   echo "ib_sweep: no active RDMA port here: measuring the software verbs device (CHORUS_IB_EMULATION=1)" | tee "$out"
 fi
 export CHORUS_IB_EMULATION=$emulation
+# What is there: every port (state, link layer, rate, MTU, NUMA node, GPUs near), then the port, GID and verbs
+# library each rank chose.
+"$build/perf/chorus-topo" | sed -n '/^RDMA ports/,/^$/p' | tee -a "$out"
+CHORUS_TRANSPORT=ib CHORUS_DEBUG=INFO "${run[@]}" "$perf" allreduce -b 8 -e 8 -n 1 -w 0 2>&1 |
+  grep -E 'ib transport on|via ib' | tee -a "$out"
 if command -v ib_write_bw >/dev/null && [ "$emulation" = 0 ]; then
   echo "== ib_write_bw (the port's limit)" | tee -a "$out"
   (ib_write_bw -a -F >/dev/null 2>&1 &) ; sleep 1

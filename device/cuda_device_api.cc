@@ -161,6 +161,41 @@ class CudaDeviceApi final : public DeviceApi {
   // Loads every kernel Chorus launches into the current device's context, once per device; see loadReduceKernels.
   void loadKernels(const std::string& context);
 
+  bool exportDmabuf(const void* p, size_t bytes, int* fd, uint64_t* offset) override {
+    using GetHandle = CUresult (*)(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long);
+    using GetAttribute = CUresult (*)(int*, CUdevice_attribute, CUdevice);
+    static const auto getHandle = reinterpret_cast<GetHandle>(driverFunction("cuMemGetHandleForAddressRange", 11070));
+    static const auto getAttribute = reinterpret_cast<GetAttribute>(driverFunction("cuDeviceGetAttribute", 2000));
+    int device = -1;
+    if (!getHandle || !getAttribute || locate(p, &device) != MemoryLocation::kDevice) return false;
+    int supported = 0;
+    if (getAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, device) != CUDA_SUCCESS || !supported) {
+      return false;
+    }
+    int handle = -1;
+    const CUresult r = getHandle(&handle, reinterpret_cast<CUdeviceptr>(p), bytes,
+                                 CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+    if (r != CUDA_SUCCESS) {
+      CHORUS_INFO(-1, "cuMemGetHandleForAddressRange(" << p << ", " << bytes << "): " << driverErrorText(r)
+                                                       << ": device memory is staged through host memory");
+      return false;
+    }
+    *fd = handle;
+    *offset = 0;
+    return true;
+  }
+  uint64_t allocationId(const void* p) override {
+    using GetPointerAttribute = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
+    static const auto getPointerAttribute =
+        reinterpret_cast<GetPointerAttribute>(driverFunction("cuPointerGetAttribute", 4000));
+    unsigned long long id = 0;
+    if (!getPointerAttribute ||
+        getPointerAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) {
+      cudaGetLastError();
+      return 0;
+    }
+    return id;
+  }
   void ipcExport(void* p, DeviceIpcHandle* handle) override {
     static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(DeviceIpcHandle));
     cudaIpcMemHandle_t cudaHandle;

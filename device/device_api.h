@@ -65,6 +65,14 @@ class DeviceApi {
   virtual void* ipcOpen(const DeviceIpcHandle& handle) = 0;
   virtual void ipcClose(void* p) = 0;
 
+  // A dma-buf descriptor for the device memory [p, p+bytes) (page-aligned, inside one allocation), for an RDMA
+  // adapter to register (ibv_reg_dmabuf_mr): *offset is p's place in it; the caller closes *fd. False where the
+  // system cannot (no driver support, not device memory); callers then stage through host memory.
+  virtual bool exportDmabuf(const void* p, size_t bytes, int* fd, uint64_t* offset) { return false; }
+  // An identity of the allocation holding p, different for every allocation even at a reused address (CUDA's
+  // buffer id); 0 when unknown. Caches of registrations check it to notice a freed and reallocated buffer.
+  virtual uint64_t allocationId(const void* p) { return 0; }
+
   // The reducer for memory this API allocates, launching on s; reduce() returns once the result is in place.
   virtual Reducer& reducer(DeviceStream s) = 0;
 };

@@ -49,6 +49,10 @@ class EmulatedDeviceApi final : public DeviceApi {
   void ipcExport(void* p, DeviceIpcHandle* handle) override { memory_.exportHandle(p, handle); }
   void* ipcOpen(const DeviceIpcHandle& handle) override { return memory_.open(handle); }
   void ipcClose(void* p) override { memory_.close(p); }
+  bool exportDmabuf(const void* p, size_t bytes, int* fd, uint64_t* offset) override {
+    return memory_.exportFd(p, bytes, fd, offset);
+  }
+  uint64_t allocationId(const void* p) override { return memory_.regionId(p); }
 
   Reducer& reducer(DeviceStream s) override;
 

@@ -138,6 +138,33 @@ bool EmulatedDeviceMemory::contains(const void* p) const {
   return address - it->first < it->second.bytes;
 }
 
+bool EmulatedDeviceMemory::exportFd(const void* p, size_t bytes, int* fd, uint64_t* offset) const {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto it = regions_.upper_bound(address);
+  if (it == regions_.begin()) return false;
+  --it;
+  const Region& r = it->second;
+  // The mapping covers whole pages: a page-aligned range may end past the allocation's last byte.
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t mapped = (r.bytes + page - 1) / page * page;
+  if (r.opened || r.fd < 0 || address - it->first > mapped || bytes > mapped - (address - it->first)) return false;
+  const int copy = ::fcntl(r.fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0) return false;
+  *fd = copy;
+  *offset = address - it->first;
+  return true;
+}
+
+uint64_t EmulatedDeviceMemory::regionId(const void* p) const {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto it = regions_.upper_bound(address);
+  if (it == regions_.begin()) return 0;
+  --it;
+  return address - it->first < it->second.bytes ? it->second.inode : 0;
+}
+
 void EmulatedDeviceMemory::exportHandle(void* p, DeviceIpcHandle* handle) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   auto it = regions_.find(reinterpret_cast<uintptr_t>(p));

@@ -33,6 +33,11 @@ class EmulatedDeviceMemory {
   void* open(const DeviceIpcHandle& handle);
   // Unmaps a region open() returned.
   void close(void* p);
+  // A duplicate of the memfd behind [p, p+bytes) (an allocation of this process) and p's offset in it: the
+  // emulation's dma-buf. False when the range is not inside one allocation.
+  bool exportFd(const void* p, size_t bytes, int* fd, uint64_t* offset) const;
+  // The memfd's inode of the region holding p (0 when none): unique per live allocation.
+  uint64_t regionId(const void* p) const;
 
  private:
   struct Region {

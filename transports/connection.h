@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "device/device_api.h"
 
 namespace chorus {
 
@@ -66,6 +67,13 @@ class Connection {
   virtual void addHangupFds(std::vector<pollfd>& fds) const = 0;
   // Called when a hang-up was seen: throws chorusRemoteError if the peer closed without a goodbye.
   virtual void checkAlive() = 0;
+  // True when isendDevice may be given memory of `device`: the transport's adapter reads it directly (GPUDirect
+  // RDMA), so device buffers need no staging through host memory to be sent. False by default.
+  virtual bool sendsDeviceMemory(DeviceApi& device) { return false; }
+  // As isend, from device memory (only where sendsDeviceMemory()); the bytes are never touched by the CPU.
+  virtual uint64_t isendDevice(const void* buf, size_t bytes, uint32_t tag) {
+    throwInternal("isendDevice on a connection that does not send device memory");
+  }
   // Registers [p, p+bytes) for this connection's sends until deregisterMemory(token) (chorusCommRegister): a
   // transport that sends registered memory without copying it (ib) keeps a region for it; null when there is
   // nothing to keep (the default). Throws chorus::Error when the transport cannot register it.

@@ -47,6 +47,10 @@ class SharedConnection final : public Connection {
   void addHangupFds(std::vector<pollfd>& fds) const override { shared_->addHangupFds(fds); }
   void checkAlive() override { shared_->checkAlive(); }
   void* registerMemory(const void* p, size_t bytes) override { return shared_->registerMemory(p, bytes); }
+  bool sendsDeviceMemory(DeviceApi& device) override { return shared_->sendsDeviceMemory(device); }
+  uint64_t isendDevice(const void* buf, size_t bytes, uint32_t tag) override {
+    return shared_->isendDevice(buf, bytes, tag);
+  }
   void deregisterMemory(void* token) override { shared_->deregisterMemory(token); }
   int peer() const override { return shared_->peer(); }
   const char* describe() const override { return shared_->describe(); }

@@ -90,7 +90,12 @@ class DeviceConnectionEnds : public Ends {
 };
 
 struct ConformanceStagedEnds : HostEnds {
-  explicit ConformanceStagedEnds(HostKind kind) : HostEnds(kind, "conformance-staged-") {
+  explicit ConformanceStagedEnds(HostKind kind) : HostEnds(kind, "conformance-staged-") { layer(); }
+  explicit ConformanceStagedEnds(std::pair<std::unique_ptr<Connection>, std::unique_ptr<Connection>> ends)
+      : HostEnds(std::move(ends)) {
+    layer();
+  }
+  void layer() {
     a = std::make_unique<StagedConnection>(0, *hostA, apiA);
     b = std::make_unique<StagedConnection>(1, *hostB, apiB);
   }
@@ -112,6 +117,14 @@ const std::vector<Kind> kKinds = {
 #endif
     {"StagedOverShm",
      [] { return std::make_unique<DeviceConnectionEnds<ConformanceStagedEnds>>(std::make_unique<ConformanceStagedEnds>(HostKind::kShm)); }},
+#ifdef CHORUS_HAVE_VERBS
+    // Device sends straight from (emulated) device memory through dma-buf regions; receives staged.
+    {"DirectSendsOverIbSoft",
+     [] {
+       return std::make_unique<DeviceConnectionEnds<ConformanceStagedEnds>>(
+           std::make_unique<ConformanceStagedEnds>(ibPair()));
+     }},
+#endif
     {"StagedOverTcp",
      [] { return std::make_unique<DeviceConnectionEnds<ConformanceStagedEnds>>(std::make_unique<ConformanceStagedEnds>(HostKind::kTcp)); }},
     {"CudaIpcOverShm",

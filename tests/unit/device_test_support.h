@@ -78,6 +78,10 @@ class GatedDeviceApi final : public DeviceApi {
     inner_.streamWaitFlag(s, flag, value);
   }
   void ipcExport(void* p, DeviceIpcHandle* handle) override { inner_.ipcExport(p, handle); }
+  bool exportDmabuf(const void* p, size_t bytes, int* fd, uint64_t* offset) override {
+    return inner_.exportDmabuf(p, bytes, fd, offset);
+  }
+  uint64_t allocationId(const void* p) override { return inner_.allocationId(p); }
   void* ipcOpen(const DeviceIpcHandle& handle) override { return inner_.ipcOpen(handle); }
   void ipcClose(void* p) override { inner_.ipcClose(p); }
   Reducer& reducer(DeviceStream s) override { return inner_.reducer(s); }
@@ -173,6 +177,9 @@ struct HostEnds {
   HostEnds(HostKind kind, const std::string& jobPrefix) {
     std::tie(hostA, hostB) = kind == HostKind::kTcp ? tcpPair() : shmPair(jobPrefix);
   }
+  // Over host connections made elsewhere (ib's, tests/unit/ib_pair.h).
+  explicit HostEnds(std::pair<std::unique_ptr<Connection>, std::unique_ptr<Connection>> ends)
+      : hostA(std::move(ends.first)), hostB(std::move(ends.second)) {}
   std::unique_ptr<Connection> hostA, hostB;  // rank 0's end, rank 1's end
   GatedDeviceApi apiA, apiB;
 };

@@ -7,6 +7,7 @@
 
 #include "tests/unit/device_test_support.h"
 #include "tests/unit/ib_pair.h"
+#include "transports/device/staged_connection.h"
 
 namespace chorus::test {
 namespace {
@@ -48,6 +49,50 @@ TEST(IbRegistrationTest, WithoutOnDemandPagingOnlyRegisteredBuffersGoWithoutCopy
   EXPECT_EQ(after.entries, 0u);  // deregistered and forgotten: the caller may free it now
   auto again = sendOnce(p, out, 3);
   EXPECT_EQ(again.hits, registered.hits);  // copied again
+}
+
+// Device buffers over ib go straight from device memory (a dma-buf region per page range, cached) where the adapter
+// registers dma-bufs and the device exports them; the receive side stays staged. The software device registers the
+// emulated device's memfds.
+TEST(IbRegistrationTest, DeviceBuffersAreSentFromDmaBufRegions) {
+  HostEnds hosts(ibPair());
+  StagedConnection a(0, *hosts.hostA, hosts.apiA), b(1, *hosts.hostB, hosts.apiB);
+  const size_t n = (size_t{3} << 20) + 5;  // several staged chunks and a ragged end
+  DeviceBuffer out(hosts.apiA, n), in(hosts.apiB, n);
+  for (int round = 0; round < 2; ++round) {
+    out.write(pattern(n, round + 1));
+    a.isend(out.get(), n, 4);
+    b.irecv(in.get(), n, 4);
+    ASSERT_TRUE(drive(a, b, [&] { return !a.busy() && !b.busy(); }));
+    EXPECT_EQ(in.read(), pattern(n, round + 1));
+  }
+  auto& ib = static_cast<IbConnection&>(*hosts.hostA);
+  ASSERT_NE(ib.deviceForTests().directDeviceApi(), nullptr);
+  const auto& stats = ib.deviceForTests().deviceRegions().stats();
+  EXPECT_GT(stats.misses, 0u);
+  EXPECT_GT(stats.hits, 0u);  // the second round found the regions again
+}
+
+// A device buffer freed and another allocated at the same address: the cached region is not used for it.
+TEST(IbRegistrationTest, ARegionOfAFreedDeviceBufferIsNotReused) {
+  HostEnds hosts(ibPair());
+  StagedConnection a(0, *hosts.hostA, hosts.apiA), b(1, *hosts.hostB, hosts.apiB);
+  auto& ib = static_cast<IbConnection&>(*hosts.hostA);
+  const size_t n = 256 << 10;
+  DeviceBuffer in(hosts.apiB, n);
+  uint64_t invalidationsBefore = 0;
+  for (int round = 0; round < 2; ++round) {
+    DeviceBuffer out(hosts.apiA, n);  // freed at the end of the round; the next may get the same address
+    out.write(pattern(n, round + 7));
+    a.isend(out.get(), n, 4);
+    b.irecv(in.get(), n, 4);
+    ASSERT_TRUE(drive(a, b, [&] { return !a.busy() && !b.busy(); }));
+    EXPECT_EQ(in.read(), pattern(n, round + 7));
+    if (round == 0) invalidationsBefore = ib.deviceForTests().deviceRegions().stats().invalidations;
+  }
+  // Either the address differed (a miss) or the identity check dropped the old region: never a stale hit.
+  const auto& stats = ib.deviceForTests().deviceRegions().stats();
+  EXPECT_TRUE(stats.misses >= 2 || stats.invalidations > invalidationsBefore);
 }
 
 }  // namespace

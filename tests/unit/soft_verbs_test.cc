@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -438,6 +440,24 @@ TEST(SoftVerbsTest, PeerQpThatGoesAwayFailsOutstandingWork) {
   ASSERT_EQ(sent.size(), 2u);
   EXPECT_EQ(sent[0].status, IBV_WC_RETRY_EXC_ERR) << V().wcStatusStr(sent[0].status);
   EXPECT_EQ(sent[1].status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST(SoftVerbsTest, DmaBufRegionsNeedAFileThatHoldsTheRange) {
+  SoftPair p;
+  const int fd = memfd_create("soft-verbs-dmabuf-test", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 8192), 0);
+  void* mapped = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  const uint64_t iova = reinterpret_cast<uint64_t>(mapped);
+  EXPECT_EQ(V().regDmabufMr(p.pd, 0, 4096, iova, -1, IBV_ACCESS_LOCAL_WRITE), nullptr);        // no descriptor
+  EXPECT_EQ(V().regDmabufMr(p.pd, 4096, 8192, iova, fd, IBV_ACCESS_LOCAL_WRITE), nullptr);     // past its end
+  ibv_mr* mr = V().regDmabufMr(p.pd, 0, 8192, iova, fd, IBV_ACCESS_LOCAL_WRITE);
+  ASSERT_NE(mr, nullptr);
+  EXPECT_EQ(mr->addr, mapped);
+  EXPECT_EQ(V().deregMr(mr), 0);
+  munmap(mapped, 8192);
+  close(fd);
 }
 
 TEST(SoftVerbsTest, CompletionChannelWakesAnArmedQueue) {

@@ -82,10 +82,12 @@ bool StagedConnection::copyDone(Staging& s, Chunk& c, const char* operation) {
 bool StagedConnection::pumpSends() {
   bool moved = false;
   Staging& s = sendStaging_;
-  // Start chunks in order: device chunks copy into a free pinned slot; host chunks are ready as they are.
+  // Start chunks in order: device chunks copy into a free pinned slot (unless the host connection's adapter reads
+  // device memory itself); host chunks are ready as they are.
+  const bool direct = host_.sendsDeviceMemory(api_);
   while (sendNextStart_ < sendChunks_.size()) {
     Chunk& c = sendChunks_[sendNextStart_];
-    if (c.device) {
+    if (c.device && !direct) {
       prepare(s, "staged send");
       if (s.freeSlots.empty()) break;
       c.slot = s.freeSlots.back();
@@ -112,8 +114,12 @@ bool StagedConnection::pumpSends() {
       if (!copyDone(s, c, "staged send (device to pinned copy)")) break;
       c.state = ChunkState::kReady;
     }
-    const char* from = c.device ? s.pinned + static_cast<size_t>(c.slot) * kStagedChunkBytes : c.user;
-    c.hostId = host_.isend(from, c.len, c.tag);
+    if (c.device && c.slot < 0) {
+      c.hostId = host_.isendDevice(c.user, c.len, c.tag);  // straight from device memory
+    } else {
+      const char* from = c.device ? s.pinned + static_cast<size_t>(c.slot) * kStagedChunkBytes : c.user;
+      c.hostId = host_.isend(from, c.len, c.tag);
+    }
     c.state = ChunkState::kOnHost;
     ++sendNextPost_;
     moved = true;

@@ -1,4 +1,5 @@
-// Device buffers over any host connection (TCP, shared memory), staged through pinned host memory.
+// Device buffers over any host connection (TCP, shared memory, ib), staged through pinned host memory; sends go
+// straight from device memory where the host connection's adapter reads it (ib with dma-buf registration).
 //
 // A message of N bytes travels as ceil(N / kStagedChunkBytes) host messages (one empty one when N is 0), cut the
 // same way on both sides from N alone, so the receiver never needs to know where the sender's buffer lives.

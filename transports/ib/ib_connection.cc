@@ -130,7 +130,7 @@ void IbConnection::release() {
     if (lane.qp) v.destroyQp(lane.qp);
     lane.qp = nullptr;
     for (const PostedChunk& c : lane.posted) {
-      if (c.region.mr) device_->userRegions().release(c.region);
+      if (c.region.mr) (c.device ? device_->deviceRegions() : device_->userRegions()).release(c.region);
     }
     lane.posted.clear();
   }
@@ -249,13 +249,13 @@ void IbConnection::sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uint
   }
 }
 
-void IbConnection::post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg) {
+void IbConnection::post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg, bool device) {
   uint32_t slices = 0;
   for (size_t i = 0; i < lanes_.size(); ++i) {
     size_t b, e;
     TcpConnection::stripe(bytes, lanes_.size(), i, &b, &e);
     if (e == b && i > 0) continue;  // an empty message travels on lane 0 alone
-    Slice s{buf + b, e - b, 0, tag, bytes, msg, false};
+    Slice s{buf + b, e - b, 0, tag, bytes, msg, false, device};
     (isSend ? lanes_[i].sends : lanes_[i].recvs).push_back(s);
     ++slices;
   }
@@ -265,6 +265,13 @@ void IbConnection::post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint
 uint64_t IbConnection::isend(const void* buf, size_t bytes, uint32_t tag) {
   uint64_t id = sendsPosted_++;
   post(true, static_cast<char*>(const_cast<void*>(buf)), bytes, tag, id);
+  return id;
+}
+
+uint64_t IbConnection::isendDevice(const void* buf, size_t bytes, uint32_t tag) {
+  if (!device_->directDeviceApi()) throwInternal("ib: isendDevice without dma-buf registration");
+  uint64_t id = sendsPosted_++;
+  post(true, static_cast<char*>(const_cast<void*>(buf)), bytes, tag, id, true);
   return id;
 }
 
@@ -291,7 +298,10 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
     std::memcpy(st, &h, sizeof(h));
     // Large chunks go straight from the caller's buffer where its registration is cached; else through staging.
     RegistrationCache::Handle region;
-    if (n >= kZeroCopyMinBytes) {
+    if (s.device && n > 0) {
+      region = device_->deviceRegions().acquire(s.data + s.done, n);
+      if (!region.mr) verbFailed("ibv_reg_dmabuf_mr (device buffer)", errno);
+    } else if (n >= kZeroCopyMinBytes) {
       RegistrationCache& regions = device_->userRegions();
       region = device_->pagesOnDemand() ? regions.acquire(s.data + s.done, n) : regions.lookup(s.data + s.done, n);
     }
@@ -316,7 +326,7 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
     ibv_send_wr* bad = nullptr;
     int err = device_->api().postSend(lane.qp, &wr, &bad);
     if (err) {
-      if (region.mr) device_->userRegions().release(region);
+      if (region.mr) (s.device ? device_->deviceRegions() : device_->userRegions()).release(region);
       verbFailed("ibv_post_send", err);
     }
     lane.writePos = pos + stride;
@@ -324,7 +334,7 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
     s.done += n;
     moved = true;
     // A copied chunk frees the caller's buffer at once; a zero-copy one when its write completes.
-    lane.posted.push_back(PostedChunk{region, s.msg});
+    lane.posted.push_back(PostedChunk{region, s.msg, s.device});
     if (region.mr) ++lane.zeroCopy[s.msg].inFlight;
     if (s.done == s.len) {
       const uint64_t msg = s.msg;
@@ -434,7 +444,7 @@ void IbConnection::handle(const ibv_wc& wc) {
       const PostedChunk c = lane.posted.front();
       lane.posted.pop_front();
       if (c.region.mr) {
-        device_->userRegions().release(c.region);
+        (c.device ? device_->deviceRegions() : device_->userRegions()).release(c.region);
         auto z = lane.zeroCopy.find(c.msg);
         if (--z->second.inFlight == 0 && z->second.allPosted) {
           lane.zeroCopy.erase(z);

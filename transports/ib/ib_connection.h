@@ -56,6 +56,8 @@ class IbConnection final : public Connection {
 
   uint64_t isend(const void* buf, size_t bytes, uint32_t tag) override;
   uint64_t irecv(void* buf, size_t bytes, uint32_t tag) override;
+  bool sendsDeviceMemory(DeviceApi& device) override { return device_->directDeviceMemory(device); }
+  uint64_t isendDevice(const void* buf, size_t bytes, uint32_t tag) override;
   bool progress() override;
   uint64_t sendsDone() const override { return sendsDone_; }
   uint64_t recvsDone() const override { return recvsDone_; }
@@ -82,11 +84,13 @@ class IbConnection final : public Connection {
     uint64_t msgBytes;
     uint64_t msg;
     bool posted;  // a zero-byte slice's one chunk went out
+    bool device;  // device memory: every chunk from its dma-buf region, never read by the CPU
   };
   // A data write in flight, in posting order (completions come in that order on a queue pair).
   struct PostedChunk {
     RegistrationCache::Handle region;  // the caller's buffer's region (zero-copy), else none
     uint64_t msg;
+    bool device;  // region is from the device cache
   };
   // A slice with zero-copy writes in flight: done when all are complete and the slice is all posted.
   struct ZeroCopySlice {
@@ -113,7 +117,7 @@ class IbConnection final : public Connection {
     std::deque<Slice> sends, recvs;
   };
   void release();  // the verbs objects and memory, in reverse order of making
-  void post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg);
+  void post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg, bool device = false);
   bool pushSends(Lane& lane, uint32_t laneIndex);
   bool drainArrivals(Lane& lane);
   void returnCredits(Lane& lane, uint32_t laneIndex);

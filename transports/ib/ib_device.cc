@@ -2,11 +2,13 @@
 
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
+#include "core/logging.h"
 #include "topology/network_interfaces.h"
 #include "transports/ib/hca_filter.h"
 
@@ -166,6 +168,23 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
       dev->userRegions_ = std::make_unique<RegistrationCache>(
           [raw, access](void* p, size_t n) { return raw->api_->regMr(raw->pd_, p, n, access); },
           [raw](ibv_mr* mr) { raw->api_->deregMr(mr); }, RegistrationCache::Limits{});
+      dev->deviceRegions_ = std::make_unique<RegistrationCache>(
+          [raw](void* p, size_t n) -> ibv_mr* {
+            int fd = -1;
+            uint64_t offset = 0;
+            if (!raw->api_->regDmabufMr || !raw->deviceApi_ || !raw->deviceApi_->exportDmabuf(p, n, &fd, &offset)) {
+              errno = ENOTSUP;
+              return nullptr;
+            }
+            ibv_mr* mr = raw->api_->regDmabufMr(raw->pd_, offset, n, reinterpret_cast<uint64_t>(p), fd,
+                                                IBV_ACCESS_LOCAL_WRITE);
+            const int err = errno;
+            ::close(fd);  // the region holds the dma-buf itself
+            errno = err;
+            return mr;
+          },
+          [raw](ibv_mr* mr) { raw->api_->deregMr(mr); }, RegistrationCache::Limits{},
+          [raw](const void* p) { return raw->deviceApi_ ? raw->deviceApi_->allocationId(p) : 0; });
       dev->description_ = name + ":" + std::to_string(port) +
                           (dev->ethernet_ ? " RoCE gid " + std::to_string(dev->gidIndex_) + " (" + gidText(dev->gid_) + ")"
                                           : " IB lid " + std::to_string(dev->lid_));
@@ -178,7 +197,34 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
   return chosen;
 }
 
+bool IbDevice::directDeviceMemory(DeviceApi& device) {
+  if (directDevice_ >= 0 && deviceApi_ == &device) return directDevice_ == 1;
+  if (directDevice_ >= 0) return false;  // decided for another device API: that one keeps the regions
+  directDevice_ = 0;
+  deviceApi_ = &device;
+  if (!api_->regDmabufMr || !device.available()) return false;
+  void* probe = nullptr;
+  try {
+    probe = device.deviceAlloc(4096);
+    RegistrationCache::Handle h = deviceRegions_->acquire(probe, 4096);
+    directDevice_ = h.mr ? 1 : 0;
+    deviceRegions_->release(h);
+    deviceRegions_->invalidate(probe, 4096);
+    device.deviceFree(probe);
+  } catch (...) {
+    try {
+      if (probe) device.deviceFree(probe);
+    } catch (...) {
+    }
+    directDevice_ = 0;
+  }
+  CHORUS_INFO(-1, "ib " << description_ << ": device buffers "
+                        << (directDevice_ ? "registered directly (dma-buf)" : "staged through host memory"));
+  return directDevice_ == 1;
+}
+
 IbDevice::~IbDevice() {
+  deviceRegions_.reset();
   userRegions_.reset();  // its regions belong to the protection domain
   if (pd_) api_->deallocPd(pd_);
   if (context_) api_->closeDevice(context_);

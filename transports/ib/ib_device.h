@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "device/device_api.h"
 #include "transports/ib/registration_cache.h"
 #include "transports/ib/verbs_api.h"
 
@@ -43,6 +44,13 @@ class IbDevice {
   // the caller registered (chorusCommRegister) until it deregisters them.
   RegistrationCache& userRegions() { return *userRegions_; }
   bool pagesOnDemand() const { return pagesOnDemand_; }
+  // Device memory registered for the adapter to read directly (GPUDirect RDMA through ibv_reg_dmabuf_mr and the
+  // device API's dma-buf export), cached by page range and checked against the allocation's identity. Whether the
+  // system allows it is found once per device API, by registering a small allocation (directDeviceMemory()).
+  RegistrationCache& deviceRegions() { return *deviceRegions_; }
+  bool directDeviceMemory(DeviceApi& device);
+  // The device API whose memory is registered directly (null: none yet, or the system does not allow it).
+  DeviceApi* directDeviceApi() const { return directDevice_ == 1 ? deviceApi_ : nullptr; }
   // "chorus_soft0:1 RoCE v2 gid 3 (::ffff:10.0.0.2)", for messages.
   const std::string& describe() const { return description_; }
 
@@ -60,6 +68,9 @@ class IbDevice {
   ibv_mtu activeMtu_ = IBV_MTU_1024;
   ibv_device_attr attr_{};
   std::unique_ptr<RegistrationCache> userRegions_;
+  std::unique_ptr<RegistrationCache> deviceRegions_;
+  int directDevice_ = -1;  // directDeviceMemory(): -1 not yet asked
+  DeviceApi* deviceApi_ = nullptr;
   bool pagesOnDemand_ = false;
 };
 

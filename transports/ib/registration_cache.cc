@@ -15,8 +15,8 @@ uintptr_t pageSize() {
 }  // namespace
 
 RegistrationCache::RegistrationCache(std::function<ibv_mr*(void*, size_t)> reg, std::function<void(ibv_mr*)> dereg,
-                                     Limits limits)
-    : reg_(std::move(reg)), dereg_(std::move(dereg)), limits_(limits) {}
+                                     Limits limits, std::function<uint64_t(const void*)> identity)
+    : reg_(std::move(reg)), dereg_(std::move(dereg)), identity_(std::move(identity)), limits_(limits) {}
 
 RegistrationCache::~RegistrationCache() {
   for (auto& [key, e] : entries_) dereg_(e.mr);
@@ -38,7 +38,16 @@ RegistrationCache::Handle RegistrationCache::acquire(const void* p, size_t n) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   const uintptr_t begin = a / pageSize() * pageSize();
   const uintptr_t end = (a + std::max<size_t>(n, 1) + pageSize() - 1) / pageSize() * pageSize();
+  const uint64_t identity = identity_ ? identity_(p) : 0;
   auto it = byBegin_.upper_bound(a);
+  if (it != byBegin_.begin()) {
+    Entry& e = entries_.at(std::prev(it)->second);
+    if (e.begin <= a && a + n <= e.end && e.identity != identity) {
+      ++stats_.invalidations;  // the buffer it was made for is gone; this is another at the same address
+      drop(entries_.find(std::prev(it)->second));
+      it = byBegin_.upper_bound(a);
+    }
+  }
   if (it != byBegin_.begin()) {
     Entry& e = entries_.at(std::prev(it)->second);
     if (e.begin <= a && a + n <= e.end) {
@@ -74,7 +83,7 @@ RegistrationCache::Handle RegistrationCache::acquire(const void* p, size_t n) {
   if (!mr) return Handle{};
   const uint64_t key = nextKey_++;
   lru_.push_back(key);
-  entries_.emplace(key, Entry{lo, hi, mr, 1, false, std::prev(lru_.end())});
+  entries_.emplace(key, Entry{lo, hi, mr, 1, false, identity, std::prev(lru_.end())});
   byBegin_[lo] = key;
   ++stats_.entries;
   stats_.bytes += hi - lo;

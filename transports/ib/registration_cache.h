@@ -31,8 +31,11 @@ class RegistrationCache {
     uint64_t key = 0;  // the entry (0: a one-off region, deregistered at release)
   };
 
-  // reg: registers [addr, addr+len) (null on failure, errno set); dereg: deregisters.
-  RegistrationCache(std::function<ibv_mr*(void*, size_t)> reg, std::function<void(ibv_mr*)> dereg, Limits limits);
+  // reg: registers [addr, addr+len) (null on failure, errno set); dereg: deregisters. identity (optional): the
+  // allocation an address belongs to (DeviceApi::allocationId); a cached region whose identity changed belonged to
+  // a buffer freed since, and is dropped instead of used.
+  RegistrationCache(std::function<ibv_mr*(void*, size_t)> reg, std::function<void(ibv_mr*)> dereg, Limits limits,
+                    std::function<uint64_t(const void*)> identity = {});
   ~RegistrationCache();
   RegistrationCache(const RegistrationCache&) = delete;
   RegistrationCache& operator=(const RegistrationCache&) = delete;
@@ -52,6 +55,7 @@ class RegistrationCache {
     ibv_mr* mr;
     int pins = 0;
     bool stale = false;  // invalidated while pinned
+    uint64_t identity = 0;
     std::list<uint64_t>::iterator lru;
   };
   void drop(std::map<uint64_t, Entry>::iterator it);
@@ -59,6 +63,7 @@ class RegistrationCache {
 
   std::function<ibv_mr*(void*, size_t)> reg_;
   std::function<void(ibv_mr*)> dereg_;
+  std::function<uint64_t(const void*)> identity_;
   Limits limits_;
   std::map<uintptr_t, uint64_t> byBegin_;  // live, non-overlapping entries by first byte
   std::map<uint64_t, Entry> entries_;      // by key (stale ones too, until released)

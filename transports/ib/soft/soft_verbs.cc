@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -175,6 +176,19 @@ ibv_mr* regMr(ibv_pd* pd, void* addr, size_t length, int access) {
   f.mrsByKey[m->mr.lkey] = m;
   ++reinterpret_cast<Pd*>(pd)->users;
   return &m->mr;
+}
+
+// A dma-buf region: here the emulated device's memfd. The region covers [iova, iova+length) of this process's
+// address space (the emulated device memory is mapped there), after checking that the descriptor is a file that
+// holds [offset, offset+length).
+ibv_mr* regDmabufMr(ibv_pd* pd, uint64_t offset, size_t length, uint64_t iova, int fd, int access) {
+  struct stat st {};
+  const uint64_t mapped = fd < 0 || ::fstat(fd, &st) != 0 ? 0 : (static_cast<uint64_t>(st.st_size) + 4095) / 4096 * 4096;
+  if (mapped == 0 || !S_ISREG(st.st_mode) || offset > mapped || length > mapped - offset) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return regMr(pd, reinterpret_cast<void*>(iova), length, access);
 }
 
 int deregMr(ibv_mr* mr) {
@@ -547,7 +561,7 @@ const VerbsApi* softVerbs(bool onDemandPaging) {
   using namespace soft_verbs;
   static const VerbsApi api = {
       "chorus soft verbs", getDeviceList, freeDeviceList, getDeviceName, openDevice, closeDevice, queryDevice,
-      queryDeviceEx, queryPort, queryGid, queryGidEx, allocPd, deallocPd, regMr, nullptr /* no dma-buf */, deregMr,
+      queryDeviceEx, queryPort, queryGid, queryGidEx, allocPd, deallocPd, regMr, regDmabufMr, deregMr,
       createCompChannel, destroyCompChannel, createCq, destroyCq, getCqEvent, ackCqEvents, reqNotifyCq, pollCq,
       createQp, modifyQp, destroyQp, postSend, postRecv, getAsyncEvent, ackAsyncEvent, wcStatusStr, eventTypeStr,
   };

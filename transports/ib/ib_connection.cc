@@ -94,6 +94,9 @@ void IbConnection::release() {
     lane.posted.clear();
   }
   if (cq_) {
+    ibv_cq* evCq;
+    void* evCtx;
+    while (channel_ && v.getCqEvent(channel_, &evCq, &evCtx) == 0) ++eventsUnacked_;  // the channel is non-blocking
     if (eventsUnacked_) v.ackCqEvents(cq_, eventsUnacked_);
     v.destroyCq(cq_);
     cq_ = nullptr;

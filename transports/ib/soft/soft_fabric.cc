@@ -160,7 +160,6 @@ void Fabric::complete(Cq* cq, const ibv_wc& wc) {
   if (cq->armed && cq->channel) {
     cq->armed = false;
     cq->channel->events.push_back(cq);
-    ++cq->eventsGiven;
     uint64_t one = 1;
     ssize_t r = write(cq->channel->channel.fd, &one, sizeof(one));
     (void)r;

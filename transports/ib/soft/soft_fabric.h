@@ -63,7 +63,7 @@ struct Cq {
   std::atomic<int> available{0};
   std::atomic<bool> overflowed{false};
   bool armed = false;
-  unsigned eventsGiven = 0, eventsAcked = 0;
+  unsigned eventsGiven = 0, eventsAcked = 0;  // retrieved by get_cq_event, and acknowledged
   int qps = 0;
 };
 

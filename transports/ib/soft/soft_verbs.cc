@@ -241,9 +241,26 @@ ibv_cq* createCq(ibv_context* ctx, int cqe, void* cqContext, ibv_comp_channel* c
 int destroyCq(ibv_cq* cq) {
   auto* c = reinterpret_cast<Cq*>(cq);
   Lock lock(Fabric::get().mu);
-  // QPs still attached, or channel events not acknowledged (hardware's destroy would wait for those forever).
+  // QPs still attached, or retrieved events not acknowledged (hardware's destroy would wait for those forever).
   if (c->qps > 0 || c->eventsAcked != c->eventsGiven) return fail(EBUSY);
-  if (c->channel) --c->channel->cqs;
+  if (c->channel) {
+    // Events raised but never retrieved go with the CQ: out of the channel's queue and its descriptor's count.
+    auto& events = c->channel->events;
+    for (auto it = events.begin(); it != events.end();) {
+      if (*it != c) {
+        ++it;
+        continue;
+      }
+      it = events.erase(it);
+      uint64_t one;
+      const int flags = fcntl(c->channel->channel.fd, F_GETFL);
+      fcntl(c->channel->channel.fd, F_SETFL, flags | O_NONBLOCK);
+      ssize_t r = read(c->channel->channel.fd, &one, sizeof(one));
+      (void)r;
+      fcntl(c->channel->channel.fd, F_SETFL, flags);
+    }
+    --c->channel->cqs;
+  }
   delete c;
   return 0;
 }
@@ -255,6 +272,7 @@ int getCqEvent(ibv_comp_channel* channel, ibv_cq** cq, void** cqContext) {
   Lock lock(Fabric::get().mu);
   Cq* q = c->events.front();
   c->events.pop_front();
+  ++q->eventsGiven;  // retrieved: the consumer must acknowledge it before destroying the CQ
   *cq = &q->cq;
   *cqContext = q->cq.cq_context;
   return 0;

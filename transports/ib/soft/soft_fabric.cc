@@ -77,7 +77,11 @@ Fabric& Fabric::get() {
   std::lock_guard<std::mutex> lock(creating);
   f = fabric.load();
   if (!f || f->pid_ != getpid()) {
-    if (f) f->closeInherited();
+    static std::vector<Fabric*> inherited;  // kept reachable: never used again, never freed (its mutex may be held)
+    if (f) {
+      f->closeInherited();
+      inherited.push_back(f);
+    }
     f = new Fabric();
     fabric.store(f);
   }

@@ -217,4 +217,9 @@ class Fabric {
 
 double nowSeconds();
 
+// The opcode a send work request completes with.
+inline ibv_wc_opcode sendCompletionOpcode(ibv_wr_opcode op) {
+  return op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
+}
+
 }  // namespace chorus::soft_verbs

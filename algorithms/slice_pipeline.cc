@@ -2,7 +2,6 @@
 
 #include <deque>
 #include <utility>
-
 #include <vector>
 
 #include "algorithms/patterns/ring_pattern.h"

@@ -11,6 +11,7 @@
 #include "algorithms/selection/decision_table.h"
 #include "algorithms/selection/world_costs.h"
 #include "perf/chorus_topo/topo_options.h"
+#include "core/comm_config.h"
 #include "core/params.h"
 #include "core/error.h"
 #include "topology/global_topology.h"
@@ -43,7 +44,7 @@ void printDecisionTable(std::ostream& out, const GlobalTopology& world, const Li
 // The RDMA ports the ib transport could use (the software device's with CHORUS_IB_EMULATION=1).
 void printRdmaPorts(std::ostream& out, const HostTopology& host) {
 #ifdef CHORUS_HAVE_VERBS
-  const bool emulated = params::asInt("CHORUS_IB_EMULATION", params::ibEmulation(), 0, 1) == 1;
+  const bool emulated = env_config::ibEmulation();
   std::string why;
   const VerbsApi* api = emulated ? softVerbs() : systemVerbs(&why);
   std::vector<IbPortReport> ports;

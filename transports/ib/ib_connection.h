@@ -125,7 +125,6 @@ class IbConnection final : public Connection {
   void postReceive(Lane& lane, uint32_t laneIndex);
   [[noreturn]] void failed(const ibv_wc& wc);
   [[noreturn]] void verbFailed(const char* verb, int err) const;
-  static void sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uint64_t msg);
 
   int rank_, peer_;
   std::shared_ptr<IbDevice> device_;
@@ -137,6 +136,7 @@ class IbConnection final : public Connection {
   unsigned eventsUnacked_ = 0;
   int readyFd_ = -1;  // always readable: handed to poll when completions wait in stash_
   mutable std::vector<ibv_wc> stash_;  // polled while arming the CQ before a sleep
+  mutable bool armed_ = false;         // the CQ was armed (addPollFds) and its channel not drained since
   uint32_t maxSendWr_ = 0, maxInline_ = 0, psn_ = 0;
   std::vector<Lane> lanes_;
   char* memory_ = nullptr;  // every lane's ring and staging slots, one registration

@@ -17,15 +17,6 @@ namespace chorus {
 
 using namespace ib_wire;
 
-void IbConnection::sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uint64_t msg) {
-  size_t idx = static_cast<size_t>(msg - done);
-  --pending[idx];
-  while (!pending.empty() && pending.front() == 0) {
-    pending.pop_front();
-    ++done;
-  }
-}
-
 void IbConnection::post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg, bool device) {
   uint32_t slices = 0;
   for (size_t i = 0; i < lanes_.size(); ++i) {
@@ -121,7 +112,7 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
         z->second.allPosted = true;  // the last zero-copy write's completion completes it
       } else {
         if (z != lane.zeroCopy.end()) lane.zeroCopy.erase(z);  // its writes completed while later chunks waited
-        sliceDone(sendPending_, sendsDone_, msg);
+        TcpConnection::sliceDone(sendPending_, sendsDone_, msg);
       }
     }
   }
@@ -151,7 +142,7 @@ bool IbConnection::drainArrivals(Lane& lane) {
     if (s.done == s.len) {
       const uint64_t msg = s.msg;
       lane.recvs.pop_front();
-      sliceDone(recvPending_, recvsDone_, msg);
+      TcpConnection::sliceDone(recvPending_, recvsDone_, msg);
     }
   }
   return moved;
@@ -207,7 +198,7 @@ void IbConnection::handle(const ibv_wc& wc) {
         auto z = lane.zeroCopy.find(c.msg);
         if (--z->second.inFlight == 0 && z->second.allPosted) {
           lane.zeroCopy.erase(z);
-          sliceDone(sendPending_, sendsDone_, c.msg);
+          TcpConnection::sliceDone(sendPending_, sendsDone_, c.msg);
         }
       }
       break;
@@ -255,13 +246,17 @@ void IbConnection::handle(const ibv_wc& wc) {
 bool IbConnection::progress() {
   const VerbsApi& v = device_->api();
   bool moved = false;
-  // Completion-channel events only wake a sleeper; consume them so the channel's descriptor quiets down.
-  ibv_cq* evCq;
-  void* evCtx;
-  while (v.getCqEvent(channel_, &evCq, &evCtx) == 0) {
-    if (++eventsUnacked_ >= 64) {
-      v.ackCqEvents(cq_, eventsUnacked_);
-      eventsUnacked_ = 0;
+  // Completion-channel events only wake a sleeper; consume them so the channel's descriptor quiets down. Only a
+  // queue armed before a sleep raises one: a spinning caller pays no read of the channel per round.
+  if (armed_) {
+    armed_ = false;  // an event raised later keeps the descriptor readable: the next sleep wakes and drains it
+    ibv_cq* evCq;
+    void* evCtx;
+    while (v.getCqEvent(channel_, &evCq, &evCtx) == 0) {
+      if (++eventsUnacked_ >= 64) {
+        v.ackCqEvents(cq_, eventsUnacked_);
+        eventsUnacked_ = 0;
+      }
     }
   }
   if (!stash_.empty()) {
@@ -296,6 +291,7 @@ void IbConnection::addPollFds(std::vector<pollfd>& fds) const {
   // Arm the queue, then look once more: a completion that came before arming raises no event.
   const VerbsApi& v = device_->api();
   v.reqNotifyCq(cq_, 0);
+  armed_ = true;
   ibv_wc wcs[16];
   int n = v.pollCq(cq_, 16, wcs);
   if (n > 0) stash_.insert(stash_.end(), wcs, wcs + n);

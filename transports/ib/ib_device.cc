@@ -11,6 +11,7 @@
 #include "core/logging.h"
 #include "topology/network_interfaces.h"
 #include "transports/ib/hca_filter.h"
+#include "transports/ib/ib_ports.h"
 
 namespace chorus {
 namespace {
@@ -18,16 +19,6 @@ namespace {
 bool isIpv4Mapped(const ibv_gid& g) {
   static const uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   return std::memcmp(g.raw, kPrefix, 12) == 0;
-}
-
-const char* portStateText(ibv_port_state s) {
-  switch (s) {
-    case IBV_PORT_DOWN: return "DOWN";
-    case IBV_PORT_INIT: return "INIT";
-    case IBV_PORT_ARMED: return "ARMED";
-    case IBV_PORT_ACTIVE: return "ACTIVE";
-    default: return "not active";
-  }
 }
 
 // The RoCE GID to use: the v2 one of the interface CHORUS_SOCKET_IFNAME picks (by address, else by the GID's
@@ -96,33 +87,34 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
     if (list) api.freeDeviceList(list);
     return nullptr;
   }
-  std::string seen;
+  std::string seen;  // why each device or port was passed over
+  auto passOver = [&seen](const std::string& why) { seen += (seen.empty() ? "" : "; ") + why; };
   std::shared_ptr<IbDevice> chosen;
   for (int d = 0; d < n && !chosen; ++d) {
     const std::string name = api.getDeviceName(list[d]);
     ibv_context* ctx = api.openDevice(list[d]);
     if (!ctx) {
-      seen += (seen.empty() ? "" : "; ") + name + ": ibv_open_device failed: " + std::strerror(errno);
+      passOver(name + ": ibv_open_device failed: " + std::strerror(errno));
       continue;
     }
     ibv_device_attr attr{};
     if (api.queryDevice(ctx, &attr) != 0) {
-      seen += (seen.empty() ? "" : "; ") + name + ": ibv_query_device failed: " + std::strerror(errno);
+      passOver(name + ": ibv_query_device failed: " + std::strerror(errno));
       api.closeDevice(ctx);
       continue;
     }
     for (int port = 1; port <= attr.phys_port_cnt && !chosen; ++port) {
       if (!filter.allows(name, port)) {
-        seen += (seen.empty() ? "" : "; ") + name + ":" + std::to_string(port) + " excluded by CHORUS_IB_HCA";
+        passOver(name + ":" + std::to_string(port) + " excluded by CHORUS_IB_HCA");
         continue;
       }
       ibv_port_attr pa{};
       if (api.queryPort(ctx, static_cast<uint8_t>(port), &pa) != 0) {
-        seen += (seen.empty() ? "" : "; ") + name + ":" + std::to_string(port) + " ibv_query_port failed";
+        passOver(name + ":" + std::to_string(port) + " ibv_query_port failed");
         continue;
       }
       if (pa.state != IBV_PORT_ACTIVE) {
-        seen += (seen.empty() ? "" : "; ") + name + ":" + std::to_string(port) + " is " + portStateText(pa.state);
+        passOver(name + ":" + std::to_string(port) + " is " + portStateName(pa.state));
         continue;
       }
       auto dev = std::shared_ptr<IbDevice>(new IbDevice());
@@ -139,9 +131,9 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
         dev->gidIndex_ = choice.gidIndex >= 0 ? choice.gidIndex
                                               : chooseRoceGid(api, ctx, port, pa.gid_tbl_len, choice.ifnameSpec, &why);
         if (dev->gidIndex_ < 0 || dev->gidIndex_ >= pa.gid_tbl_len) {
-          seen += (seen.empty() ? "" : "; ") + name + ":" + std::to_string(port) + " has no usable GID" +
-                  (choice.gidIndex >= 0 ? " at CHORUS_IB_GID_INDEX=" + std::to_string(choice.gidIndex) : "") +
-                  (why.empty() ? "" : " (" + why + ")");
+          passOver(name + ":" + std::to_string(port) + " has no usable GID" +
+                   (choice.gidIndex >= 0 ? " at CHORUS_IB_GID_INDEX=" + std::to_string(choice.gidIndex) : "") +
+                   (why.empty() ? "" : " (" + why + ")"));
           dev->context_ = nullptr;  // still the loop's to close
           continue;
         }
@@ -149,13 +141,13 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
         dev->gidIndex_ = choice.gidIndex >= 0 ? choice.gidIndex : 0;
       }
       if (api.queryGid(ctx, static_cast<uint8_t>(port), dev->gidIndex_, &dev->gid_) != 0) {
-        seen += (seen.empty() ? "" : "; ") + name + ":" + std::to_string(port) + " ibv_query_gid failed";
+        passOver(name + ":" + std::to_string(port) + " ibv_query_gid failed");
         dev->context_ = nullptr;
         continue;
       }
       dev->pd_ = api.allocPd(ctx);
       if (!dev->pd_) {
-        seen += (seen.empty() ? "" : "; ") + name + ": ibv_alloc_pd failed: " + std::strerror(errno);
+        passOver(name + ": ibv_alloc_pd failed: " + std::strerror(errno));
         dev->context_ = nullptr;
         continue;
       }

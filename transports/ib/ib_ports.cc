@@ -5,9 +5,8 @@
 #include <fstream>
 
 namespace chorus {
-namespace {
 
-const char* stateName(ibv_port_state s) {
+const char* portStateName(ibv_port_state s) {
   switch (s) {
     case IBV_PORT_DOWN: return "DOWN";
     case IBV_PORT_INIT: return "INIT";
@@ -17,6 +16,8 @@ const char* stateName(ibv_port_state s) {
     default: return "NOP";
   }
 }
+
+namespace {
 
 // ibv_port_attr's active_width and active_speed codes (the verbs man page's tables).
 int widthLanes(uint8_t w) {
@@ -87,7 +88,7 @@ std::vector<IbPortReport> listIbPorts(const VerbsApi& api, const HostTopology& h
         IbPortReport r;
         r.device = name;
         r.port = port;
-        r.state = stateName(pa.state);
+        r.state = portStateName(pa.state);
         r.linkLayer = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)" : "InfiniBand";
         r.rate = rateText(pa.active_width, pa.active_speed);
         r.mtu = 128 << static_cast<int>(pa.active_mtu);

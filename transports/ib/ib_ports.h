@@ -21,6 +21,9 @@ struct IbPortReport {
   std::vector<int> gpusNear;  // GPU indexes (PCI order) on the same NUMA node
 };
 
+// "ACTIVE", "DOWN", ...: a port state as ibv_port_state names it.
+const char* portStateName(ibv_port_state s);
+
 // The ports of every device `api` lists; empty with *whyNone when it lists none.
 std::vector<IbPortReport> listIbPorts(const VerbsApi& api, const HostTopology& host, std::string* whyNone);
 

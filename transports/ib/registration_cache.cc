@@ -45,18 +45,9 @@ RegistrationCache::Handle RegistrationCache::acquire(const void* p, size_t n) {
     if (e.begin <= a && a + n <= e.end && e.identity != identity) {
       ++stats_.invalidations;  // the buffer it was made for is gone; this is another at the same address
       drop(entries_.find(std::prev(it)->second));
-      it = byBegin_.upper_bound(a);
     }
   }
-  if (it != byBegin_.begin()) {
-    Entry& e = entries_.at(std::prev(it)->second);
-    if (e.begin <= a && a + n <= e.end) {
-      ++stats_.hits;
-      ++e.pins;
-      lru_.splice(lru_.end(), lru_, e.lru);
-      return Handle{e.mr, std::prev(it)->second};
-    }
-  }
+  if (Handle h = lookup(p, n); h.mr) return h;
   ++stats_.misses;
   // One region over the union of this range and the unpinned ones it overlaps, so that entries never overlap.
   uintptr_t lo = begin, hi = end;

@@ -48,6 +48,9 @@ class TcpConnection final : public Connection {
 
   // How a message of `bytes` is cut across `nsocks` sockets: the stripe [begin, end) carried by socket i.
   static void stripe(size_t bytes, size_t nsocks, size_t i, size_t* begin, size_t* end);
+  // One slice of message `msg` completed: pending[m - done] counts message m's slices still outstanding; `done`
+  // advances over every message whose slices all completed (messages complete in posting order).
+  static void sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uint64_t msg);
 
  private:
   struct Slice {
@@ -65,7 +68,6 @@ class TcpConnection final : public Connection {
     int lowat;  // the SO_RCVLOWAT last set: poll wakes when this many bytes are queued
   };
   void post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg);
-  static void sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uint64_t msg);
   bool moveSlices(Stream& s, bool isSend);
   void checkHeader(const Slice& sl) const;
   [[noreturn]] void lost(const char* call, int err) const;

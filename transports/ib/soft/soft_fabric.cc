@@ -231,11 +231,7 @@ void Fabric::dial(Qp* qp) {
     hello.dstQpn = qp->destQpn;
     const GidEntry& mine = gids.at(qp->av.grh.sgid_index);
     std::memcpy(hello.srcGid, mine.gid.raw, 16);
-    Link::Piece p;
-    p.owned.assign(reinterpret_cast<char*>(&hello), reinterpret_cast<char*>(&hello) + sizeof(hello));
-    p.data = p.owned.data();
-    p.len = p.owned.size();
-    link->out.push_back(std::move(p));
+    link->queueCopy(&hello, sizeof(hello));
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT;
     ev.data.ptr = link.get();

@@ -13,7 +13,6 @@
 #include <sys/types.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -132,6 +131,13 @@ struct Link {
     size_t len;
   };
   std::deque<Piece> out;
+  // Queues a copy of [p, p+n): a header, which the link owns until it is on the wire.
+  void queueCopy(const void* p, size_t n) {
+    Piece& piece = out.emplace_back();
+    piece.owned.assign(static_cast<const char*>(p), static_cast<const char*>(p) + n);
+    piece.data = piece.owned.data();
+    piece.len = n;
+  }
   // Responder state after the header of a request.
   struct Current {
     bool active = false;

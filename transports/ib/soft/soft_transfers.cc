@@ -25,11 +25,7 @@ void Fabric::sendAck(Link* l, uint8_t op, uint32_t psn, uint8_t extra) {
   a.op = op;
   a.extra = extra;
   a.psn = psn;
-  Link::Piece p;
-  p.owned.assign(reinterpret_cast<char*>(&a), reinterpret_cast<char*>(&a) + sizeof(a));
-  p.data = p.owned.data();
-  p.len = p.owned.size();
-  l->out.push_back(std::move(p));
+  l->queueCopy(&a, sizeof(a));
 }
 
 namespace {
@@ -219,11 +215,7 @@ void Fabric::queuePackets(Qp* qp) {
     rq.rkey = w.rkey;
     rq.remoteAddr = w.remoteAddr;
     rq.length = w.length;
-    Link::Piece head;
-    head.owned.assign(reinterpret_cast<char*>(&rq), reinterpret_cast<char*>(&rq) + sizeof(rq));
-    head.data = head.owned.data();
-    head.len = head.owned.size();
-    l->out.push_back(std::move(head));
+    l->queueCopy(&rq, sizeof(rq));
     if (!w.inlineData.empty()) {
       l->out.push_back(Link::Piece{{}, w.inlineData.data(), w.inlineData.size()});
     } else {

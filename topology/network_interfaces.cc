@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/name_list.h"
 
 namespace chorus {
 
@@ -41,25 +41,11 @@ std::vector<NetworkInterface> listNetworkInterfaces() {
 }
 
 bool interfaceMatches(const std::string& spec, const std::string& name) {
-  std::string s = spec;
-  bool exclude = false, exact = false;
-  if (!s.empty() && s[0] == '^') {
-    exclude = true;
-    s.erase(0, 1);
-  }
-  if (!s.empty() && s[0] == '=') {
-    exact = true;
-    s.erase(0, 1);
-  }
-  if (s.empty()) return !exclude;
+  const NameList list = NameList::parse(spec);
+  if (list.blank) return !list.exclude;
   bool hit = false;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
-    if (exact ? name == item : name.compare(0, item.size(), item) == 0) hit = true;
-  }
-  return exclude ? !hit : hit;
+  for (const std::string& item : list.items) hit |= list.names(item, name);
+  return list.exclude ? !hit : hit;
 }
 
 NetworkInterface chooseNetworkInterface(const std::string& spec) {

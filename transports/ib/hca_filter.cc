@@ -1,25 +1,13 @@
 #include "transports/ib/hca_filter.h"
 
-#include <sstream>
+#include <stdexcept>
 
 #include "core/error.h"
 
 namespace chorus {
 
-HcaFilter::HcaFilter(const std::string& spec) {
-  std::string s = spec;
-  if (!s.empty() && s[0] == '^') {
-    exclude_ = true;
-    s.erase(0, 1);
-  }
-  if (!s.empty() && s[0] == '=') {
-    exact_ = true;
-    s.erase(0, 1);
-  }
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
+HcaFilter::HcaFilter(const std::string& spec) : list_(NameList::parse(spec)) {
+  for (const std::string& item : list_.items) {
     Entry e{item, -1};
     size_t colon = item.find(':');
     if (colon != std::string::npos) {
@@ -41,10 +29,9 @@ bool HcaFilter::allows(const std::string& device, int port) const {
   if (entries_.empty()) return true;
   bool listed = false;
   for (const Entry& e : entries_) {
-    const bool nameMatches = exact_ ? device == e.name : device.compare(0, e.name.size(), e.name) == 0;
-    if (nameMatches && (e.port < 0 || e.port == port)) listed = true;
+    if (list_.names(e.name, device) && (e.port < 0 || e.port == port)) listed = true;
   }
-  return listed != exclude_;
+  return listed != list_.exclude;
 }
 
 }  // namespace chorus

@@ -47,7 +47,7 @@ tsan_skip='^[A-Za-z]+/(StripedLargeMessage|AlgorithmMatrix|WorldSize)Test\.|/([4
 tsan_skip+='|^[A-Za-z]+/(AllReduce|Reduce|ReduceScatter|AllGather|Broadcast|SliceSize)Test\..*/[12]ranks'
 # chorus-faults forks its ranks from a process that already runs threads, which TSan cannot follow ("dup thread
 # with used id"); the plain and ASan runs cover it.
-tsan_skip+='|^ib_fault_scenarios$'
+tsan_skip+='|^ib_fault_scenarios$|^elastic_fault_scenario'
 sanitized_suite build-tsan thread 5 -E "$tsan_skip" || failed+=("TSan")
 if [ "${CHORUS_CI_FULL_SANITIZERS:-0}" = 1 ]; then
   phase "fully instrumented ASan+UBSan and TSan suites"

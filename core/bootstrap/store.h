@@ -63,6 +63,14 @@ class StoreClient {
   int64_t add(const std::string& key, int64_t delta, Deadline deadline);
   // True when every key exists (does not wait).
   bool check(const std::vector<std::string>& keys, Deadline deadline);
+  // As set, and the key goes when this client's connection closes: when it is destroyed, or its process dies (the
+  // kernel closes the connection). How a survivor tells a dead process from a live one that has not spoken yet.
+  void setOwned(const std::string& key, const Bytes& value, Deadline deadline);
+  // Sets key to `desired` when it holds `expected` (or is missing and `expected` is empty) and returns what it
+  // holds afterwards: with expected empty, the first writer's value wins and every caller learns it.
+  Bytes compareSet(const std::string& key, const Bytes& expected, const Bytes& desired, Deadline deadline);
+  // For each key, whether it exists (does not wait).
+  std::vector<bool> checkEach(const std::vector<std::string>& keys, Deadline deadline);
   // Waits until `count` clients have called barrier with the same name.
   void barrier(const std::string& name, int count, Deadline deadline);
   // "host:port", for messages.

@@ -298,10 +298,11 @@ struct StoreClient::Impl {
     return sum;
   }
 
-  void set(const std::string& key, const Bytes& value, const Deadline& deadline, const Call& call) {
+  void set(const std::string& key, const Bytes& value, const Deadline& deadline, const Call& call,
+           wire::Op op = wire::Op::kSet) {
     checkKey(key, call);
     checkValueSize(value.size(), call);
-    Response response = request(wire::Op::kSet, key, value, deadline, call);
+    Response response = request(op, key, value, deadline, call);
     if (response.status != wire::Status::kOk) unexpected(response, call);
   }
 
@@ -357,6 +358,35 @@ bool StoreClient::check(const std::vector<std::string>& keys, Deadline deadline)
   if (response.status != wire::Status::kOk) impl_->unexpected(response, call);
   if (response.value.size() != 1) impl_->fail(chorusRemoteError, impl_->where() + call.what + ": malformed answer");
   return response.value[0] != 0;
+}
+
+void StoreClient::setOwned(const std::string& key, const Bytes& value, Deadline deadline) {
+  impl_->set(key, value, deadline, Call{"SET_OWNED key " + quoted(key)}, wire::Op::kSetOwned);
+}
+
+Bytes StoreClient::compareSet(const std::string& key, const Bytes& expected, const Bytes& desired, Deadline deadline) {
+  Call call{"COMPARE_SET key " + quoted(key)};
+  impl_->checkKey(key, call);
+  Bytes value = wire::encodeCompareSet(expected, desired);
+  impl_->checkValueSize(value.size(), call);
+  Response response = impl_->request(wire::Op::kCompareSet, key, value, deadline, call);
+  if (response.status != wire::Status::kOk) impl_->unexpected(response, call);
+  return std::move(response.value);
+}
+
+std::vector<bool> StoreClient::checkEach(const std::vector<std::string>& keys, Deadline deadline) {
+  Call call{"CHECK_EACH of " + std::to_string(keys.size()) + " keys"};
+  for (const std::string& key : keys) impl_->checkKey(key, call);
+  Bytes list = wire::encodeKeyList(keys);
+  impl_->checkValueSize(list.size(), call);
+  Response response = impl_->request(wire::Op::kCheckEach, {}, list, deadline, call);
+  if (response.status != wire::Status::kOk) impl_->unexpected(response, call);
+  if (response.value.size() != keys.size()) {
+    impl_->fail(chorusRemoteError, impl_->where() + call.what + ": malformed answer");
+  }
+  std::vector<bool> exists(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) exists[i] = response.value[i] != 0;
+  return exists;
 }
 
 void StoreClient::barrier(const std::string& name, int count, Deadline deadline) {

@@ -9,7 +9,7 @@ namespace chorus::store_protocol {
 
 namespace {
 
-bool knownOp(Op op) { return op >= Op::kHello && op <= Op::kCheck; }
+bool knownOp(Op op) { return op >= Op::kHello && op <= Op::kCheckEach; }
 
 bool knownStatus(Status status) { return status <= Status::kAuthFailed; }
 
@@ -78,6 +78,12 @@ std::string opName(Op op) {
       return "ADD";
     case Op::kCheck:
       return "CHECK";
+    case Op::kSetOwned:
+      return "SET_OWNED";
+    case Op::kCompareSet:
+      return "COMPARE_SET";
+    case Op::kCheckEach:
+      return "CHECK_EACH";
   }
   return "op " + std::to_string(static_cast<int>(op));
 }
@@ -103,6 +109,23 @@ Bytes encodeUint32(uint32_t value) {
 bool decodeUint32(std::span<const uint8_t> bytes, uint32_t* value) {
   if (bytes.size() != 4) return false;
   *value = static_cast<uint32_t>(getLe(bytes.data(), 4));
+  return true;
+}
+
+Bytes encodeCompareSet(std::span<const uint8_t> expected, std::span<const uint8_t> desired) {
+  Bytes out(4 + expected.size() + desired.size());
+  putLe(out.data(), expected.size(), 4);
+  std::copy(expected.begin(), expected.end(), out.begin() + 4);
+  std::copy(desired.begin(), desired.end(), out.begin() + 4 + static_cast<ptrdiff_t>(expected.size()));
+  return out;
+}
+
+bool decodeCompareSet(std::span<const uint8_t> bytes, Bytes* expected, Bytes* desired) {
+  if (bytes.size() < 4) return false;
+  const uint64_t length = getLe(bytes.data(), 4);
+  if (length > bytes.size() - 4) return false;
+  expected->assign(bytes.begin() + 4, bytes.begin() + 4 + static_cast<ptrdiff_t>(length));
+  desired->assign(bytes.begin() + 4 + static_cast<ptrdiff_t>(length), bytes.end());
   return true;
 }
 

@@ -18,7 +18,7 @@
 namespace chorus::store_protocol {
 
 inline constexpr uint32_t kMagic = 0x54534843;  // "CHST" read as little-endian bytes
-inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kVersion = 3;
 inline constexpr size_t kHeaderBytes = 16;
 inline constexpr uint32_t kMaxKeyBytes = 4096;
 inline constexpr uint32_t kMaxValueBytes = 64u << 20;
@@ -32,7 +32,21 @@ inline constexpr uint32_t kMaxHelloValueBytes = 16;
 //          raw stream, after which requests are served.
 //   SET:   key, value. GET: key; answered once the key exists. ADD: key, value = i64 delta; answer = i64 sum.
 //   CHECK: value = key list (see encodeKeyList); answer = one byte, 1 when every key exists.
-enum class Op : uint8_t { kHello = 1, kSet = 2, kGet = 3, kAdd = 4, kCheck = 5 };
+//   SET_OWNED: as SET, and the key goes when the connection that set it closes (a process that dies takes its keys
+//          with it: ZooKeeper's ephemeral nodes). A later SET, ADD or COMPARE_SET of the key by anyone ends that.
+//   COMPARE_SET: key, value = encodeCompareSet(expected, desired): sets desired when the key holds expected, or is
+//          missing and expected is empty; answer = the value the key holds afterwards (torch's compare_set).
+//   CHECK_EACH: value = key list; answer = one byte per key, 1 when it exists.
+enum class Op : uint8_t {
+  kHello = 1,
+  kSet = 2,
+  kGet = 3,
+  kAdd = 4,
+  kCheck = 5,
+  kSetOwned = 6,
+  kCompareSet = 7,
+  kCheckEach = 8
+};
 
 // Response status; requests carry kOk. A non-kOk response carries a human-readable reason as its value.
 enum class Status : uint8_t {
@@ -72,6 +86,11 @@ bool decodeInt64(std::span<const uint8_t> bytes, int64_t* value);
 Bytes encodeUint32(uint32_t value);
 // Reads 4 little-endian bytes; false when the span is not exactly 4 bytes.
 bool decodeUint32(std::span<const uint8_t> bytes, uint32_t* value);
+
+// COMPARE_SET's value: u32 expected length | expected | desired.
+Bytes encodeCompareSet(std::span<const uint8_t> expected, std::span<const uint8_t> desired);
+// False when the span is too short for the length it carries.
+bool decodeCompareSet(std::span<const uint8_t> bytes, Bytes* expected, Bytes* desired);
 
 // The HELLO answer's byte: whether the channel handshake follows.
 inline constexpr uint8_t kHelloServed = 0;

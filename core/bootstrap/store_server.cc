@@ -98,6 +98,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void onGet();
   void onAdd();
   void onCheck();
+  void onSetOwned();
+  void onCompareSet();
+  void onCheckEach();
   void respond(wire::Status status, std::span<const uint8_t> value);
   void sendRaw(Bytes bytes);
   void refuse(wire::Status status, const std::string& reason);
@@ -153,8 +156,13 @@ class StoreService {
     return it == values_.end() ? nullptr : &it->second;
   }
 
-  // Stores the value and answers every GET parked on the key.
-  void set(const std::string& key, Bytes value) {
+  // Stores the value and answers every GET parked on the key; `owner` (SET_OWNED) takes it away when it closes.
+  void set(const std::string& key, Bytes value, const Session* owner = nullptr) {
+    if (owner) {
+      owners_[key] = owner;
+    } else {
+      owners_.erase(key);
+    }
     Bytes& stored = values_[key];
     stored = std::move(value);
     auto it = waiters_.find(key);
@@ -178,7 +186,15 @@ class StoreService {
     if (it->second.empty()) waiters_.erase(it);
   }
 
-  void forget(const Session* session) { sessions_.erase(session); }
+  // A closed session: its owned keys go with it.
+  void forget(const Session* session) {
+    sessions_.erase(session);
+    std::erase_if(owners_, [&](const auto& entry) {
+      if (entry.second != session) return false;
+      values_.erase(entry.first);
+      return true;
+    });
+  }
 
   // A connection finished (or abandoned) its HELLO: one more may be accepted if accepting was paused.
   void pendingDone() {
@@ -281,6 +297,7 @@ class StoreService {
     for (auto& [raw, session] : sessions) session->close();
     sessions_.clear();
     waiters_.clear();
+    owners_.clear();
   }
 
   boost::asio::io_context ioc_;
@@ -296,6 +313,7 @@ class StoreService {
   bool stopping_ = false;
   std::unordered_map<std::string, Bytes> values_;
   std::unordered_map<std::string, std::vector<std::weak_ptr<Session>>> waiters_;
+  std::unordered_map<std::string, const Session*> owners_;  // SET_OWNED keys and the session that set them
   std::unordered_map<const Session*, std::shared_ptr<Session>> sessions_;
   std::thread thread_;
 };
@@ -404,6 +422,12 @@ void Session::dispatch() {
       return onAdd();
     case wire::Op::kCheck:
       return onCheck();
+    case wire::Op::kSetOwned:
+      return onSetOwned();
+    case wire::Op::kCompareSet:
+      return onCompareSet();
+    case wire::Op::kCheckEach:
+      return onCheckEach();
   }
   dropConnection("unknown op");  // headerProblem already refused unknown ops
 }
@@ -517,6 +541,31 @@ void Session::onCheck() {
   for (const std::string& key : keys) all = all && service_.find(key) != nullptr;
   const uint8_t answer = all ? 1 : 0;
   respond(wire::Status::kOk, std::span<const uint8_t>(&answer, 1));
+}
+
+void Session::onSetOwned() {
+  service_.set(key_, std::move(value_), this);
+  respond(wire::Status::kOk, {});
+}
+
+void Session::onCompareSet() {
+  Bytes expected, desired;
+  if (!wire::decodeCompareSet(value_, &expected, &desired)) return dropConnection("malformed COMPARE_SET value");
+  const Bytes* current = service_.find(key_);
+  if ((!current && expected.empty()) || (current && *current == expected)) {
+    service_.set(key_, std::move(desired));
+    current = service_.find(key_);
+  }
+  respond(wire::Status::kOk, current ? std::span<const uint8_t>(*current) : std::span<const uint8_t>());
+}
+
+void Session::onCheckEach() {
+  std::vector<std::string> keys;
+  std::string problem;
+  if (!wire::decodeKeyList(value_, &keys, &problem)) return dropConnection("malformed CHECK_EACH: " + problem);
+  Bytes answer(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) answer[i] = service_.find(keys[i]) != nullptr ? 1 : 0;
+  respond(wire::Status::kOk, answer);
 }
 
 void Session::respond(wire::Status status, std::span<const uint8_t> value) {

@@ -223,6 +223,31 @@ CHORUS_API chorusResult_t chorusBarrier(chorusComm_t comm, chorusStream_t stream
 CHORUS_API chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm_t* newcomm,
                                           chorusConfig_t* config);
 
+/* Elastic jobs (Horovod's elastic mode; NCCL 2.27's ncclCommShrink and 2.29's ncclCommGrow; ULFM's MPIX_Comm_shrink).
+   Shrink: called by every rank of comm that goes on (excluded or lost ranks do not call); the new communicator holds
+   them in their old order. excludeRanks lists the ranks to leave out (every caller passes the same list). With
+   excludeRanks NULL (and CHORUS_SHRINK_ABORT) the callers leave out the ranks whose processes are gone, agreeing
+   among themselves on that set: a rank that calls after the others agreed without it is told so
+   (chorusRemoteError). CHORUS_SHRINK_DEFAULT: comm is healthy, its pending calls finish first, and the new
+   communicator shares its connections (as a split child does); CHORUS_SHRINK_ABORT: comm may have failed, its
+   pending calls are aborted first and the survivors connect anew. Returns within milliseconds of the last survivor's
+   call once the lost processes are gone (their store connections closed). config NULL: comm's settings. Destroy comm
+   afterwards as usual. The agreement runs through the store, which must outlive the lost ranks: chorusrun's does;
+   a store served by rank 0 (CHORUS_STORE without chorusrun, or chorusGetUniqueId's) is lost with rank 0. */
+#define CHORUS_SHRINK_DEFAULT 0
+#define CHORUS_SHRINK_ABORT 1
+CHORUS_API chorusResult_t chorusCommShrink(chorusComm_t comm, const int* excludeRanks, int excludeCount,
+                                           chorusComm_t* newcomm, chorusConfig_t* config, int flags);
+/* Grow: the ranks of comm and newRanks new processes make one communicator of size(comm) + newRanks, the ranks of
+   comm first in their order. Rank 0 of comm makes an id with chorusCommGetUniqueId and hands it to the new
+   processes (however it likes); every rank of comm calls chorusCommGrow(comm, newRanks, id, -1, &newcomm, config)
+   (only rank 0's id is read; the others may pass NULL) and each new process calls
+   chorusCommGrow(NULL, newRanks, &id, rank, &newcomm, config) with rank in [size(comm), size(comm) + newRanks).
+   comm stays usable; config NULL: comm's settings (a new process: the environment's). */
+CHORUS_API chorusResult_t chorusCommGetUniqueId(chorusComm_t comm, chorusUniqueId* uniqueId);
+CHORUS_API chorusResult_t chorusCommGrow(chorusComm_t comm, int newRanks, const chorusUniqueId* uniqueId, int rank,
+                                         chorusComm_t* newcomm, chorusConfig_t* config);
+
 /* Non-blocking host calls. A host stream orders the calls made with it and runs them in the background; calls on
    several streams of one communicator run in the order they were made (one at a time). Device buffers with a host
    stream, or a destroyed host stream, are chorusInvalidArgument. A failed call fails the stream's later calls; its

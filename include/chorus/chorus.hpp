@@ -333,6 +333,37 @@ class Communicator {
     if (child == nullptr) return std::nullopt;
     return Communicator(child);
   }
+  // chorusCommShrink: a communicator of the ranks that go on. `exclude` empty with CHORUS_SHRINK_ABORT: the ranks
+  // whose processes are gone, as the callers agree; otherwise those listed (the same list on every caller).
+  Communicator shrink(std::span<const int> exclude, int flags, const Config& config = {}) {
+    chorusConfig_t c = config.toC();
+    chorusComm_t child = nullptr;
+    const bool agree = exclude.empty() && flags == CHORUS_SHRINK_ABORT;
+    detail::check(chorusCommShrink(comm_, agree ? nullptr : exclude.data(), static_cast<int>(exclude.size()), &child,
+                                   &c, flags),
+                  nullptr);
+    return Communicator(child);
+  }
+  // chorusCommGetUniqueId on rank 0: the id new processes grow this communicator with.
+  chorusUniqueId growId() const {
+    chorusUniqueId id;
+    detail::check(chorusCommGetUniqueId(comm_, &id), comm_);
+    return id;
+  }
+  // chorusCommGrow by a rank of this communicator (rank 0 passes growId(); the others' id is not read).
+  Communicator grow(int newRanks, const chorusUniqueId* id, const Config& config = {}) {
+    chorusConfig_t c = config.toC();
+    chorusComm_t grown = nullptr;
+    detail::check(chorusCommGrow(comm_, newRanks, id, -1, &grown, &c), nullptr);
+    return Communicator(grown);
+  }
+  // chorusCommGrow by a new process: rank `rank` of the grown communicator.
+  static Communicator joinGrown(int newRanks, const chorusUniqueId& id, int rank, const Config& config = {}) {
+    chorusConfig_t c = config.toC();
+    chorusComm_t grown = nullptr;
+    detail::check(chorusCommGrow(nullptr, newRanks, &id, rank, &grown, &c), nullptr);
+    return Communicator(grown);
+  }
 
  private:
   explicit Communicator(chorusComm_t c) : comm_(c) {}

@@ -29,6 +29,11 @@ Trial mismatchTrial();
 // chorusrun's exit, which must be non-zero and name rank 1 and signal 9.
 Trial launcherTrial(const std::string& chorusrun, const std::string& self);
 
+// `nranks` processes run 1 MiB allreduces; the parent SIGKILLs rank nranks/2 mid-call. The survivors shrink
+// (CHORUS_SHRINK_ABORT, no list), check 3 allreduces at the smaller size, then grow back with a restarted process
+// and check one at the old size. seconds: from the kill to the last survivor's shrink returning.
+Trial elasticTrial(int nranks);
+
 // The rank side of launcherTrial (argv: --launcher-rank FILE): rank 1 writes its death time to FILE and dies.
 int launcherRank(const std::string& timeFile);
 

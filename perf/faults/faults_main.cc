@@ -1,5 +1,6 @@
 // chorus-faults: stages each failure mode several times and prints the median time from fault to error.
-//   chorus-faults [--runs N] [--ranks N] [--chorusrun PATH] [MODE...]   MODE: timeout dead-peer abort mismatch launcher
+//   chorus-faults [--runs N] [--ranks N] [--chorusrun PATH] [MODE...]
+//   MODE: timeout dead-peer abort mismatch launcher elastic
 // Not a test (tests assert the bounds); this is the measurement behind the numbers in perf/RESULTS.md.
 #include <unistd.h>
 
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
       chorusrun = argv[++i];
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: chorus-faults [--runs N] [--ranks N] [--chorusrun PATH] [timeout|dead-peer|abort|mismatch|"
-                  "launcher ...]\n");
+                  "launcher|elastic ...]\n");
       return 0;
     } else {
       wanted.push_back(a);
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
       {"abort", "chorusCommAbort to the call's return", chorus::faults::abortTrial},
       {"mismatch", "later call to last rank's error", chorus::faults::mismatchTrial},
       {"launcher", "rank death to chorusrun's exit", [&] { return chorus::faults::launcherTrial(chorusrun, self); }},
+      {"elastic", "SIGKILL to last survivor's shrink", [ranks] { return chorus::faults::elasticTrial(ranks); }},
   };
   int failures = 0;
   std::printf("%-10s %-36s %5s %9s %9s %9s  %s\n", "mode", "measured", "ok", "median_s", "min_s", "max_s",

@@ -15,6 +15,7 @@
 #include "src/comm/clock_offset.h"
 #include "src/comm/mismatch_report.h"
 #include "src/comm/point_to_point.h"
+#include "src/comm/shrink_agreement.h"
 #include "src/comm/tensor_fusion.h"
 #include "core/datatype.h"
 #include "core/error.h"
@@ -83,6 +84,8 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
   const Deadline deadline = Deadline::after(timeoutSeconds_);
   try {
     store_ = parent.store_;
+    // No card to trade (the parent's serve), but one kept while this process lives, for a shrink of this child.
+    store_->setOwned(cardKey(spec.keyPrefix, rank_), {}, deadline);
     lane_ = parent.lane_;
     hostOrder_ = parent.hostOrder_;
     {
@@ -217,11 +220,12 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   // The network's link class follows the transport that carries it, not whether hwloc saw an RDMA NIC.
   self.entries["topo.rdma"] = networkIsRdma(self) ? "1" : "0";
   if (!config_.traceDir.empty()) self.entries["trace"] = "1";  // its clock's offset to rank 0's is wanted
-  store_->set(pre + "card/" + std::to_string(rank_), self.encode(), deadline);
+  // Owned: the card stays in the store while this process lives, which is how a shrink tells the dead (shrink_agreement.h).
+  store_->setOwned(cardKey(pre, rank_), self.encode(), deadline);
   std::vector<PeerCard> cards(size_);
   cards[rank_] = self;
   for (int p = 0; p < size_; ++p) {
-    if (p != rank_) cards[p] = PeerCard::decode(store_->get(pre + "card/" + std::to_string(p), deadline), p);
+    if (p != rank_) cards[p] = PeerCard::decode(store_->get(cardKey(pre, p), deadline), p);
   }
   // Ranks sharing this machine's cores: emulated hosts (CHORUS_HOST_ID) on one machine share them too.
   localRanks_ = static_cast<int>(

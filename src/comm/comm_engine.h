@@ -74,6 +74,19 @@ class CommEngine {
   // this communicator calls nextSplit() once per split, so the numbers agree.
   uint64_t nextSplit() { return splits_++; }
   std::unique_ptr<CommEngine> makeChild(const std::vector<int>& members, int color, uint64_t split, CommConfig config);
+  // Shrink (chorusCommShrink): this rank's communicator over the ranks that go on, agreed with them through the
+  // store (shrink_agreement.h): those not in `excluded`, or (excluded null) those not gone. abortFirst: this
+  // communicator's pending calls are aborted first (it may have failed), otherwise they finish first. A healthy
+  // communicator's connections are shared with the new one (as a split's are); after a failure it connects anew.
+  std::unique_ptr<CommEngine> shrink(const std::vector<int>* excluded, bool abortFirst, CommConfig config);
+  // Grow (chorusCommGrow): the id that new processes join with (rank 0 makes it): this communicator's store, a fresh
+  // key prefix and this communicator's size.
+  chorusUniqueId growId() const;
+  // This rank's communicator over these ranks and `newRanks` joiners, this rank keeping its number. Every rank calls
+  // it; rank 0's id is sent to the others (theirs may be null).
+  std::unique_ptr<CommEngine> grow(const chorusUniqueId* id, int newRanks, CommConfig config);
+  // A joiner's side: rank `rank` of size(id's communicator) + newRanks.
+  static std::unique_ptr<CommEngine> joinGrown(const chorusUniqueId& id, int newRanks, int rank, CommConfig config);
   // Enqueues a collective on device buffers of GPU `device` behind the work on `stream` and returns (NCCL's
   // stream semantics: work enqueued on the stream afterwards sees the result). Failures of the call itself are
   // reported through asyncError() and fail later calls; this throws only when nothing could be enqueued.
@@ -147,6 +160,7 @@ class CommEngine {
   LaunchSpec spec_;  // how this communicator found its peers (a child finds its own through the same store)
   std::shared_ptr<StoreServer> storeServer_;
   uint64_t splits_ = 0;
+  uint64_t shrinks_ = 0;  // every caller of chorusCommShrink counts alike, so each shrink's keys agree
   std::shared_ptr<StoreClient> store_;  // shared with the children that share this one's connections
   std::vector<PeerCard> cards_;         // every rank's card, as connect() learnt them
   std::unique_ptr<CallTags> callTags_;  // what each call's frames carry (one call at a time: under the lane)

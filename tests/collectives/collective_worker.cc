@@ -13,12 +13,14 @@
 
 #include "chorus/chorus.h"
 #include "tests/collectives/case_matrix.h"
+#include "tests/collectives/emulated_hosts.h"
 
 namespace {
 
 using chorus::test::CaseGrid;
 using chorus::test::CollectiveCase;
 using chorus::test::CollectiveKind;
+using chorus::test::emulateHosts;
 
 constexpr int kFailuresShown = 12;
 
@@ -80,23 +82,6 @@ bool casesFor(const std::string& name, int nranks, std::vector<CollectiveCase>* 
   }
   *cases = chorus::test::casesOf(grid);
   return true;
-}
-
-// CHORUS_TEST_HOSTS=H[/rr]: this rank plays a part of one of H emulated hosts (contiguous blocks as chorusrun
-// --hosts makes them, or round-robin with /rr so that hosts are not rank ranges), by setting CHORUS_HOST_ID.
-void emulateHosts(int rank, int nranks) {
-  const char* spec = std::getenv("CHORUS_TEST_HOSTS");
-  if (!spec || rank < 0 || nranks <= 0) return;
-  const int hosts = std::max(1, std::atoi(spec));
-  int host;
-  if (std::strstr(spec, "/rr")) {
-    host = rank % hosts;
-  } else {
-    const int base = nranks / hosts, extra = nranks % hosts;  // the first `extra` hosts get one more rank
-    const int bigBlock = (base + 1) * extra;
-    host = rank < bigBlock ? rank / (base + 1) : extra + (rank - bigBlock) / std::max(1, base);
-  }
-  setenv("CHORUS_HOST_ID", ("emulated-host-" + std::to_string(host)).c_str(), 1);
 }
 
 // Right after init (every connection is up then), rank 1 vanishes without a goodbye (as a crash would) while the

@@ -34,7 +34,7 @@ bool parseSeconds(const std::string& text, double* seconds) {
 }  // namespace
 
 std::string usageText() {
-  return "usage: chorusrun -n N [--hosts H] [--tag-output] [--timeout SECONDS] [--] program [args...]\n"
+  return "usage: chorusrun -n N [--hosts H] [--tag-output] [--timeout SECONDS] [--elastic] [--] program [args...]\n"
          "\n"
          "Starts N copies of program on this host, rank r with CHORUS_RANK=r, CHORUS_WORLD_SIZE=N,\n"
          "CHORUS_LOCAL_RANK=r, CHORUS_JOB_ID and CHORUS_STORE naming a rendezvous store served by chorusrun.\n"
@@ -48,10 +48,13 @@ std::string usageText() {
          "                     CHORUS_HOST_ID=<host id>#h<h> and CHORUS_LOCAL_RANK = its index in the block\n"
          "  --tag-output       prefix every line of output with \"[rank] \"\n"
          "  --timeout SECONDS  kill every rank after SECONDS and exit 124\n"
+         "  --elastic          a rank killed by a signal is reported as lost and the others go on (they may\n"
+         "                     chorusCommShrink); chorusrun exits 0 when every rank not lost exits 0\n"
          "  -h, --help         print this help\n"
          "\n"
-         "If a rank exits non-zero or is killed, the others get SIGTERM, then SIGKILL 2 s later, and chorusrun\n"
-         "exits with that rank's code (128 + signal when killed). SIGINT/SIGTERM/SIGHUP are forwarded to the ranks.\n"
+         "If a rank exits non-zero or (without --elastic) is killed, the others get SIGTERM, then SIGKILL 2 s later,\n"
+         "and chorusrun exits with that rank's code (128 + signal when killed). SIGINT/SIGTERM/SIGHUP are forwarded\n"
+         "to the ranks.\n"
          "Processes the ranks leave behind in their process group are killed when the last rank exits.\n";
 }
 
@@ -96,6 +99,8 @@ ParsedCommandLine parseCommandLine(int argc, const char* const* argv) {
       }
     } else if (arg == "--tag-output") {
       options.tagOutput = true;
+    } else if (arg == "--elastic") {
+      options.elastic = true;
     } else if (arg == "--timeout" || arg.rfind("--timeout=", 0) == 0) {
       if (!valueOf(arg, "--timeout", &value) || !parseSeconds(value, &options.timeoutSeconds)) {
         parsed.error = "--timeout needs a positive number of seconds, got '" + value + "'";

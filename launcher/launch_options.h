@@ -1,4 +1,5 @@
-// chorusrun's command line: `chorusrun -n N [--hosts H] [--tag-output] [--timeout SECONDS] [--] prog args...`.
+// chorusrun's command line: `chorusrun -n N [--hosts H] [--tag-output] [--timeout SECONDS] [--elastic] [--] prog
+// args...`.
 #pragma once
 
 #include <string>
@@ -11,6 +12,7 @@ struct LaunchOptions {
   int hosts = 0;                     // --hosts: emulate this many hosts (1..ranks); 0 = not given
   bool tagOutput = false;            // prefix every output line with "[rank] "
   double timeoutSeconds = 0;         // > 0: kill every rank after this long; 0: no limit
+  bool elastic = false;              // --elastic: a rank killed by a signal is lost, the others go on
   std::vector<std::string> command;  // program and its arguments
 };
 

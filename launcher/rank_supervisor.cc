@@ -216,9 +216,13 @@ void RankSupervisor::reapChildren() {
         stopAll(WEXITSTATUS(status));
       } else if (WIFSIGNALED(status)) {
         int signal = WTERMSIG(status);
-        std::fprintf(stderr, "chorusrun: rank %d (pid %d) was killed by signal %d (%s)\n", rank.rank, pid, signal,
-                     strsignal(signal));
-        stopAll(128 + signal);
+        std::fprintf(stderr, "chorusrun: rank %d (pid %d) was killed by signal %d (%s)%s\n", rank.rank, pid, signal,
+                     strsignal(signal), options_.elastic ? "; --elastic: the others go on" : "");
+        if (!options_.elastic) {
+          stopAll(128 + signal);
+        } else if (++lost_ == static_cast<int>(ranks_.size())) {
+          exitCode_ = 128 + signal;  // nobody went on
+        }
       }
       break;
     }

@@ -1,5 +1,6 @@
 // Starts the ranks in one process group and watches them until all have exited: reaps them, relays tagged
-// output, stops everyone when one fails, on SIGINT/SIGTERM/SIGHUP, or at the timeout.
+// output, stops everyone when one fails (with --elastic: exits non-zero; one killed is lost and the others go on),
+// on SIGINT/SIGTERM/SIGHUP, or at the timeout.
 #pragma once
 
 #include <signal.h>
@@ -66,6 +67,7 @@ class RankSupervisor {
   std::vector<OutputStream> streams_;  // with --tag-output: stdout and stderr of each rank
   pid_t processGroup_ = 0;
   int running_ = 0;
+  int lost_ = 0;  // --elastic: ranks killed by a signal
   bool stopping_ = false;
   int exitCode_ = 0;
   std::optional<Clock::time_point> killAt_;      // when stopping: SIGKILL the group then

@@ -73,4 +73,34 @@ def cuda_tensors():
     return _C.cuda_tensors()
 
 
-__all__ = ["BACKEND", "cuda_tensors"]
+def shrink(group=None, exclude=None, timeout=None):
+    """chorusCommShrink: a new chorus group of the ranks that go on, in their old order.
+
+    After an error (a rank lost), every surviving rank calls ``shrink(group)``: the group's pending work is aborted
+    and the survivors agree among themselves on which ranks are gone. With ``exclude`` (ranks of ``group``, the
+    same list on every caller), a healthy group leaves those ranks out; they do not call. The old group is of no
+    further use after an error; use the returned one (``dist.all_reduce(t, group=new)``, ``DDP(...,
+    process_group=new)``). Rank 0's loss cannot be survived: its process serves the group's rendezvous."""
+    pg = group if group is not None else _c10d._get_default_group()
+    return _C.shrink(pg, list(exclude or []), timeout if timeout is not None else _c10d.default_pg_timeout)
+
+
+def grow_id(group=None):
+    """On rank 0 of a chorus group: the id (bytes) new processes join a grown group with (chorusCommGetUniqueId)."""
+    return _C.grow_id(group if group is not None else _c10d._get_default_group())
+
+
+def grow(group, new_ranks, id=None, timeout=None):
+    """chorusCommGrow by every rank of ``group`` (rank 0 passes ``grow_id(group)``; the others may pass None): a new
+    group of the old ranks, then ``new_ranks`` processes that call ``join_grown``."""
+    return _C.grow(group if group is not None else _c10d._get_default_group(), new_ranks, id or b"",
+                   timeout if timeout is not None else _c10d.default_pg_timeout)
+
+
+def join_grown(new_ranks, id, rank, store=None, timeout=None):
+    """chorusCommGrow by a new process: rank ``rank`` of the grown group. ``store``: the job's torch store, for
+    monitored barriers (without it they are refused)."""
+    return _C.join_grown(new_ranks, id, rank, store, timeout if timeout is not None else _c10d.default_pg_timeout)
+
+
+__all__ = ["BACKEND", "cuda_tensors", "shrink", "grow_id", "grow", "join_grown"]

@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
@@ -21,6 +22,31 @@ constexpr const char* kUniqueIdKey = "chorus_torch/unique_id";
 ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                        std::chrono::milliseconds timeout)
     : ProcessGroup(rank, size), store_(store) {
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.timeoutSeconds = std::chrono::duration<double>(timeout).count();
+  if (launchedByChorusrun(rank, size)) {
+    // chorusrun serves the store outside the ranks, so the group survives the loss of any rank (rank 0 included).
+    check(chorusCommInitFromEnvConfig(&comm_, &config), "chorusCommInitFromEnvConfig");
+  } else {
+    initThroughTorchStore(store, rank, size, config);
+  }
+  sharedComm_ = SharedComm(comm_, chorusCommDestroy);
+  check(chorusHostStreamCreate(&stream_), "chorusHostStreamCreate");
+  cuda_ = makeCudaCalls(sharedComm_);
+  init();
+}
+
+bool ProcessGroupChorus::launchedByChorusrun(int rank, int size) {
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
+  return env("CHORUS_STORE_SERVED") == "1" && env("CHORUS_RANK") == std::to_string(rank) &&
+         env("CHORUS_WORLD_SIZE") == std::to_string(size);
+}
+
+void ProcessGroupChorus::initThroughTorchStore(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                               chorusConfig_t& config) {
   chorusUniqueId id;
   if (rank == 0) {
     check(chorusGetUniqueId(&id), "chorusGetUniqueId");
@@ -30,13 +56,7 @@ ProcessGroupChorus::ProcessGroupChorus(const c10::intrusive_ptr<c10d::Store>& st
   const std::vector<uint8_t> published = store->get(kUniqueIdKey);
   TORCH_CHECK(published.size() == sizeof(id), "ProcessGroupChorus: the unique id in the store has the wrong size");
   std::memcpy(&id, published.data(), sizeof(id));
-  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
-  config.timeoutSeconds = std::chrono::duration<double>(timeout).count();
   check(chorusCommInitRankConfig(&comm_, size, id, rank, &config), "chorusCommInitRankConfig");
-  sharedComm_ = SharedComm(comm_, chorusCommDestroy);
-  check(chorusHostStreamCreate(&stream_), "chorusHostStreamCreate");
-  cuda_ = makeCudaCalls(sharedComm_);
-  init();
 }
 
 ProcessGroupChorus::ProcessGroupChorus(chorusComm_t comm, int rank, int size, c10::intrusive_ptr<c10d::Store> store,
@@ -62,6 +82,88 @@ c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::split(int color, int 
   chorusCommUserRank(child, &rank);
   chorusCommCount(child, &size);
   return c10::make_intrusive<ProcessGroupChorus>(child, rank, size, store_, prefix);
+}
+
+namespace {
+
+chorusConfig_t configWithTimeout(std::chrono::milliseconds timeout) {
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;  // every field not set here is inherited from the group's
+  config.timeoutSeconds = std::chrono::duration<double>(timeout).count();
+  return config;
+}
+
+chorusUniqueId idOf(const std::vector<uint8_t>& bytes, const char* call) {
+  chorusUniqueId id;
+  TORCH_CHECK(bytes.size() == sizeof(id), call, ": the id has ", bytes.size(), " bytes, not ", sizeof(id));
+  std::memcpy(&id, bytes.data(), sizeof(id));
+  return id;
+}
+
+// A grown group's store prefix, the same on its old ranks and on the ones that joined: rank 0 draws it.
+std::string grownPrefix(chorusComm_t grown) {
+  uint64_t tag = 0;
+  int rank = 0;
+  chorusCommUserRank(grown, &rank);
+  if (rank == 0) tag = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  const chorusResult_t r = chorusBroadcast(&tag, &tag, 1, chorusUint64, 0, grown, nullptr);
+  TORCH_CHECK(r == chorusSuccess, "ProcessGroupChorus: the grown group's first broadcast failed: ",
+              chorusGetLastError(grown));
+  return "grown" + std::to_string(tag) + "/";
+}
+
+}  // namespace
+
+c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::adopt(chorusComm_t comm, const std::string& prefix) {
+  int rank = 0, size = 0;
+  chorusCommUserRank(comm, &rank);
+  chorusCommCount(comm, &size);
+  return c10::make_intrusive<ProcessGroupChorus>(comm, rank, size, store_, prefix);
+}
+
+c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::shrink(const std::vector<int>& exclude,
+                                                                  std::chrono::milliseconds timeout) {
+  chorusConfig_t config = configWithTimeout(timeout);
+  chorusComm_t child = nullptr;
+  const chorusResult_t r =
+      exclude.empty() ? chorusCommShrink(comm_, nullptr, 0, &child, &config, CHORUS_SHRINK_ABORT)
+                      : chorusCommShrink(comm_, exclude.data(), static_cast<int>(exclude.size()), &child, &config,
+                                         CHORUS_SHRINK_DEFAULT);
+  TORCH_CHECK(r == chorusSuccess, "ProcessGroupChorus: chorusCommShrink failed: ", chorusGetErrorString(r), ": ",
+              chorusGetLastError(nullptr));
+  return adopt(child, storePrefix_ + "shrink" + std::to_string(++reshapes_) + "/");
+}
+
+std::vector<uint8_t> ProcessGroupChorus::growId() {
+  chorusUniqueId id;
+  check(chorusCommGetUniqueId(comm_, &id), "chorusCommGetUniqueId");
+  const auto* bytes = reinterpret_cast<const uint8_t*>(&id);
+  return std::vector<uint8_t>(bytes, bytes + sizeof(id));
+}
+
+c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::grow(int newRanks, const std::vector<uint8_t>& id,
+                                                                std::chrono::milliseconds timeout) {
+  chorusConfig_t config = configWithTimeout(timeout);
+  chorusUniqueId growId{};
+  if (getRank() == 0) growId = idOf(id, "chorus_torch.grow");
+  chorusComm_t grown = nullptr;
+  const chorusResult_t r = chorusCommGrow(comm_, newRanks, getRank() == 0 ? &growId : nullptr, -1, &grown, &config);
+  TORCH_CHECK(r == chorusSuccess, "ProcessGroupChorus: chorusCommGrow failed: ", chorusGetErrorString(r), ": ",
+              chorusGetLastError(nullptr));
+  return adopt(grown, grownPrefix(grown));
+}
+
+c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::joinGrown(int newRanks, const std::vector<uint8_t>& id,
+                                                                     int rank, c10::intrusive_ptr<c10d::Store> store,
+                                                                     std::chrono::milliseconds timeout) {
+  chorusConfig_t config = configWithTimeout(timeout);
+  const chorusUniqueId growId = idOf(id, "chorus_torch.join_grown");
+  chorusComm_t grown = nullptr;
+  const chorusResult_t r = chorusCommGrow(nullptr, newRanks, &growId, rank, &grown, &config);
+  TORCH_CHECK(r == chorusSuccess, "ProcessGroupChorus: chorusCommGrow failed: ", chorusGetErrorString(r), ": ",
+              chorusGetLastError(nullptr));
+  int size = 0;
+  chorusCommCount(grown, &size);
+  return c10::make_intrusive<ProcessGroupChorus>(grown, rank, size, std::move(store), grownPrefix(grown));
 }
 
 double ProcessGroupChorus::timeCAllReduce(size_t bytes, int iters) {

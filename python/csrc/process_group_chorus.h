@@ -1,7 +1,7 @@
 // torch.distributed's backend "chorus": a c10d::ProcessGroup over one Chorus communicator. Every call is queued (on
 // the group's host stream for CPU tensors, on a CUDA stream for CUDA tensors) and returns a Work at once; the
 // communicator is met through the store torch hands the backend (rank 0 publishes a unique id there, as
-// ProcessGroupNCCL does).
+// ProcessGroupNCCL does), or, for the world chorusrun started, through chorusrun's store.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -36,6 +36,18 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   // with `color` CHORUS_SPLIT_NOCOLOR get null, the others a group over the ranks of their color, ordered by `key`.
   // The child shares this group's connections (CHORUS_SPLIT_SHARE) and takes `timeout`.
   c10::intrusive_ptr<ProcessGroupChorus> split(int color, int key, std::chrono::milliseconds timeout);
+  // Elastic jobs: chorusCommShrink of this group (after an error: its pending work is aborted and the survivors,
+  // found among themselves when `exclude` is empty, form the new group; with `exclude`, a healthy group leaves those
+  // ranks out) and chorusCommGrow (every rank of this group with the id rank 0 made by growId(), and the new
+  // processes with joinGrown). The new group takes `timeout`.
+  c10::intrusive_ptr<ProcessGroupChorus> shrink(const std::vector<int>& exclude, std::chrono::milliseconds timeout);
+  std::vector<uint8_t> growId();
+  c10::intrusive_ptr<ProcessGroupChorus> grow(int newRanks, const std::vector<uint8_t>& id,
+                                              std::chrono::milliseconds timeout);
+  // `store`: the job's torch store, for monitored barriers (null: they are refused).
+  static c10::intrusive_ptr<ProcessGroupChorus> joinGrown(int newRanks, const std::vector<uint8_t>& id, int rank,
+                                                          c10::intrusive_ptr<c10d::Store> store,
+                                                          std::chrono::milliseconds timeout);
 
   const std::string getBackendName() const override { return "chorus"; }
 
@@ -129,6 +141,14 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Store> store_;
   std::string storePrefix_;
   uint64_t splits_ = 0;             // splits made of this group (every rank counts each one)
+  // Whether this group is the world chorusrun started (its store, served by chorusrun, outlives every rank).
+  static bool launchedByChorusrun(int rank, int size);
+  // Meets the other ranks through torch's store: rank 0 publishes a unique id there (its process serves the
+  // communicator's rendezvous).
+  void initThroughTorchStore(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, chorusConfig_t& config);
+  uint64_t reshapes_ = 0;           // shrinks and grows made of this group (every rank that takes part counts them)
+  // Adopts a communicator made by shrink or grow of this group.
+  c10::intrusive_ptr<ProcessGroupChorus> adopt(chorusComm_t comm, const std::string& prefix);
   uint64_t monitoredBarriers_ = 0;  // monitored barriers made on this group
   bool coalescing_ = false;
   std::vector<HeldCall> held_;

@@ -97,6 +97,8 @@ void ProcessGroupChorus::monitoredBarrier(const c10d::BarrierOptions& opts, bool
   using Clock = std::chrono::steady_clock;
   const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(opts.timeout);
   const auto end = Clock::now() + timeout;
+  TORCH_CHECK(store_, "monitored_barrier: this group joined a grown group without a store (pass store= to "
+                     "chorus_torch.join_grown)");
   const std::string key = storePrefix_ + "monitored_barrier/" + std::to_string(++monitoredBarriers_) + "/";
   auto remaining = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()); };
   const std::string within = " in " + std::to_string(timeout.count()) + " ms";

@@ -376,6 +376,27 @@ TEST(ChorusrunTest, ARankKilledBySignalIsReported) {
   EXPECT_NE(r.err.find("was killed by signal 9 (Killed)"), std::string::npos) << r.err;
 }
 
+TEST(ChorusrunTest, ElasticLetsTheOthersGoOnAfterARankIsKilled) {
+  TempDir dir;
+  const std::string pidFile = dir.path() + "/rank0";
+  // Rank 0 dies by SIGKILL; rank 1 outlives it and then exits 0: chorusrun reports the loss and exits 0.
+  const std::string script = "if [ $CHORUS_RANK = 0 ]; then echo $$ > " + pidFile + ".tmp && mv " + pidFile + ".tmp " +
+                             pidFile + " && kill -9 $$; fi\n"
+                             "while [ ! -e " + pidFile + " ] || kill -0 $(cat " + pidFile +
+                             ") 2>/dev/null; do sleep 0.01; done\n"
+                             "echo went on\n";
+  RunResult r = runChorusrun({"--elastic", "--timeout", "60", "-n", "2", "sh", "-c", script});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("went on"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("rank 0 (pid "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--elastic: the others go on"), std::string::npos) << r.err;
+  // A non-zero exit still stops the job, and a job whose every rank was lost fails.
+  r = runChorusrun({"--elastic", "-n", "2", "sh", "-c", "if [ $CHORUS_RANK = 0 ]; then exit 4; fi; exec sleep 30"});
+  EXPECT_EQ(r.exitCode, 4) << r.err;
+  r = runChorusrun({"--elastic", "-n", "2", "sh", "-c", "kill -9 $$"});
+  EXPECT_EQ(r.exitCode, 128 + SIGKILL) << r.err;
+}
+
 TEST(ChorusrunTest, TimeoutKillsEveryRankAndNamesThem) {
   RunResult r = runChorusrun({"--timeout", "0.5", "-n", "2", "sleep", "30"});
   EXPECT_EQ(r.exitCode, 124) << r.err;

@@ -49,7 +49,20 @@ bool ibDisable() { return params::asInt("CHORUS_IB_DISABLE", params::ibDisable()
 int ibQpsPerPeer() {
   return static_cast<int>(params::asInt("CHORUS_IB_QPS_PER_PEER", params::ibQpsPerPeer(), L::kMinIbQps, L::kMaxIbQps));
 }
+std::string compression() {
+  const std::string text = params::compression();
+  const std::string problem = compressionProblem(text);
+  if (!problem.empty()) throwInvalidArgument("CHORUS_COMPRESSION=" + text + ": " + problem);
+  return text;
+}
 }  // namespace env_config
+
+std::string compressionProblem(const std::string& text) {
+  for (const char* valid : {"none", "bf16", "fp16", "bf16:all", "fp16:all"}) {
+    if (text == valid) return {};
+  }
+  return "expected none, bf16, fp16, bf16:all or fp16:all";
+}
 
 std::string withCommName(const std::string& commName, const std::string& message) {
   if (commName.empty()) return message;
@@ -80,6 +93,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.ibRetryCnt = env_config::ibRetryCnt();
   c.ibDisable = env_config::ibDisable();
   c.ibQpsPerPeer = env_config::ibQpsPerPeer();
+  c.compression = env_config::compression();
   return c;
 }
 

@@ -31,6 +31,7 @@ struct CommConfig {
   int ibRetryCnt = 7;                         // CHORUS_IB_RETRY_CNT
   bool ibDisable = false;                     // CHORUS_IB_DISABLE
   int ibQpsPerPeer = 1;                       // CHORUS_IB_QPS_PER_PEER
+  std::string compression = "none";           // CHORUS_COMPRESSION: none, bf16, fp16, bf16:all, fp16:all
 
   // Every field from the environment (each variable's default when unset); throws chorusInvalidArgument naming
   // the variable for a value out of range.
@@ -77,6 +78,10 @@ int ibTimeout();
 int ibRetryCnt();
 bool ibDisable();
 int ibQpsPerPeer();
+std::string compression();
 }  // namespace env_config
+
+// Empty when `text` is a CHORUS_COMPRESSION value (none, bf16, fp16, bf16:all, fp16:all); else what is wrong.
+std::string compressionProblem(const std::string& text);
 
 }  // namespace chorus

@@ -102,6 +102,7 @@ typedef struct {
   int ibRetryCnt;           /* CHORUS_IB_RETRY_CNT: transport retry count (0..7) */
   int ibDisable;            /* CHORUS_IB_DISABLE: 1 never use ib */
   int ibQpsPerPeer;         /* CHORUS_IB_QPS_PER_PEER: queue pairs per peer pair (1..16) */
+  const char* compression;  /* CHORUS_COMPRESSION: "none", "bf16", "fp16" (network links), "bf16:all", "fp16:all" */
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
@@ -118,7 +119,7 @@ typedef struct {
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
         CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT,  \
-        CHORUS_CONFIG_UNDEF_INT                                                                             \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR                                                    \
   }
 
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */

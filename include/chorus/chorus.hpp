@@ -78,6 +78,7 @@ struct Config {
   std::optional<int> ibRetryCnt{};            // CHORUS_IB_RETRY_CNT
   std::optional<bool> ibDisable{};            // CHORUS_IB_DISABLE
   std::optional<int> ibQpsPerPeer{};          // CHORUS_IB_QPS_PER_PEER
+  std::optional<std::string> compression{};   // CHORUS_COMPRESSION
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -102,6 +103,7 @@ struct Config {
     if (ibRetryCnt) c.ibRetryCnt = *ibRetryCnt;
     if (ibDisable) c.ibDisable = *ibDisable ? 1 : 0;
     if (ibQpsPerPeer) c.ibQpsPerPeer = *ibQpsPerPeer;
+    if (compression) c.compression = compression->c_str();
     return c;
   }
 };

@@ -135,6 +135,11 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const C
                        otherwise(env_config::ibDisable, &CommConfig::ibDisable));
   r.ibQpsPerPeer = f.number(CHORUS_FIELD_END(ibQpsPerPeer), "ibQpsPerPeer", c.ibQpsPerPeer, int{CHORUS_CONFIG_UNDEF_INT},
                             L::kMinIbQps, L::kMaxIbQps, otherwise(env_config::ibQpsPerPeer, &CommConfig::ibQpsPerPeer));
+  r.compression = f.text(CHORUS_FIELD_END(compression), c.compression,
+                         otherwise(env_config::compression, &CommConfig::compression));
+  if (const std::string problem = compressionProblem(r.compression); !problem.empty()) {
+    f.bad("compression", "\"" + r.compression + "\"", problem);
+  }
   return r;
 }
 

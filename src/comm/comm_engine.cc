@@ -137,6 +137,7 @@ void CommEngine::finishSetup(Deadline deadline) {
     io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spinRounds_, yieldRounds_, aborted_,
                                    wakeFd_);
     io_->setHierarchy(&hierarchy_);
+    configureWireCompression();
     learnTopology(cards_, deadline);
     startTrace(deadline);
     planSelection(sameHostMedium_ == TransportMedium::kNetwork);
@@ -441,8 +442,11 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       callTags_->begin(o);
       AlgorithmChoice algo = selector_->choose(o, size_);
       CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(algo.id));
-      io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &o);
-      algo.run(io, o);
+      // Compressed calls whose ranks must agree run in place: every send then comes from memory the call may round.
+      const Op& run = wireInPlace(o);
+      io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &run);
+      algo.run(io, run);
+      if (io.wire().active()) agreeAfterWire(run);
       if (trace) trace->recordCall(o, algorithmName(algo.id), io.sliceBytes(), start, CallTrace::nowUs(), times, fused);
     };
     if (pointToPoint_.size() == ops.size()) {

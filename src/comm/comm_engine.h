@@ -134,6 +134,17 @@ class CommEngine {
   void startTrace(Deadline deadline);
   // Writes the trace, if any; a failure is logged, never thrown (it runs at destroy).
   void flushTrace() noexcept;
+  // CHORUS_COMPRESSION: which links carry float32 at 16 bits (network ones, or all with ":all").
+  void configureWireCompression();
+  // With compression on for `o`: an allgather or broadcast made in place (the input copied into the output), so
+  // that every final value a rank sends is one it may round to what its peers receive; otherwise `o`.
+  const Op& wireInPlace(const Op& o);
+  // After a compressed allreduce, allgather or broadcast: the results' significands rounded as the wire rounds
+  // them, so that the ranks agree bit for bit. A sender already keeps what it sends (it rounds in place), but a
+  // value may reach one rank over a compressed link and stay unrounded on another: the rank that computed it last
+  // (a ring's owner of a block, a non-power-of-two world's folded ranks), or one behind a full-precision link.
+  // Values already rounded are read, not written.
+  void agreeAfterWire(const Op& o);
   // The selector and each level's decision table for this world.
   // sameHostOverNetwork: ranks of one host talk over the network (a transport list without shm).
   void planSelection(bool sameHostOverNetwork);
@@ -188,6 +199,7 @@ class CommEngine {
   std::vector<const Op*> pointToPoint_;  // its sends and receives (under the lane)
   std::vector<char> fusionBuffer_;       // a batch's fused allreduces (grows, never shrinks; under the lane)
   Op fused_;                             // the allreduce running for them (named in messages)
+  Op wireOp_;                            // wireInPlace's call (under the lane)
   // The call lane: one call at a time runs on it. A communicator and the children that share its connections share
   // it (their calls take turns, as those of one communicator do).
   std::shared_ptr<std::mutex> lane_ = std::make_shared<std::mutex>();

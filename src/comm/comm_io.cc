@@ -28,6 +28,7 @@ void CommIO::begin(const CallTags& tags, LazyDeadline deadline, const Op* op) {
   tags_ = &tags;
   deadline_ = deadline;
   op_ = op;
+  wire_.begin(op, size_, deviceApi_ == nullptr);
   singleCopyHint_ = false;
   active_.clear();
   times_.clear();
@@ -81,6 +82,7 @@ void CommIO::beginUntracked(uint32_t tag, LazyDeadline deadline) {
   untrackedTag_ = tag;
   deadline_ = deadline;
   op_ = nullptr;
+  wire_.begin(nullptr, size_, true);
   singleCopyHint_ = false;
   active_.clear();
   times_.clear();
@@ -101,12 +103,26 @@ Request CommIO::isend(int peer, const void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
   c->setSingleCopyHint(singleCopyHint_);
   postedBytes_ += bytes;
+  if (wire_.compresses(peer, bytes)) {
+    size_t wireSize = 0;
+    const char* wire = wire_.encodeSend(buf, bytes, &wireSize);
+    const uint64_t id = c->isend(wire, wireSize, sendTag(peer));
+    wire_.sent(c, id);
+    return Request{c, true, id, bytes};
+  }
   return Request{c, true, c->isend(buf, bytes, sendTag(peer)), bytes};
 }
 
 Request CommIO::irecv(int peer, void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
   postedBytes_ += bytes;
+  if (wire_.compresses(peer, bytes)) {
+    size_t wireSize = 0;
+    char* wire = wire_.receiveBuffer(buf, bytes, &wireSize);
+    const uint64_t id = c->irecv(wire, wireSize, recvTag(peer));
+    wire_.received(c, id);
+    return Request{c, false, id, bytes};
+  }
   return Request{c, false, c->irecv(buf, bytes, recvTag(peer)), bytes};
 }
 
@@ -313,13 +329,18 @@ void CommIO::driveLoop(Pred finished) {
 void CommIO::wait(const Request& r) {
   if (trace_ == nullptr) {
     driveUntil([&] { return done(r); });
-    return;
+  } else {
+    traced(r.isSend ? "send" : "recv", r.conn->peer(), r.bytes, [&] { driveUntil([&] { return done(r); }); });
+    postedBytes_ -= std::min(postedBytes_, r.bytes);
   }
-  traced(r.isSend ? "send" : "recv", r.conn->peer(), r.bytes, [&] { driveUntil([&] { return done(r); }); });
-  postedBytes_ -= std::min(postedBytes_, r.bytes);
+  if (!r.isSend && wire_.active()) wire_.expand(r.conn, r.id);
 }
 
 void CommIO::exchange(int peer, const void* send, void* recv, size_t bytes) {
+  if (wire_.compresses(peer, bytes)) {  // encoded and decoded around the plain posts
+    PeerIO::exchange(peer, send, recv, bytes);
+    return;
+  }
   Connection* c = connectionTo(peer);
   auto both = [&] {
     uint64_t sendId = 0, recvId = 0;
@@ -345,10 +366,11 @@ void CommIO::waitAll() {
   };
   if (trace_ == nullptr || postedBytes_ == 0) {  // nothing left unwaited: no step worth an event
     all();
-    return;
+  } else {
+    traced("wait_all", -1, postedBytes_, all);
+    postedBytes_ = 0;
   }
-  traced("wait_all", -1, postedBytes_, all);
-  postedBytes_ = 0;
+  if (wire_.active()) wire_.expandAll();
 }
 
 }  // namespace chorus

@@ -13,6 +13,7 @@
 #include "src/comm/call_tags.h"
 #include "src/comm/call_trace.h"
 #include "src/comm/staging_memory.h"
+#include "src/comm/wire_compression.h"
 #include "core/deadline.h"
 #include "device/device_api.h"
 #include "device/poll_backoff.h"
@@ -30,6 +31,9 @@ class CommIO final : public PeerIO {
   // Starts a call: the tags its frames carry (per peer; `tags` must outlive the call), deadline, and the op (named
   // in messages; must outlive the call).
   void begin(const CallTags& tags, LazyDeadline deadline, const Op* op);
+  // CHORUS_COMPRESSION: the float32 messages of compressible calls to and from peers[p] travel at 16 bits.
+  void setWireCompression(WireFormat format, std::vector<bool> peers) { wire_.configure(format, std::move(peers)); }
+  const WireCompressor& wire() const { return wire_; }
   // Traces every wait as a transfer step of `trace` (TraceLevel::kTransfer) and adds up where each call's time
   // went (times(), cleared by begin()); transportNames[p] names the link to rank p. Null: off (the default).
   void setTrace(CallTrace* trace, std::vector<const char*> transportNames);
@@ -134,6 +138,7 @@ class CommIO final : public PeerIO {
   TimedReducer timedReducer_{reducer_, times_};
   bool timing_ = false;       // inside a traced wait: driveLoop splits its time into waiting and moving
   TransferStep step_{};  // the traced step under way
+  WireCompressor wire_;  // CHORUS_COMPRESSION
   size_t postedBytes_ = 0;    // posted and not yet waited for alone (a traced waitAll's bytes)
 };
 

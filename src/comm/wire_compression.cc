@@ -1,0 +1,127 @@
+#include "src/comm/wire_compression.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/error.h"
+
+namespace chorus {
+
+bool compressibleCall(const Op& op) {
+  if (op.type != chorusFloat32) return false;
+  switch (op.collective) {
+    case Collective::kAllReduce:
+    case Collective::kReduce:
+    case Collective::kReduceScatter:
+      return op.op == chorusSum || op.op == chorusAvg;
+    case Collective::kAllGather:
+    case Collective::kBroadcast:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void WireCompressor::configure(WireFormat format, std::vector<bool> peers) {
+  format_ = format;
+  peers_ = std::move(peers);
+}
+
+void WireCompressor::begin(const Op* op, int size, bool hostMemory) {
+  active_ = format_ != WireFormat::kNone && op != nullptr && hostMemory && compressibleCall(*op);
+  for (Buffer& b : buffers_) b.busy = false;
+  inputBegin_ = inputEnd_ = nullptr;
+  if (!active_) return;
+  const size_t n = static_cast<size_t>(size), bytes = op->count * 4;
+  const size_t in = op->collective == Collective::kReduceScatter ? bytes * n : bytes;
+  const size_t out = op->collective == Collective::kAllGather ? bytes * n : bytes;
+  const char* send = static_cast<const char*>(op->send);
+  const char* recv = static_cast<const char*>(op->recv);
+  // An in-place call's input is its output, which the call may write.
+  const bool inPlace = send != nullptr && recv != nullptr && send >= recv && send + in <= recv + out;
+  if (send != nullptr && !inPlace) {
+    inputBegin_ = send;
+    inputEnd_ = send + in;
+  }
+}
+
+bool WireCompressor::readOnly(const void* buf, size_t bytes) const {
+  const char* p = static_cast<const char*>(buf);
+  return inputBegin_ != nullptr && p < inputEnd_ && p + bytes > inputBegin_;
+}
+
+size_t WireCompressor::acquire(size_t bytes) {
+  constexpr size_t kNone = SIZE_MAX;
+  size_t fits = kNone, largest = kNone;  // the smallest free buffer that fits; the largest free one
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    Buffer& b = buffers_[i];
+    // A send's buffer is free once the connection has sent it; a receive's once decoded (expand clears busy).
+    if (b.busy && b.isSend && b.posted && b.conn->sendsDone() > b.id) b.busy = false;
+    if (b.busy) continue;
+    const size_t size = b.bytes.size();
+    if (size >= bytes && (fits == kNone || size < buffers_[fits].bytes.size())) fits = i;
+    if (largest == kNone || size > buffers_[largest].bytes.size()) largest = i;
+  }
+  size_t chosen = fits != kNone ? fits : largest;
+  if (chosen == kNone) {
+    chosen = buffers_.size();
+    buffers_.emplace_back();
+  }
+  Buffer& b = buffers_[chosen];
+  if (b.bytes.size() < bytes) b.bytes.resize(bytes);
+  b.busy = true;
+  b.posted = false;
+  b.out = nullptr;
+  return chosen;
+}
+
+char* WireCompressor::encodeSend(const void* buf, size_t bytes, size_t* wireSize) {
+  const size_t count = bytes / 4;
+  *wireSize = wireBytes(format_, count);
+  last_ = acquire(*wireSize);
+  Buffer& b = buffers_[last_];
+  b.isSend = true;
+  encodeWire(format_, buf, count, b.bytes.data(), readOnly(buf, bytes) ? nullptr : const_cast<void*>(buf));
+  return b.bytes.data();
+}
+
+void WireCompressor::sent(Connection* conn, uint64_t id) {
+  Buffer& b = buffers_[last_];
+  b.conn = conn;
+  b.id = id;
+  b.posted = true;
+}
+
+char* WireCompressor::receiveBuffer(void* buf, size_t bytes, size_t* wireSize) {
+  const size_t count = bytes / 4;
+  *wireSize = wireBytes(format_, count);
+  last_ = acquire(*wireSize);
+  Buffer& b = buffers_[last_];
+  b.isSend = false;
+  b.out = buf;
+  b.count = count;
+  return b.bytes.data();
+}
+
+void WireCompressor::received(Connection* conn, uint64_t id) { sent(conn, id); }
+
+void WireCompressor::expand(Connection* conn, uint64_t id) {
+  for (Buffer& b : buffers_) {
+    if (b.busy && !b.isSend && b.posted && b.conn == conn && b.id == id) {
+      decodeWire(format_, b.bytes.data(), b.count, b.out);
+      b.busy = false;
+      return;
+    }
+  }
+}
+
+void WireCompressor::expandAll() {
+  for (Buffer& b : buffers_) {
+    if (b.busy && !b.isSend && b.posted && b.conn->recvsDone() > b.id) {
+      decodeWire(format_, b.bytes.data(), b.count, b.out);
+      b.busy = false;
+    }
+  }
+}
+
+}  // namespace chorus

@@ -1,0 +1,103 @@
+// The wire codec of CHORUS_COMPRESSION: bfloat16 and scaled float16 against the scalar conversions of half.h,
+// specials, overflow-free scaling, in-place rounding equal to what the receiver decodes, and roundSignificands.
+#include "reduce/wire_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "reduce/half.h"
+
+namespace chorus {
+namespace {
+
+std::vector<float> samples(size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = std::ldexp(1.0f + static_cast<float>((i * 7919) % 1000) / 1000.0f, static_cast<int>(i % 61) - 30) *
+           ((i & 1) ? -1.0f : 1.0f);
+  }
+  v[3] = std::numeric_limits<float>::infinity();
+  v[5] = -std::numeric_limits<float>::infinity();
+  v[9] = std::numeric_limits<float>::quiet_NaN();
+  v[11] = 0.0f;
+  v[13] = -0.0f;
+  return v;
+}
+
+bool sameBits(float a, float b) { return std::memcmp(&a, &b, sizeof(a)) == 0; }
+
+TEST(WireCodec, Bfloat16MatchesTheScalarConversionAndRoundsInPlaceToWhatIsDecoded) {
+  for (size_t n : {0u, 1u, 15u, 16u, 17u, 1000u}) {
+    std::vector<float> v = samples(std::max<size_t>(n, 14));
+    v.resize(n);
+    std::vector<char> wire(wireBytes(WireFormat::kBf16, n));
+    std::vector<float> rounded(n), decoded(n);
+    encodeWire(WireFormat::kBf16, v.data(), n, wire.data(), rounded.data());
+    decodeWire(WireFormat::kBf16, wire.data(), n, decoded.data());
+    for (size_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, wire.data() + 2 * i, 2);
+      EXPECT_EQ(h, floatToBfloat16(v[i])) << n << " " << i;
+      EXPECT_TRUE(sameBits(rounded[i], decoded[i])) << i;
+      EXPECT_TRUE(sameBits(decoded[i], bfloat16ToFloat(floatToBfloat16(v[i])))) << i;
+    }
+    // In place: the values become what the peer decodes.
+    std::vector<float> inPlace = v;
+    encodeWire(WireFormat::kBf16, inPlace.data(), n, wire.data(), inPlace.data());
+    for (size_t i = 0; i < n; ++i) EXPECT_TRUE(sameBits(inPlace[i], decoded[i])) << i;
+  }
+}
+
+TEST(WireCodec, Float16IsScaledSoThatLargeValuesNeitherOverflowNorLosePrecision) {
+  for (float big : {1e9f, 2e38f, 65504.0f, 1e-12f, 1e-40f}) {
+    std::vector<float> v(37);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = big * (1.0f + static_cast<float>(i) / 64.0f) * ((i & 1) ? -1 : 1);
+    std::vector<char> wire(wireBytes(WireFormat::kFp16, v.size()));
+    EXPECT_EQ(wire.size(), 4 + 2 * v.size());
+    std::vector<float> rounded(v.size()), decoded(v.size());
+    encodeWire(WireFormat::kFp16, v.data(), v.size(), wire.data(), rounded.data());
+    decodeWire(WireFormat::kFp16, wire.data(), v.size(), decoded.data());
+    for (size_t i = 0; i < v.size(); ++i) {
+      EXPECT_TRUE(std::isfinite(decoded[i])) << big;
+      EXPECT_LE(std::fabs(decoded[i] - v[i]), std::ldexp(1.0, -11) * std::fabs(v[i])) << big << " " << i;
+      EXPECT_TRUE(sameBits(rounded[i], decoded[i])) << i;
+    }
+  }
+  // Specials survive; exactly representable values stay exact.
+  std::vector<float> v = {1.0f, -2.5f, 0.0f, std::numeric_limits<float>::infinity(), 3.0f, 1024.0f, -0.125f, 7.0f,
+                          std::numeric_limits<float>::quiet_NaN()};
+  std::vector<char> wire(wireBytes(WireFormat::kFp16, v.size()));
+  std::vector<float> decoded(v.size());
+  encodeWire(WireFormat::kFp16, v.data(), v.size(), wire.data(), nullptr);
+  decodeWire(WireFormat::kFp16, wire.data(), v.size(), decoded.data());
+  for (size_t i = 0; i + 1 < v.size(); ++i) EXPECT_EQ(decoded[i], v[i]) << i;
+  EXPECT_TRUE(std::isnan(decoded.back()));
+}
+
+TEST(WireCodec, RoundSignificandsIsIdempotentAndAgreesWithTheWireRounding) {
+  std::vector<float> v = samples(500);
+  for (WireFormat f : {WireFormat::kBf16, WireFormat::kFp16}) {
+    std::vector<float> once = v;
+    roundSignificands(f, once.data(), once.size());
+    std::vector<float> twice = once;
+    roundSignificands(f, twice.data(), twice.size());
+    for (size_t i = 0; i < v.size(); ++i) EXPECT_TRUE(sameBits(once[i], twice[i]) || std::isnan(once[i])) << i;
+    // A value and its wire rounding agree after it (float16: the message's normal range).
+    std::vector<char> wire(wireBytes(f, v.size()));
+    std::vector<float> decoded(v.size());
+    encodeWire(f, v.data(), v.size(), wire.data(), nullptr);
+    decodeWire(f, wire.data(), v.size(), decoded.data());
+    roundSignificands(f, decoded.data(), decoded.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (std::isnan(v[i]) || (f == WireFormat::kFp16 && std::fabs(v[i]) < std::ldexp(1.0f, 31 - 14))) continue;
+      EXPECT_TRUE(sameBits(once[i], decoded[i])) << wireFormatName(f) << " " << i << " " << v[i];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace chorus

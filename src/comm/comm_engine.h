@@ -143,7 +143,7 @@ class CommEngine {
   // them, so that the ranks agree bit for bit. A sender already keeps what it sends (it rounds in place), but a
   // value may reach one rank over a compressed link and stay unrounded on another: the rank that computed it last
   // (a ring's owner of a block, a non-power-of-two world's folded ranks), or one behind a full-precision link.
-  // Values already rounded are read, not written.
+  // Values already rounded are read, not written. Only where it is needed: see configureWireCompression.
   void agreeAfterWire(const Op& o);
   // The selector and each level's decision table for this world.
   // sameHostOverNetwork: ranks of one host talk over the network (a transport list without shm).
@@ -200,6 +200,7 @@ class CommEngine {
   std::vector<char> fusionBuffer_;       // a batch's fused allreduces (grows, never shrinks; under the lane)
   Op fused_;                             // the allreduce running for them (named in messages)
   Op wireOp_;                            // wireInPlace's call (under the lane)
+  bool wireAgreementPass_ = false;       // agreeAfterWire rounds the results (configureWireCompression says when)
   // The call lane: one call at a time runs on it. A communicator and the children that share its connections share
   // it (their calls take turns, as those of one communicator do).
   std::shared_ptr<std::mutex> lane_ = std::make_shared<std::mutex>();

@@ -1,5 +1,6 @@
 // CommEngine's part of CHORUS_COMPRESSION (the wire format itself: reduce/wire_codec.h; per message:
 // src/comm/wire_compression.h).
+#include <algorithm>
 #include <cstring>
 
 #include "core/logging.h"
@@ -21,6 +22,12 @@ void CommEngine::configureWireCompression() {
     if (p == rank_ || format == WireFormat::kNone) continue;
     peers[p] = allLinks || transportRecord(peerTransports_[p]).medium == TransportMedium::kNetwork;
   }
+  // Where every link is compressed and the world a power of two, every algorithm leaves each value either
+  // computed alike on the ranks that hold it or sent on (and so rounded in place by its sender): the ranks agree
+  // without the final pass. Otherwise (a full-precision link somewhere; a non-power-of-two world, whose folded
+  // ranks get a value that its other holders never send on) the pass makes them agree.
+  const auto compressed = std::count(peers.begin(), peers.end(), true);
+  wireAgreementPass_ = format != WireFormat::kNone && (compressed != size_ - 1 || (size_ & (size_ - 1)) != 0);
   if (format != WireFormat::kNone) {
     CHORUS_INFO(rank_, "compression: float32 at " << wireFormatName(format) << " to "
                                                   << std::count(peers.begin(), peers.end(), true) << " of "
@@ -58,6 +65,7 @@ const Op& CommEngine::wireInPlace(const Op& o) {
 
 void CommEngine::agreeAfterWire(const Op& o) {
   const WireCompressor& wire = io_->wire();
+  if (!wireAgreementPass_) return;
   size_t count = o.count;
   switch (o.collective) {
     case Collective::kAllGather:

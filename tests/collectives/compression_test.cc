@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/harness/process_world.h"
 #include "tests/harness/thread_world.h"
 
 namespace chorus::test {
@@ -129,6 +130,39 @@ INSTANTIATE_TEST_SUITE_P(
       std::string format = std::get<1>(info.param).substr(0, 4);
       std::string algo = std::get<2>(info.param).empty() ? "default" : std::get<2>(info.param);
       return std::to_string(std::get<0>(info.param)) + "ranks_" + format + "_" + algo;
+    });
+
+// Processes on emulated hosts: TCP links compressed, shared-memory ones not (the world the agreement pass is for).
+// (ranks, hosts, CHORUS_COMPRESSION, CHORUS_ALGO)
+class CompressionAcrossHostsTest
+    : public ::testing::TestWithParam<std::tuple<int, std::string, std::string, std::string>> {};
+
+TEST_P(CompressionAcrossHostsTest, RanksAgreeAndErrorsStayWithinTheBound) {
+  const auto& [n, hosts, format, algo] = GetParam();
+  ProcessWorldOptions o;
+  o.nranks = n;
+  o.worker = CHORUS_COMPRESSION_WORKER;
+  o.env = {{"CHORUS_TIMEOUT", "60"}, {"CHORUS_TEST_HOSTS", hosts}, {"CHORUS_COMPRESSION", format},
+           {"CHORUS_ALGO", algo}, {"CHORUS_CHUNK_SIZE", "65536"}};
+  o.deadline = 120s;
+  ProcessWorldResult result = runProcessWorld(o);
+  EXPECT_TRUE(result.allSucceeded()) << result.describe();
+  for (int r = 0; r < n; ++r) {
+    EXPECT_NE(result.ranks[r].output.find("compression right"), std::string::npos) << result.ranks[r].output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Worlds, CompressionAcrossHostsTest,
+    ::testing::Values(std::make_tuple(4, "2", "bf16", ""), std::make_tuple(4, "2", "fp16", "ring"),
+                      std::make_tuple(5, "2", "bf16", "hierarchical"), std::make_tuple(6, "3/rr", "bf16", "ring"),
+                      std::make_tuple(3, "3", "fp16", ""), std::make_tuple(4, "2", "bf16", "halving_doubling")),
+    [](const auto& info) {
+      std::string hosts = std::get<1>(info.param);
+      for (char& c : hosts) c = c == '/' ? '_' : c;
+      const std::string algo = std::get<3>(info.param).empty() ? "default" : std::get<3>(info.param);
+      return std::to_string(std::get<0>(info.param)) + "ranks_" + hosts + "hosts_" + std::get<2>(info.param) + "_" +
+             algo;
     });
 
 }  // namespace

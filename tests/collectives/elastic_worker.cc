@@ -100,6 +100,18 @@ struct World {
     return true;
   }
 
+  // Takes the shrunk communicator in place of the current one (destroyed), without the `gone` members; checks it.
+  bool adopt(chorusComm_t next, const std::vector<int>& gone) {
+    chorusCommDestroy(comm);
+    comm = next;
+    std::vector<int> left;
+    for (int m : members) {
+      if (!contains(gone, m)) left.push_back(m);
+    }
+    members = left;
+    return checkShape();
+  }
+
   // The calls every communicator must serve, on the final one.
   bool finalCalls() {
     for (int k = 1; k <= 3; ++k) {
@@ -188,14 +200,7 @@ int killAndShrink(World& w) {
       return finish(w, "kill_and_shrink", "");
     }
     if (shrinkMs > 5000) w.fail("chorusCommShrink took " + std::to_string(shrinkMs) + " ms after the error");
-    chorusCommDestroy(w.comm);
-    w.comm = next;
-    std::vector<int> left;
-    for (int m : w.members) {
-      if (!contains(victims, m)) left.push_back(m);
-    }
-    w.members = left;
-    if (!w.checkShape()) return finish(w, "kill_and_shrink", "");
+    if (!w.adopt(next, victims)) return finish(w, "kill_and_shrink", "");
     char line[160];
     std::snprintf(line, sizeof(line), "; error after %.0f ms, shrink %.1f ms", failedMs, shrinkMs);
     timings += line;
@@ -222,14 +227,7 @@ int exclude(World& w) {
   }
   const double shrinkMs = msSince(start);
   // The parent stays usable beside its shrunk child until destroyed; here it goes at once.
-  chorusCommDestroy(w.comm);
-  w.comm = next;
-  std::vector<int> left;
-  for (int m : w.members) {
-    if (!contains(excluded, m)) left.push_back(m);
-  }
-  w.members = left;
-  if (w.checkShape()) w.finalCalls();
+  if (w.adopt(next, excluded)) w.finalCalls();
   char line[80];
   std::snprintf(line, sizeof(line), "; shrink %.1f ms", shrinkMs);
   return finish(w, "exclude", line);

@@ -221,7 +221,8 @@ std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadl
   // The network's link class follows the transport that carries it, not whether hwloc saw an RDMA NIC.
   self.entries["topo.rdma"] = networkIsRdma(self) ? "1" : "0";
   if (!config_.traceDir.empty()) self.entries["trace"] = "1";  // its clock's offset to rank 0's is wanted
-  // Owned: the card stays in the store while this process lives, which is how a shrink tells the dead (shrink_agreement.h).
+  // Owned: the card stays in the store while this process lives, which is how a shrink tells the dead
+  // (shrink_agreement.h).
   store_->setOwned(cardKey(pre, rank_), self.encode(), deadline);
   std::vector<PeerCard> cards(size_);
   cards[rank_] = self;

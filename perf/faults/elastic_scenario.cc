@@ -148,15 +148,14 @@ Trial elasticTrial(int nranks) {
     }
   }
   t.seconds = last - killed;
-  const int restarted = ranks.spawn([nranks, growId](int, const chorusUniqueId&, int out, int) {
-    joinGrown(nranks, growId, out);
-  });
+  const int restarted =
+      ranks.spawn([nranks, growId](int, const chorusUniqueId&, int out, int) { joinGrown(nranks, growId, out); });
   for (int r = 0; r <= restarted; ++r) {
     if (r == victim) continue;
     Report rep = ranks.read(r, 30);
     if (!rep.received || rep.result != chorusSuccess || rep.message != "grown right") {
-      return failWith((r == restarted ? std::string("restarted rank") : "rank " + std::to_string(r)) + " after grow: " +
-                      (rep.received ? rep.message : "no report"));
+      return failWith((r == restarted ? std::string("restarted rank") : "rank " + std::to_string(r)) +
+                      " after grow: " + (rep.received ? rep.message : "no report"));
     }
   }
   if (int left = leftoverSegments()) failWith(std::to_string(left) + " chorus segment(s) left in /dev/shm");

@@ -28,8 +28,7 @@ struct Tensor {
 };
 
 // One group over `tensors` in the given order; microseconds; false on a failure or a wrong sum.
-bool runGroup(chorusComm_t comm, std::vector<Tensor>& tensors, const std::vector<size_t>& order, int n,
-              double* us) {
+bool runGroup(chorusComm_t comm, std::vector<Tensor>& tensors, const std::vector<size_t>& order, int n, double* us) {
   for (Tensor& t : tensors) {
     std::fill(t.half.begin(), t.half.end(), 0x3c00);
     std::fill(t.single.begin(), t.single.end(), 1.0f);
@@ -81,8 +80,10 @@ int main(int argc, char** argv) {
   for (int i = 0; i < count; ++i) {
     Tensor& t = tensors[static_cast<size_t>(i)];
     t.type = i % 2 == 0 ? chorusFloat16 : chorusFloat32;
-    if (t.type == chorusFloat16) t.half.resize(bytes / 2);
-    else t.single.resize(bytes / 4);
+    if (t.type == chorusFloat16)
+      t.half.resize(bytes / 2);
+    else
+      t.single.resize(bytes / 4);
     alternating.push_back(static_cast<size_t>(i));
   }
   for (int parity : {0, 1}) {
@@ -105,8 +106,8 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     std::printf("%d ranks, group of %d allreduces of %zu bytes, float16/float32; medians of %zu rounds\n", n, count,
                 bytes, alt.size());
-    std::printf("  alternating %.1f us, unalternated %.1f us: ratio %.2f; unfused (alternating) %.1f us\n",
-                median(alt), median(sorted), median(alt) / median(sorted), median(plain));
+    std::printf("  alternating %.1f us, unalternated %.1f us: ratio %.2f; unfused (alternating) %.1f us\n", median(alt),
+                median(sorted), median(alt) / median(sorted), median(plain));
   }
   chorusCommDestroy(unfused);
   chorusCommDestroy(fused);

@@ -52,9 +52,9 @@ chorusResult_t chorusCommShrink(chorusComm_t comm, const int* excludeRanks, int 
   std::vector<int> excluded(excludeRanks, excludeRanks + excludeCount);
   for (int r : excluded) {
     if (r < 0 || r >= n) {
-      return fail(comm, chorusInvalidArgument,
-                  whereOf(comm, call) + "excluded rank " + std::to_string(r) + " is outside [0, " + std::to_string(n) +
-                      ")");
+      return fail(
+          comm, chorusInvalidArgument,
+          whereOf(comm, call) + "excluded rank " + std::to_string(r) + " is outside [0, " + std::to_string(n) + ")");
     }
   }
   std::sort(excluded.begin(), excluded.end());
@@ -101,9 +101,8 @@ chorusResult_t chorusCommGrow(chorusComm_t comm, int newRanks, const chorusUniqu
     chorus::CommConfig resolved;
     chorusResult_t r = guarded(nullptr, call, [&] { resolved = chorus::resolveConfig(config, call); });
     if (r != chorusSuccess) return r;
-    return makeComm(nullptr, call, newcomm, [&] {
-      return chorus::CommEngine::joinGrown(*uniqueId, newRanks, rank, std::move(resolved));
-    });
+    return makeComm(nullptr, call, newcomm,
+                    [&] { return chorus::CommEngine::joinGrown(*uniqueId, newRanks, rank, std::move(resolved)); });
   }
   if (!comm->impl) return fail(comm, chorusInvalidArgument, std::string(call) + ": comm is NULL");
   if (comm->impl->rank() == 0 && !uniqueId) {

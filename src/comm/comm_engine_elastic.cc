@@ -71,12 +71,17 @@ chorusUniqueId CommEngine::growId() const {
 std::unique_ptr<CommEngine> CommEngine::grow(const chorusUniqueId* id, int newRanks, CommConfig config) {
   chorusUniqueId agreed{};
   if (rank_ == 0) agreed = *id;
-  run(Op{.collective = Collective::kBroadcast, .send = &agreed, .recv = &agreed, .count = sizeof(agreed),
-         .type = chorusUint8, .root = 0});
+  run(Op{.collective = Collective::kBroadcast,
+         .send = &agreed,
+         .recv = &agreed,
+         .count = sizeof(agreed),
+         .type = chorusUint8,
+         .root = 0});
   LaunchSpec spec = decodeUniqueId(agreed, rank_, size_ + newRanks);
   if (grownFromSize(spec) != size_) {
-    throwInvalidArgument(named("rank " + std::to_string(rank_) + ": chorusCommGrow: rank 0's id was made for a "
-                                                                  "communicator of " +
+    throwInvalidArgument(named("rank " + std::to_string(rank_) +
+                               ": chorusCommGrow: rank 0's id was made for a "
+                               "communicator of " +
                                std::to_string(grownFromSize(spec)) + " ranks, not this one of " +
                                std::to_string(size_)));
   }

@@ -30,8 +30,8 @@ void CommEngine::configureWireCompression() {
   wireAgreementPass_ = format != WireFormat::kNone && (compressed != size_ - 1 || (size_ & (size_ - 1)) != 0);
   if (format != WireFormat::kNone) {
     CHORUS_INFO(rank_, "compression: float32 at " << wireFormatName(format) << " to "
-                                                  << std::count(peers.begin(), peers.end(), true) << " of "
-                                                  << size_ - 1 << " peers");
+                                                  << std::count(peers.begin(), peers.end(), true) << " of " << size_ - 1
+                                                  << " peers");
   }
   io_->setWireCompression(format, std::move(peers));
 }

@@ -68,9 +68,9 @@ std::vector<int> agreeOnList(StoreClient& store, const ShrinkRequest& req, Deadl
   for (int r : members) {
     const std::string theirs = textOf(store.get(req.shrinkPrefix + "joined/" + std::to_string(r), deadline));
     if (theirs != mine) {
-      throw Error(chorusInvalidUsage, req.who + ": chorusCommShrink: rank " + std::to_string(r) +
-                                          " excludes ranks {" + theirs.substr(std::min<size_t>(2, theirs.size())) +
-                                          "}, this rank {" + mine.substr(2) + "}: every caller must pass the same list");
+      throw Error(chorusInvalidUsage, req.who + ": chorusCommShrink: rank " + std::to_string(r) + " excludes ranks {" +
+                                          theirs.substr(std::min<size_t>(2, theirs.size())) + "}, this rank {" +
+                                          mine.substr(2) + "}: every caller must pass the same list");
     }
   }
   return members;
@@ -155,8 +155,9 @@ std::vector<int> decodeRankList(const std::string& text, int size) {
 std::vector<int> agreeOnSurvivors(StoreClient& store, const ShrinkRequest& request, Deadline deadline) {
   if (request.explicitExclusion) {
     if (std::binary_search(request.excluded.begin(), request.excluded.end(), request.rank)) {
-      throw Error(chorusInvalidUsage, request.who + ": chorusCommShrink: this rank is in excludeRanks (excluded "
-                                                    "ranks do not call chorusCommShrink)");
+      throw Error(chorusInvalidUsage, request.who +
+                                          ": chorusCommShrink: this rank is in excludeRanks (excluded "
+                                          "ranks do not call chorusCommShrink)");
     }
     return agreeOnList(store, request, deadline);
   }

@@ -60,19 +60,18 @@ TEST_P(CompressionTest, RanksAgreeAndErrorsStayWithinTheBound) {
         gathered[r].resize(kCount * n);
         ASSERT_EQ(chorusAllGather(x.data(), gathered[r].data(), kCount, chorusFloat32, comm, nullptr), chorusSuccess);
         broadcast[r] = x;
-        ASSERT_EQ(chorusBroadcast(broadcast[r].data(), broadcast[r].data(), kCount, chorusFloat32, n - 1, comm,
-                                  nullptr),
-                  chorusSuccess);
+        ASSERT_EQ(
+            chorusBroadcast(broadcast[r].data(), broadcast[r].data(), kCount, chorusFloat32, n - 1, comm, nullptr),
+            chorusSuccess);
         std::vector<float> all(kCount * n);
         for (size_t i = 0; i < all.size(); ++i) all[i] = input(r, i);
         scattered[r].resize(kCount);
-        ASSERT_EQ(chorusReduceScatter(all.data(), scattered[r].data(), kCount, chorusFloat32, chorusSum, comm,
-                                      nullptr),
+        ASSERT_EQ(chorusReduceScatter(all.data(), scattered[r].data(), kCount, chorusFloat32, chorusSum, comm, nullptr),
                   chorusSuccess);
         integers[r].assign(kCount, static_cast<float>(r % 4));  // sums below 64: exact at 16 bits
-        ASSERT_EQ(chorusAllReduce(integers[r].data(), integers[r].data(), kCount, chorusFloat32, chorusSum, comm,
-                                  nullptr),
-                  chorusSuccess);
+        ASSERT_EQ(
+            chorusAllReduce(integers[r].data(), integers[r].data(), kCount, chorusFloat32, chorusSum, comm, nullptr),
+            chorusSuccess);
       },
       120s));
   int wrong = 0;
@@ -85,12 +84,17 @@ TEST_P(CompressionTest, RanksAgreeAndErrorsStayWithinTheBound) {
     }
     for (int r = 0; r < n; ++r) {
       // float16: values below the message's normal range (2^-28 of its largest) may differ by their rounding.
-      auto differ = [&](float a, float b) { return std::memcmp(&a, &b, sizeof(float)) != 0 && (bf16 || std::fabs(a) > tiny); };
-      if (differ(sums[r][i], sums[0][i])) ++wrong, ADD_FAILURE() << "allreduce: ranks 0 and " << r << " differ at " << i;
-      if (differ(broadcast[r][i], broadcast[0][i])) ++wrong, ADD_FAILURE() << "broadcast: ranks 0 and " << r << " differ at " << i;
+      auto differ = [&](float a, float b) {
+        return std::memcmp(&a, &b, sizeof(float)) != 0 && (bf16 || std::fabs(a) > tiny);
+      };
+      if (differ(sums[r][i], sums[0][i]))
+        ++wrong, ADD_FAILURE() << "allreduce: ranks 0 and " << r << " differ at " << i;
+      if (differ(broadcast[r][i], broadcast[0][i]))
+        ++wrong, ADD_FAILURE() << "broadcast: ranks 0 and " << r << " differ at " << i;
       for (int b = 0; b < n; ++b) {
         const size_t k = static_cast<size_t>(b) * kCount + i;
-        if (differ(gathered[r][k], gathered[0][k])) ++wrong, ADD_FAILURE() << "allgather: ranks 0 and " << r << " differ at " << k;
+        if (differ(gathered[r][k], gathered[0][k]))
+          ++wrong, ADD_FAILURE() << "allgather: ranks 0 and " << r << " differ at " << k;
       }
       EXPECT_EQ(integers[r][i], static_cast<float>((n / 4) * 6 + (n % 4) * (n % 4 - 1) / 2)) << i;
     }
@@ -142,8 +146,11 @@ TEST_P(CompressionAcrossHostsTest, RanksAgreeAndErrorsStayWithinTheBound) {
   ProcessWorldOptions o;
   o.nranks = n;
   o.worker = CHORUS_COMPRESSION_WORKER;
-  o.env = {{"CHORUS_TIMEOUT", "60"}, {"CHORUS_TEST_HOSTS", hosts}, {"CHORUS_COMPRESSION", format},
-           {"CHORUS_ALGO", algo}, {"CHORUS_CHUNK_SIZE", "65536"}};
+  o.env = {{"CHORUS_TIMEOUT", "60"},
+           {"CHORUS_TEST_HOSTS", hosts},
+           {"CHORUS_COMPRESSION", format},
+           {"CHORUS_ALGO", algo},
+           {"CHORUS_CHUNK_SIZE", "65536"}};
   o.deadline = 120s;
   ProcessWorldResult result = runProcessWorld(o);
   EXPECT_TRUE(result.allSucceeded()) << result.describe();

@@ -45,8 +45,7 @@ void expectSumOfRanks(const std::vector<chorusComm_t>& comms) {
     EXPECT_EQ(size, n);
     EXPECT_EQ(rank, r);
     std::vector<float> v(1000, static_cast<float>(r + 1));
-    ASSERT_EQ(chorusAllReduce(v.data(), v.data(), v.size(), chorusFloat32, chorusSum, comms[r], nullptr),
-              chorusSuccess)
+    ASSERT_EQ(chorusAllReduce(v.data(), v.data(), v.size(), chorusFloat32, chorusSum, comms[r], nullptr), chorusSuccess)
         << chorusGetLastError(comms[r]);
     EXPECT_EQ(v[999], n * (n + 1) / 2.0f);
   });

@@ -49,20 +49,20 @@ TEST_P(ShrinkAfterKillTest, SurvivorsShrinkAndGoOnWithRightResults) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Worlds, ShrinkAfterKillTest,
-    ::testing::Values(std::make_tuple(3, "1", "2", false),      // one host
-                      std::make_tuple(4, "2", "1", false),      // 2 + 2 hosts, the lost rank's host keeps one
-                      std::make_tuple(5, "3", "0", false),      // rank 0 lost (the store outlives it)
-                      std::make_tuple(6, "3", "2,5", false),    // two lost at once, on two hosts
-                      std::make_tuple(6, "2", "1;4", false),    // a shrink of a shrink
-                      std::make_tuple(4, "2", "3", true)),      // the victims listed by the survivors
-    [](const auto& info) {
-      std::string victims = std::get<2>(info.param);
-      for (char& c : victims) c = c == ',' ? '_' : c == ';' ? 'x' : c;
-      return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param) + "hosts_lose" + victims +
-             (std::get<3>(info.param) ? "_listed" : "");
-    });
+INSTANTIATE_TEST_SUITE_P(Worlds, ShrinkAfterKillTest,
+                         ::testing::Values(std::make_tuple(3, "1", "2", false),  // one host
+                                           std::make_tuple(4, "2", "1",
+                                                           false),  // 2 + 2 hosts, the lost rank's host keeps one
+                                           std::make_tuple(5, "3", "0", false),  // rank 0 lost (the store outlives it)
+                                           std::make_tuple(6, "3", "2,5", false),  // two lost at once, on two hosts
+                                           std::make_tuple(6, "2", "1;4", false),  // a shrink of a shrink
+                                           std::make_tuple(4, "2", "3", true)),  // the victims listed by the survivors
+                         [](const auto& info) {
+                           std::string victims = std::get<2>(info.param);
+                           for (char& c : victims) c = c == ',' ? '_' : c == ';' ? 'x' : c;
+                           return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param) +
+                                  "hosts_lose" + victims + (std::get<3>(info.param) ? "_listed" : "");
+                         });
 
 TEST(ShrinkByListTest, AHealthyCommunicatorLeavesOutTheListedRanks) {
   ProcessWorldOptions o;

@@ -74,8 +74,8 @@ struct World {
     for (int m : members) expected += static_cast<float>((m + 1) * k);
     for (size_t i = 0; i < v.size(); i += 4099) {
       if (v[i] != expected) {
-        fail("allreduce " + std::to_string(calls) + ": element " + std::to_string(i) + " is " +
-             std::to_string(v[i]) + ", expected " + std::to_string(expected));
+        fail("allreduce " + std::to_string(calls) + ": element " + std::to_string(i) + " is " + std::to_string(v[i]) +
+             ", expected " + std::to_string(expected));
         return chorusInternalError;
       }
     }
@@ -93,9 +93,8 @@ struct World {
       if (members[i] == self) want = static_cast<int>(i);
     }
     if (n != static_cast<int>(members.size()) || rank != want) {
-      return fail("shrunk communicator has " + std::to_string(n) + " ranks and this rank is " +
-                  std::to_string(rank) + "; expected " + std::to_string(members.size()) + " and " +
-                  std::to_string(want));
+      return fail("shrunk communicator has " + std::to_string(n) + " ranks and this rank is " + std::to_string(rank) +
+                  "; expected " + std::to_string(members.size()) + " and " + std::to_string(want));
     }
     return true;
   }
@@ -123,7 +122,8 @@ struct World {
       return fail(std::string("allgather: ") + chorusGetLastError(comm));
     }
     for (int i = 0; i < n; ++i) {
-      if (all[i] != members[i]) return fail("allgather: slot " + std::to_string(i) + " holds " + std::to_string(all[i]));
+      if (all[i] != members[i])
+        return fail("allgather: slot " + std::to_string(i) + " holds " + std::to_string(all[i]));
     }
     std::vector<float> a(64, 1.0f), b(64, 2.0f);
     chorusGroupStart();
@@ -192,11 +192,12 @@ int killAndShrink(World& w) {
       if (contains(victims, w.members[i])) excluded.push_back(static_cast<int>(i));
     }
     chorusComm_t next = nullptr;
-    r = chorusCommShrink(w.comm, listVictims ? excluded.data() : nullptr, listVictims ? static_cast<int>(excluded.size()) : 0,
-                         &next, nullptr, CHORUS_SHRINK_ABORT);
+    r = chorusCommShrink(w.comm, listVictims ? excluded.data() : nullptr,
+                         listVictims ? static_cast<int>(excluded.size()) : 0, &next, nullptr, CHORUS_SHRINK_ABORT);
     const double shrinkMs = msSince(errorAt);
     if (r != chorusSuccess) {
-      w.fail(std::string("chorusCommShrink: ") + chorusGetLastError(nullptr) + " (after the call's error: " + error + ")");
+      w.fail(std::string("chorusCommShrink: ") + chorusGetLastError(nullptr) + " (after the call's error: " + error +
+             ")");
       return finish(w, "kill_and_shrink", "");
     }
     if (shrinkMs > 5000) w.fail("chorusCommShrink took " + std::to_string(shrinkMs) + " ms after the error");
@@ -210,7 +211,8 @@ int killAndShrink(World& w) {
 }
 
 int exclude(World& w) {
-  const std::vector<int> excluded = parseList(std::getenv("CHORUS_TEST_EXCLUDE") ? std::getenv("CHORUS_TEST_EXCLUDE") : "");
+  const std::vector<int> excluded =
+      parseList(std::getenv("CHORUS_TEST_EXCLUDE") ? std::getenv("CHORUS_TEST_EXCLUDE") : "");
   for (int k = 1; k <= 2; ++k) {
     if (w.allReduce(k) != chorusSuccess) {
       w.fail(std::string("allreduce before the shrink: ") + chorusGetLastError(w.comm));

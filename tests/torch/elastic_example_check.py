@@ -13,7 +13,7 @@ import tempfile
 def main():
     chorusrun, pythonpath, source = sys.argv[1:4]
     with tempfile.TemporaryDirectory() as tmp:
-        command = [chorusrun, "--elastic", "--timeout", "180", "-n", "3", "/usr/bin/python3",
+        command = [chorusrun, "--elastic", "--tag-output", "--timeout", "180", "-n", "3", "/usr/bin/python3",
                    os.path.join(source, "examples", "torch", "elastic_train.py"), "--lose-rank", "0", "--lose-at", "4",
                    "--steps", "10", "--init-file", os.path.join(tmp, "init")]
         env = dict(os.environ, PYTHONPATH=pythonpath)

@@ -13,8 +13,10 @@ TEST(FusionPlan, AlternatingPrecisionsFuseIntoOneEntryEach) {
   std::vector<Op> ops;
   for (int i = 0; i < 64; ++i) {
     const bool half = i % 2 == 0;
-    ops.push_back(Op{.collective = Collective::kAllReduce, .count = half ? 2048u : 1024u,
-                     .type = half ? chorusFloat16 : chorusFloat32, .op = chorusSum});
+    ops.push_back(Op{.collective = Collective::kAllReduce,
+                     .count = half ? 2048u : 1024u,
+                     .type = half ? chorusFloat16 : chorusFloat32,
+                     .op = chorusSum});
   }
   const auto plan = planFusion(ops, 64 << 20);
   ASSERT_EQ(plan.size(), 2u);

@@ -112,14 +112,12 @@ TEST(ShrinkAgreement, SurvivorsAgreeOnTheRanksStillAlive) {
 TEST(ShrinkAgreement, ASurvivorWaitsForALiveRankThatHasNotCalledYet) {
   StoreServer server("127.0.0.1", 0, kJob, "");
   Ranks ranks(server, 3);
-  auto early = std::async(std::launch::async, [&] {
-    return agreeOnSurvivors(*ranks.clients[0], ranks.request(0), Deadline::after(10));
-  });
+  auto early = std::async(std::launch::async,
+                          [&] { return agreeOnSurvivors(*ranks.clients[0], ranks.request(0), Deadline::after(10)); });
   EXPECT_EQ(early.wait_for(200ms), std::future_status::timeout);  // rank 1 lives: it must be waited for
   ranks.clients[2].reset();
-  auto late = std::async(std::launch::async, [&] {
-    return agreeOnSurvivors(*ranks.clients[1], ranks.request(1), Deadline::after(10));
-  });
+  auto late = std::async(std::launch::async,
+                         [&] { return agreeOnSurvivors(*ranks.clients[1], ranks.request(1), Deadline::after(10)); });
   EXPECT_EQ(early.get(), (std::vector<int>{0, 1}));
   EXPECT_EQ(late.get(), (std::vector<int>{0, 1}));
 }
@@ -150,16 +148,14 @@ TEST(ShrinkAgreement, ExplicitListsMustAgreeAndNameNoDeadMember) {
   StoreServer server("127.0.0.1", 0, kJob, "");
   Ranks ranks(server, 4);
   const std::vector<int> one = {3}, other = {2, 3};
-  auto a = std::async(std::launch::async, [&] {
-    return agreeOnSurvivors(*ranks.clients[0], ranks.request(0, &one), Deadline::after(10));
-  });
+  auto a = std::async(std::launch::async,
+                      [&] { return agreeOnSurvivors(*ranks.clients[0], ranks.request(0, &one), Deadline::after(10)); });
   auto b = std::async(std::launch::async, [&] {
     return agreeOnSurvivors(*ranks.clients[1], ranks.request(1, &other), Deadline::after(10));
   });
   // Rank 2 is a member for rank 0; it calls with rank 0's list, so rank 0's members all join.
-  auto c = std::async(std::launch::async, [&] {
-    return agreeOnSurvivors(*ranks.clients[2], ranks.request(2, &one), Deadline::after(10));
-  });
+  auto c = std::async(std::launch::async,
+                      [&] { return agreeOnSurvivors(*ranks.clients[2], ranks.request(2, &one), Deadline::after(10)); });
   for (auto* f : {&a, &c}) {
     try {
       f->get();

@@ -68,8 +68,8 @@ TEST(WireCodec, Float16IsScaledSoThatLargeValuesNeitherOverflowNorLosePrecision)
     }
   }
   // Specials survive; exactly representable values stay exact.
-  std::vector<float> v = {1.0f, -2.5f, 0.0f, std::numeric_limits<float>::infinity(), 3.0f, 1024.0f, -0.125f, 7.0f,
-                          std::numeric_limits<float>::quiet_NaN()};
+  std::vector<float> v = {1.0f,    -2.5f,   0.0f, std::numeric_limits<float>::infinity(), 3.0f,
+                          1024.0f, -0.125f, 7.0f, std::numeric_limits<float>::quiet_NaN()};
   std::vector<char> wire(wireBytes(WireFormat::kFp16, v.size()));
   std::vector<float> decoded(v.size());
   encodeWire(WireFormat::kFp16, v.data(), v.size(), wire.data(), nullptr);

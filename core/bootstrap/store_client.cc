@@ -306,6 +306,17 @@ struct StoreClient::Impl {
     if (response.status != wire::Status::kOk) unexpected(response, call);
   }
 
+  // CHECK and CHECK_EACH: the keys checked, sent as one key list; the answer, once its status is kOk.
+  Response keyListRequest(wire::Op op, const std::vector<std::string>& keys, const Deadline& deadline,
+                          const Call& call) {
+    for (const std::string& key : keys) checkKey(key, call);
+    Bytes list = wire::encodeKeyList(keys);
+    checkValueSize(list.size(), call);
+    Response response = request(op, {}, list, deadline, call);
+    if (response.status != wire::Status::kOk) unexpected(response, call);
+    return response;
+  }
+
   Bytes get(const std::string& key, const Deadline& deadline, const Call& call) {
     checkKey(key, call);
     Response response = request(wire::Op::kGet, key, {}, deadline, call);
@@ -351,11 +362,7 @@ int64_t StoreClient::add(const std::string& key, int64_t delta, Deadline deadlin
 
 bool StoreClient::check(const std::vector<std::string>& keys, Deadline deadline) {
   Call call{"CHECK of " + std::to_string(keys.size()) + " keys"};
-  for (const std::string& key : keys) impl_->checkKey(key, call);
-  Bytes list = wire::encodeKeyList(keys);
-  impl_->checkValueSize(list.size(), call);
-  Response response = impl_->request(wire::Op::kCheck, {}, list, deadline, call);
-  if (response.status != wire::Status::kOk) impl_->unexpected(response, call);
+  Response response = impl_->keyListRequest(wire::Op::kCheck, keys, deadline, call);
   if (response.value.size() != 1) impl_->fail(chorusRemoteError, impl_->where() + call.what + ": malformed answer");
   return response.value[0] != 0;
 }
@@ -376,11 +383,7 @@ Bytes StoreClient::compareSet(const std::string& key, const Bytes& expected, con
 
 std::vector<bool> StoreClient::checkEach(const std::vector<std::string>& keys, Deadline deadline) {
   Call call{"CHECK_EACH of " + std::to_string(keys.size()) + " keys"};
-  for (const std::string& key : keys) impl_->checkKey(key, call);
-  Bytes list = wire::encodeKeyList(keys);
-  impl_->checkValueSize(list.size(), call);
-  Response response = impl_->request(wire::Op::kCheckEach, {}, list, deadline, call);
-  if (response.status != wire::Status::kOk) impl_->unexpected(response, call);
+  Response response = impl_->keyListRequest(wire::Op::kCheckEach, keys, deadline, call);
   if (response.value.size() != keys.size()) {
     impl_->fail(chorusRemoteError, impl_->where() + call.what + ": malformed answer");
   }

@@ -111,6 +111,12 @@ std::string grownPrefix(chorusComm_t grown) {
   return "grown" + std::to_string(tag) + "/";
 }
 
+// For calls that make a communicator: their failure is recorded as the thread's last error, not a communicator's.
+void checkNew(chorusResult_t r, const char* call) {
+  TORCH_CHECK(r == chorusSuccess, "ProcessGroupChorus: ", call, " failed: ", chorusGetErrorString(r), ": ",
+              chorusGetLastError(nullptr));
+}
+
 }  // namespace
 
 c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::adopt(chorusComm_t comm, const std::string& prefix) {
@@ -128,8 +134,7 @@ c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::shrink(const std::vec
       exclude.empty() ? chorusCommShrink(comm_, nullptr, 0, &child, &config, CHORUS_SHRINK_ABORT)
                       : chorusCommShrink(comm_, exclude.data(), static_cast<int>(exclude.size()), &child, &config,
                                          CHORUS_SHRINK_DEFAULT);
-  TORCH_CHECK(r == chorusSuccess, "ProcessGroupChorus: chorusCommShrink failed: ", chorusGetErrorString(r), ": ",
-              chorusGetLastError(nullptr));
+  checkNew(r, "chorusCommShrink");
   return adopt(child, storePrefix_ + "shrink" + std::to_string(++reshapes_) + "/");
 }
 
@@ -147,8 +152,7 @@ c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::grow(int newRanks, co
   if (getRank() == 0) growId = idOf(id, "chorus_torch.grow");
   chorusComm_t grown = nullptr;
   const chorusResult_t r = chorusCommGrow(comm_, newRanks, getRank() == 0 ? &growId : nullptr, -1, &grown, &config);
-  TORCH_CHECK(r == chorusSuccess, "ProcessGroupChorus: chorusCommGrow failed: ", chorusGetErrorString(r), ": ",
-              chorusGetLastError(nullptr));
+  checkNew(r, "chorusCommGrow");
   return adopt(grown, grownPrefix(grown));
 }
 
@@ -159,8 +163,7 @@ c10::intrusive_ptr<ProcessGroupChorus> ProcessGroupChorus::joinGrown(int newRank
   const chorusUniqueId growId = idOf(id, "chorus_torch.join_grown");
   chorusComm_t grown = nullptr;
   const chorusResult_t r = chorusCommGrow(nullptr, newRanks, &growId, rank, &grown, &config);
-  TORCH_CHECK(r == chorusSuccess, "ProcessGroupChorus: chorusCommGrow failed: ", chorusGetErrorString(r), ": ",
-              chorusGetLastError(nullptr));
+  checkNew(r, "chorusCommGrow");
   int size = 0;
   chorusCommCount(grown, &size);
   return c10::make_intrusive<ProcessGroupChorus>(grown, rank, size, std::move(store), grownPrefix(grown));

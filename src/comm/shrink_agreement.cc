@@ -19,6 +19,11 @@ std::string rankNames(const std::vector<int>& ranks) {
   return out;
 }
 
+// Where rank r says it called this shrink.
+std::string joinedKey(const ShrinkRequest& req, int r) {
+  return req.shrinkPrefix + "joined/" + std::to_string(r);
+}
+
 // Polls the store: each look is a round trip to the server, so the period grows from 0.2 ms to 5 ms (a death is
 // seen within milliseconds either way; a slow caller costs the store a few hundred requests a second at most).
 class StorePolling {
@@ -39,9 +44,9 @@ std::vector<int> agreeOnList(StoreClient& store, const ShrinkRequest& req, Deadl
     if (!std::binary_search(req.excluded.begin(), req.excluded.end(), r)) members.push_back(r);
   }
   const std::string mine = "x:" + encodeRankList(req.excluded);
-  store.set(req.shrinkPrefix + "joined/" + std::to_string(req.rank), bytesOf(mine), deadline);
+  store.set(joinedKey(req, req.rank), bytesOf(mine), deadline);
   std::vector<std::string> keys;
-  for (int r : members) keys.push_back(req.shrinkPrefix + "joined/" + std::to_string(r));
+  for (int r : members) keys.push_back(joinedKey(req, r));
   for (int r : members) keys.push_back(cardKey(req.commPrefix, r));
   StorePolling polling;
   for (;;) {
@@ -66,7 +71,7 @@ std::vector<int> agreeOnList(StoreClient& store, const ShrinkRequest& req, Deadl
     polling.pause();
   }
   for (int r : members) {
-    const std::string theirs = textOf(store.get(req.shrinkPrefix + "joined/" + std::to_string(r), deadline));
+    const std::string theirs = textOf(store.get(joinedKey(req, r), deadline));
     if (theirs != mine) {
       throw Error(chorusInvalidUsage, req.who + ": chorusCommShrink: rank " + std::to_string(r) + " excludes ranks {" +
                                           theirs.substr(std::min<size_t>(2, theirs.size())) + "}, this rank {" +
@@ -78,11 +83,11 @@ std::vector<int> agreeOnList(StoreClient& store, const ShrinkRequest& req, Deadl
 
 // No list: the ranks that joined before everyone else was gone, as the first proposal stored says.
 std::vector<int> agreeOnLost(StoreClient& store, const ShrinkRequest& req, Deadline deadline) {
-  store.set(req.shrinkPrefix + "joined/" + std::to_string(req.rank), bytesOf("a"), deadline);
+  store.set(joinedKey(req, req.rank), bytesOf("a"), deadline);
   const std::string decisionKey = req.shrinkPrefix + "decision";
   // One atomic look at every rank's joined key and card, and at the decision.
   std::vector<std::string> keys;
-  for (int r = 0; r < req.size; ++r) keys.push_back(req.shrinkPrefix + "joined/" + std::to_string(r));
+  for (int r = 0; r < req.size; ++r) keys.push_back(joinedKey(req, r));
   for (int r = 0; r < req.size; ++r) keys.push_back(cardKey(req.commPrefix, r));
   keys.push_back(decisionKey);
   StorePolling polling;

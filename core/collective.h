@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "chorus/chorus.h"
+#include "core/datatype.h"
 
 namespace chorus {
 
@@ -66,5 +67,8 @@ struct Op {
   std::shared_ptr<const void> keepAlive = nullptr;
   uint64_t seq = 0;              // this call's sequence number on its communicator (set when it runs)
 };
+
+// count elements of the call's type, in bytes: one rank's block, or a point-to-point message.
+inline size_t countBytes(const Op& op) { return op.count * typeSize(op.type); }
 
 }  // namespace chorus

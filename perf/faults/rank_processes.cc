@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -58,10 +59,7 @@ int leftoverSegments() {
 }
 
 RankProcesses::RankProcesses(int n, const Body& body) {
-  if (chorusGetUniqueId(&id_) != chorusSuccess) {
-    std::fprintf(stderr, "chorus-faults: chorusGetUniqueId: %s\n", chorusGetLastError(nullptr));
-    std::exit(2);
-  }
+  startStoreKeeper();
   int hold[2];
   if (::pipe(hold) != 0) std::perror("chorus-faults: pipe"), std::exit(2);
   holdWrite_ = hold[1];
@@ -69,9 +67,43 @@ RankProcesses::RankProcesses(int n, const Body& body) {
   ::close(hold[0]);
 }
 
+void RankProcesses::startStoreKeeper() {
+  int p[2];
+  if (::pipe(p) != 0) std::perror("chorus-faults: pipe"), std::exit(2);
+  keeper_ = ::fork();
+  if (keeper_ < 0) std::perror("chorus-faults: fork"), std::exit(2);
+  if (keeper_ == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::close(p[0]);
+    chorusUniqueId id{};
+    if (chorusGetUniqueId(&id) != chorusSuccess) {
+      std::fprintf(stderr, "chorus-faults: chorusGetUniqueId: %s\n", chorusGetLastError(nullptr));
+      _exit(2);
+    }
+    if (::write(p[1], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id))) _exit(3);
+    for (;;) ::pause();  // serving the store until the parent kills it
+  }
+  ::close(p[1]);
+  size_t got = 0;
+  while (got < sizeof(id_)) {
+    ssize_t k = ::read(p[0], reinterpret_cast<char*>(&id_) + got, sizeof(id_) - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      std::fprintf(stderr, "chorus-faults: the store keeper exited before serving a store\n");
+      std::exit(2);
+    }
+    got += static_cast<size_t>(k);
+  }
+  ::close(p[0]);
+}
+
 RankProcesses::~RankProcesses() {
   for (pid_t pid : pids_) ::kill(pid, SIGKILL);
   for (pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
+  if (keeper_ > 0) {
+    ::kill(keeper_, SIGKILL);
+    ::waitpid(keeper_, nullptr, 0);
+  }
   for (int fd : reads_) ::close(fd);
   if (holdWrite_ >= 0) ::close(holdWrite_);
 }

@@ -27,7 +27,10 @@ struct Report {
 
 void sendReport(int fd, chorusResult_t result, double time, const char* message);
 
-// Child processes, one per rank, each reporting through its own pipe; killed and reaped on destruction.
+// Child processes, one per rank, each reporting through its own pipe; killed and reaped on destruction. Their store
+// is served by one more child, the store keeper, so that it outlives any rank and so that this process runs no
+// thread when it forks: a child forked while another thread held a lock (the sanitizers' allocators take no fork
+// precautions) would hang on it.
 class RankProcesses {
  public:
   // body(rank, id, reportFd, holdFd): holdFd reads EOF once the parent releases the ranks.
@@ -46,7 +49,10 @@ class RankProcesses {
 
  private:
   void fork(int r, const Body& body, int holdRead);
+  // Forks the store keeper and reads the unique id of the store it serves into id_.
+  void startStoreKeeper();
   chorusUniqueId id_{};
+  pid_t keeper_ = -1;
   std::vector<pid_t> pids_;
   std::vector<int> reads_;
   int holdWrite_ = -1;

@@ -9,8 +9,6 @@
 namespace chorus {
 namespace {
 
-size_t bytesOf(const Op& op) { return op.count * typeSize(op.type); }
-
 // Copies this rank's k-th send to itself into its k-th receive from itself.
 void pairWithSelf(CommIO& io, const std::vector<const Op*>& sends, const std::vector<const Op*>& recvs) {
   if (sends.empty() && recvs.empty()) return;
@@ -25,13 +23,13 @@ void pairWithSelf(CommIO& io, const std::vector<const Op*>& sends, const std::ve
     }
     const Op& s = *sends[k];
     const Op& r = *recvs[k];
-    if (bytesOf(s) != bytesOf(r) || s.type != r.type) {
+    if (countBytes(s) != countBytes(r) || s.type != r.type) {
       throw Error(chorusInvalidUsage,
                   who + describeCall(s) + " meets " + describeCall(r) + ": different datatypes or sizes (" +
-                      std::to_string(bytesOf(s)) + " bytes sent, " + std::to_string(bytesOf(r)) + " expected)",
+                      std::to_string(countBytes(s)) + " bytes sent, " + std::to_string(countBytes(r)) + " expected)",
                   Failure::kMismatch);
     }
-    io.copy(r.recv, s.send, bytesOf(s));
+    io.copy(r.recv, s.send, countBytes(s));
   }
 }
 
@@ -56,9 +54,9 @@ void runPointToPoint(CommIO& io, CallTags& tags, const std::vector<const Op*>& o
       // The tag counts this call among the pair's calls in its direction: post at once, before the next one counts.
       tags.beginPointToPoint(*op, sends, !sends);
       if (sends) {
-        io.isend(op->peer, op->send, bytesOf(*op));
+        io.isend(op->peer, op->send, countBytes(*op));
       } else {
-        io.irecv(op->peer, op->recv, bytesOf(*op));
+        io.irecv(op->peer, op->recv, countBytes(*op));
       }
     }
   }

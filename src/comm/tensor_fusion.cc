@@ -5,11 +5,6 @@
 #include "core/datatype.h"
 
 namespace chorus {
-namespace {
-
-size_t bytesOf(const Op& op) { return op.count * typeSize(op.type); }
-
-}  // namespace
 
 std::vector<std::vector<size_t>> planFusion(std::span<const Op> ops, size_t threshold) {
   std::vector<std::vector<size_t>> plan;
@@ -19,15 +14,15 @@ std::vector<std::vector<size_t>> planFusion(std::span<const Op> ops, size_t thre
     if (placed[i] || isPointToPoint(o.collective)) continue;
     placed[i] = true;
     plan.push_back({i});
-    const bool fusable = o.collective == Collective::kAllReduce && bytesOf(o) > 0 && bytesOf(o) <= threshold;
+    const bool fusable = o.collective == Collective::kAllReduce && countBytes(o) > 0 && countBytes(o) <= threshold;
     if (!fusable) continue;
-    size_t total = bytesOf(o);
+    size_t total = countBytes(o);
     for (size_t j = i + 1; j < ops.size(); ++j) {
       const Op& p = ops[j];
       if (placed[j] || p.collective != Collective::kAllReduce || p.type != o.type || p.op != o.op) continue;
-      if (bytesOf(p) == 0 || total + bytesOf(p) > threshold) continue;
+      if (countBytes(p) == 0 || total + countBytes(p) > threshold) continue;
       placed[j] = true;
-      total += bytesOf(p);
+      total += countBytes(p);
       plan.back().push_back(j);
     }
   }
@@ -41,8 +36,8 @@ bool contiguous(std::span<const Op> ops, const std::vector<size_t>& members) {
   const char* firstRecv = recv;
   for (size_t m : members) {
     if (ops[m].send != send || ops[m].recv != recv) return false;
-    send += bytesOf(ops[m]);
-    recv += bytesOf(ops[m]);
+    send += countBytes(ops[m]);
+    recv += countBytes(ops[m]);
   }
   // One call's buffers must be the same or apart, as the C API demands of every call.
   return firstSend == firstRecv || send <= firstRecv || recv <= firstSend;
@@ -57,15 +52,15 @@ Op contiguousAllReduce(std::span<const Op> ops, const std::vector<size_t>& membe
 
 void packFused(std::span<const Op> ops, const std::vector<size_t>& members, char* buffer) {
   for (size_t m : members) {
-    std::memcpy(buffer, ops[m].send, bytesOf(ops[m]));
-    buffer += bytesOf(ops[m]);
+    std::memcpy(buffer, ops[m].send, countBytes(ops[m]));
+    buffer += countBytes(ops[m]);
   }
 }
 
 void unpackFused(std::span<const Op> ops, const std::vector<size_t>& members, const char* buffer) {
   for (size_t m : members) {
-    std::memcpy(ops[m].recv, buffer, bytesOf(ops[m]));
-    buffer += bytesOf(ops[m]);
+    std::memcpy(ops[m].recv, buffer, countBytes(ops[m]));
+    buffer += countBytes(ops[m]);
   }
 }
 

@@ -37,12 +37,20 @@ CostInputs levelInputs(const CostInputs& world, bool acrossHosts) {
 }  // namespace
 
 Selector::Selector(const std::string& rules, const CostInputs& inputs)
-    : table_(inputs, AlgoRules::parse(rules)),
+    : rules_(AlgoRules::parse(rules)),
+      perCallRules_(rules_.perCall()),
+      table_(inputs, rules_),
       intraHost_(levelInputs(inputs, false), AlgoRules()),
       interHost_(levelInputs(inputs, true), AlgoRules()) {}
 
 AlgorithmChoice Selector::choose(const Op& op, int nranks) const {
-  const DecisionRow& row = table_.lookup(op.collective, selectionBytes(op, nranks));
+  const size_t bytes = selectionBytes(op, nranks);
+  if (perCallRules_) {
+    if (const AlgoRule* rule = rules_.lookup(op.collective, bytes, static_cast<int>(typeSize(op.type)))) {
+      return {rule->algorithm, findAlgorithm(op.collective, rule->algorithm)->run, rule->sliceBytes};
+    }
+  }
+  const DecisionRow& row = table_.lookup(op.collective, bytes);
   return {row.algorithm, row.run};
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "algorithms/algorithm_registry.h"
+#include "algorithms/selection/algo_rules.h"
 #include "algorithms/selection/decision_table.h"
 #include "core/collective.h"
 
@@ -14,6 +15,7 @@ namespace chorus {
 struct AlgorithmChoice {
   AlgorithmId id;
   AlgorithmFn run;
+  size_t sliceBytes = 0;  // 0: the communicator's slice size; else what a rule (CHORUS_ALGO's "@") or the tuner set
 };
 
 class Selector {
@@ -27,6 +29,8 @@ class Selector {
   const DecisionTable& table() const { return table_; }
 
  private:
+  AlgoRules rules_;
+  bool perCallRules_;  // rules_ has rules by element width or with slices, which the table cannot hold
   DecisionTable table_;
   DecisionTable intraHost_, interHost_;  // one level's flat choices
 };

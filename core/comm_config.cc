@@ -30,6 +30,8 @@ size_t fusionThreshold() {
       params::asBytes("CHORUS_FUSION_THRESHOLD", params::fusionThreshold(), 0, L::kMaxFusionThreshold));
 }
 std::string traceDir() { return params::trace(); }
+bool autotune() { return params::asInt("CHORUS_AUTOTUNE", params::autotune(), 0, 1) == 1; }
+std::string autotuneFile() { return params::autotuneFile(); }
 int traceLevel() {
   const std::string level = params::traceLevel();
   if (level == "call") return 0;
@@ -94,6 +96,8 @@ CommConfig CommConfig::fromEnvironment() {
   c.ibDisable = env_config::ibDisable();
   c.ibQpsPerPeer = env_config::ibQpsPerPeer();
   c.compression = env_config::compression();
+  c.autotune = env_config::autotune();
+  c.autotuneFile = env_config::autotuneFile();
   return c;
 }
 

@@ -32,6 +32,8 @@ struct CommConfig {
   bool ibDisable = false;                     // CHORUS_IB_DISABLE
   int ibQpsPerPeer = 1;                       // CHORUS_IB_QPS_PER_PEER
   std::string compression = "none";           // CHORUS_COMPRESSION: none, bf16, fp16, bf16:all, fp16:all
+  bool autotune = false;                      // CHORUS_AUTOTUNE
+  std::string autotuneFile;                   // CHORUS_AUTOTUNE_FILE; empty: none
 
   // Every field from the environment (each variable's default when unset); throws chorusInvalidArgument naming
   // the variable for a value out of range.
@@ -79,6 +81,8 @@ int ibRetryCnt();
 bool ibDisable();
 int ibQpsPerPeer();
 std::string compression();
+bool autotune();
+std::string autotuneFile();
 }  // namespace env_config
 
 // Empty when `text` is a CHORUS_COMPRESSION value (none, bf16, fp16, bf16:all, fp16:all); else what is wrong.

@@ -84,9 +84,16 @@ AlgoRules AlgoRules::parse(std::string_view text) {
   for (std::string_view entry : split(text, ';')) {
     if (entry.empty()) continue;
     std::optional<Collective> coll;
+    int elementBytes = 0;
     std::string_view ranges = entry;
     if (size_t colon = entry.find(':'); colon != std::string_view::npos) {
       std::string_view name = trim(entry.substr(0, colon));
+      if (size_t dot = name.find('.'); dot != std::string_view::npos) {
+        const std::string_view bits = name.substr(dot + 1);
+        elementBytes = bits == "8" ? 1 : bits == "16" ? 2 : bits == "32" ? 4 : bits == "64" ? 8 : -1;
+        if (elementBytes < 0) bad(text, name, "element width must be .8, .16, .32 or .64 (bits)");
+        name = name.substr(0, dot);
+      }
       coll = collectiveNamed(name);
       if (!coll) bad(text, name, "not a collective (allreduce, broadcast, reduce, allgather, reducescatter)");
       ranges = entry.substr(colon + 1);
@@ -95,6 +102,7 @@ AlgoRules AlgoRules::parse(std::string_view text) {
       if (range.empty()) bad(text, entry, "empty range");
       AlgoRule rule;
       rule.collective = coll;
+      rule.elementBytes = elementBytes;
       std::string_view name = range;
       if (size_t eq = range.find('='); eq != std::string_view::npos) {
         std::string_view bounds = trim(range.substr(0, eq));
@@ -106,6 +114,13 @@ AlgoRules AlgoRules::parse(std::string_view text) {
         if (rule.lo >= rule.hi) bad(text, range, "empty size range (lo must be below hi)");
       } else if (std::isdigit(static_cast<unsigned char>(range.front()))) {
         bad(text, range, "expected lo-hi=algorithm, e.g. 0-64K=tree");
+      }
+      if (size_t at = name.find('@'); at != std::string_view::npos) {
+        rule.sliceBytes = parseSize(text, trim(name.substr(at + 1)));
+        if (rule.sliceBytes < kMinSliceBytes || rule.sliceBytes > kMaxSliceBytes) {
+          bad(text, range, "slice size out of range (4K..64M)");
+        }
+        name = trim(name.substr(0, at));
       }
       const std::optional<AlgorithmId> id = algorithmNamed(name);
       if (!id) bad(text, range, "not an algorithm name");
@@ -120,14 +135,22 @@ AlgoRules AlgoRules::parse(std::string_view text) {
   return out;
 }
 
-std::optional<AlgorithmId> AlgoRules::lookup(Collective c, size_t bytes) const {
+const AlgoRule* AlgoRules::lookup(Collective c, size_t bytes, int elementBytes) const {
   for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
     if (it->collective && *it->collective != c) continue;
+    if (it->elementBytes != 0 && it->elementBytes != elementBytes) continue;
     if (bytes < it->lo || bytes >= it->hi) continue;
     if (!findAlgorithm(c, it->algorithm)) continue;  // a catch-all name this collective lacks
-    return it->algorithm;
+    return &*it;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+bool AlgoRules::perCall() const {
+  for (const AlgoRule& r : rules_) {
+    if (r.elementBytes != 0 || r.sliceBytes != 0) return true;
+  }
+  return false;
 }
 
 }  // namespace chorus

@@ -46,8 +46,8 @@ DecisionTable::DecisionTable(const CostInputs& inputs, const AlgoRules& rules) {
       row.collective = c;
       row.lo = lo;
       row.hi = hi;
-      if (const std::optional<AlgorithmId> forced = rules.lookup(c, lo)) {
-        const AlgorithmRecord* record = findAlgorithm(c, *forced);
+      if (const AlgoRule* forced = rules.lookup(c, lo)) {
+        const AlgorithmRecord* record = findAlgorithm(c, forced->algorithm);
         row.algorithm = record->id;
         row.run = record->run;
         row.forced = true;

@@ -103,6 +103,10 @@ typedef struct {
   int ibDisable;            /* CHORUS_IB_DISABLE: 1 never use ib */
   int ibQpsPerPeer;         /* CHORUS_IB_QPS_PER_PEER: queue pairs per peer pair (1..16) */
   const char* compression;  /* CHORUS_COMPRESSION: "none", "bf16", "fp16" (network links), "bf16:all", "fp16:all" */
+  int autotune;             /* CHORUS_AUTOTUNE: 1 tries the algorithms and slice sizes the model ranks close, per
+                               collective, element width and size, on the calls themselves, and keeps the fastest */
+  const char* autotuneFile; /* CHORUS_AUTOTUNE_FILE: tuned table read at init and written at destroy (CHORUS_ALGO
+                               syntax; "" none) */
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
@@ -119,7 +123,7 @@ typedef struct {
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
         CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT,  \
-        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR                                                    \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR   \
   }
 
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */

@@ -79,6 +79,8 @@ struct Config {
   std::optional<bool> ibDisable{};            // CHORUS_IB_DISABLE
   std::optional<int> ibQpsPerPeer{};          // CHORUS_IB_QPS_PER_PEER
   std::optional<std::string> compression{};   // CHORUS_COMPRESSION
+  std::optional<bool> autotune{};             // CHORUS_AUTOTUNE
+  std::optional<std::string> autotuneFile{};  // CHORUS_AUTOTUNE_FILE
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -104,6 +106,8 @@ struct Config {
     if (ibDisable) c.ibDisable = *ibDisable ? 1 : 0;
     if (ibQpsPerPeer) c.ibQpsPerPeer = *ibQpsPerPeer;
     if (compression) c.compression = compression->c_str();
+    if (autotune) c.autotune = *autotune ? 1 : 0;
+    if (autotuneFile) c.autotuneFile = autotuneFile->c_str();
     return c;
   }
 };

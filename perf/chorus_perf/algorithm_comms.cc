@@ -17,9 +17,14 @@ std::vector<chorusComm_t> openAlgorithmComms(chorusComm_t base, int rank, int nr
     }
     chorusComm_t comm = nullptr;
     if (r == chorusSuccess) {
-      // Each communicator runs one algorithm wherever it has one (the default selection elsewhere).
+      // Each communicator runs one algorithm wherever it has one (the default selection elsewhere); "autotune" is
+      // the default selection tuning itself (CHORUS_AUTOTUNE) as the rounds go.
       chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
-      config.algo = algos[i].c_str();
+      if (algos[i] == "autotune") {
+        config.autotune = 1;
+      } else {
+        config.algo = algos[i].c_str();
+      }
       config.commName = algos[i].c_str();
       call = "chorusCommInitRankConfig";
       r = chorusCommInitRankConfig(&comm, nranks, id, rank, &config);

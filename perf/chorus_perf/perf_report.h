@@ -115,6 +115,24 @@ inline std::string formatTableFooter(uint64_t totalWrong, double avgBusBandwidth
 }
 
 // The CSV column names, one line.
+// --algos: the column of "autotune" (a communicator tuning itself, not a forced algorithm), or -1.
+inline int autotuneColumn(const PerfOptions& o) {
+  for (size_t k = 0; k < o.algos.size(); ++k) {
+    if (o.algos[k] == "autotune") return static_cast<int>(k);
+  }
+  return -1;
+}
+
+// --algos: the column of the fastest forced algorithm ("autotune" is not one; alone with the default, it is compared
+// with itself).
+inline size_t bestForced(const PerfOptions& o, const std::vector<double>& medianUs) {
+  size_t best = 0;
+  for (size_t k = 1; k < medianUs.size(); ++k) {
+    if (static_cast<int>(k) != autotuneColumn(o) && (best == 0 || medianUs[k] < medianUs[best])) best = k;
+  }
+  return best == 0 ? 1 : best;
+}
+
 // --algos: the lines above the comparison table, naming the columns (the default selection first).
 inline std::string formatComparisonHeader(const PerfOptions& o, int nranks) {
   const CollectiveInfo& info = collectiveInfo(o.collective);
@@ -127,7 +145,9 @@ inline std::string formatComparisonHeader(const PerfOptions& o, int nranks) {
          "round\n";
   out += detail::formatted("# %10s", "size (B)");
   for (const std::string& name : o.algos) out += detail::formatted("  %*s", comparisonColumnWidth(name), name.c_str());
-  return out + detail::formatted("  %18s  %12s  %6s\n", "best forced", "default/best", "#wrong");
+  out += detail::formatted("  %18s  %12s", "best forced", "default/best");
+  if (autotuneColumn(o) >= 0) out += detail::formatted("  %13s", "autotune/best");
+  return out + detail::formatted("  %6s\n", "#wrong");
 }
 
 // One row: the size, each algorithm's median time, the fastest forced algorithm and the default's time over its.
@@ -137,15 +157,24 @@ inline std::string formatComparisonRow(const PerfOptions& o, size_t bytes, const
   for (size_t k = 0; k < o.algos.size(); ++k) {
     out += detail::formatted("  %*s", comparisonColumnWidth(o.algos[k]), detail::formatTime(medianUs[k]).c_str());
   }
-  return out + detail::formatted("  %18s  %12.2f  %6llu\n", o.algos[best].c_str(), medianUs[0] / medianUs[best],
-                                 static_cast<unsigned long long>(wrong));
+  out += detail::formatted("  %18s  %12.2f", o.algos[best].c_str(), medianUs[0] / medianUs[best]);
+  if (const int tuned = autotuneColumn(o); tuned >= 0) {
+    out += detail::formatted("  %13.2f", medianUs[static_cast<size_t>(tuned)] / medianUs[best]);
+  }
+  return out + detail::formatted("  %6llu\n", static_cast<unsigned long long>(wrong));
 }
 
 // Below the comparison: wrong values, and the size where the default came off worst against the best forced one.
-inline std::string formatComparisonFooter(uint64_t totalWrong, double worstRatio, size_t worstBytes) {
-  return detail::formatted("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(totalWrong),
-                           totalWrong == 0 ? "OK" : "FAILED") +
-         detail::formatted("# Worst default/best   : %.2f at %zu bytes\n", worstRatio, worstBytes) + "#\n";
+// tunedWorstRatio < 0: no autotune column.
+inline std::string formatComparisonFooter(uint64_t totalWrong, double worstRatio, size_t worstBytes,
+                                          double tunedWorstRatio = -1, size_t tunedWorstBytes = 0) {
+  std::string out = detail::formatted("# Out of bounds values : %llu %s\n",
+                                      static_cast<unsigned long long>(totalWrong), totalWrong == 0 ? "OK" : "FAILED") +
+                    detail::formatted("# Worst default/best   : %.2f at %zu bytes\n", worstRatio, worstBytes);
+  if (tunedWorstRatio >= 0) {
+    out += detail::formatted("# Worst autotune/best  : %.2f at %zu bytes\n", tunedWorstRatio, tunedWorstBytes);
+  }
+  return out + "#\n";
 }
 
 inline std::string csvHeader() {

@@ -544,6 +544,9 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
   uint64_t totalWrong = 0;
   double worstRatio = 0;
   size_t worstBytes = 0;
+  const int tuned = autotuneColumn(options_);
+  double tunedWorstRatio = tuned >= 0 ? 0 : -1;  // -1: no autotune column
+  size_t tunedWorstBytes = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const SizeLayout layout = computeSizeLayout(options_.collective, sizes[i], typeSize_, nranks_, rank_);
     planVectors(layout, i + 1);
@@ -570,13 +573,14 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
       std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
       medians[k] = v[v.size() / 2];
     }
-    size_t best = 1;
-    for (size_t k = 2; k < n; ++k) {
-      if (medians[k] < medians[best]) best = k;
-    }
+    const size_t best = bestForced(options_, medians);
     if (medians[0] / medians[best] > worstRatio) {
       worstRatio = medians[0] / medians[best];
       worstBytes = layout.bytes;
+    }
+    if (tuned >= 0 && medians[static_cast<size_t>(tuned)] / medians[best] > tunedWorstRatio) {
+      tunedWorstRatio = medians[static_cast<size_t>(tuned)] / medians[best];
+      tunedWorstBytes = layout.bytes;
     }
     totalWrong += wrong;
     if (rank_ == 0) {
@@ -585,7 +589,8 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
     }
   }
   if (rank_ == 0) {
-    std::fputs(formatComparisonFooter(totalWrong, worstRatio, worstBytes).c_str(), stdout);
+    std::fputs(formatComparisonFooter(totalWrong, worstRatio, worstBytes, tunedWorstRatio, tunedWorstBytes).c_str(),
+               stdout);
     std::fflush(stdout);
   }
   barrier();

@@ -1,5 +1,6 @@
 #include "src/api/config_arguments.h"
 
+#include <cstdio>
 #include <cstddef>
 #include <string>
 
@@ -140,6 +141,10 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const C
   if (const std::string problem = compressionProblem(r.compression); !problem.empty()) {
     f.bad("compression", "\"" + r.compression + "\"", problem);
   }
+  r.autotune = f.flag(CHORUS_FIELD_END(autotune), "autotune", c.autotune,
+                      otherwise(env_config::autotune, &CommConfig::autotune));
+  r.autotuneFile = f.text(CHORUS_FIELD_END(autotuneFile), c.autotuneFile,
+                          otherwise(env_config::autotuneFile, &CommConfig::autotuneFile));
   return r;
 }
 

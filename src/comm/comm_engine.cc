@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <filesystem>
 #include <map>
@@ -60,7 +61,7 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
   const Deadline deadline = Deadline::after(timeoutSeconds_);
   try {
     cards_ = connect(spec, deadline);
-    staging_ = std::make_shared<StagingMemory>(4, config_.chunkSize, 64 << 10);
+    staging_ = std::make_shared<StagingMemory>(4, largestSlice(config_), 64 << 10);
   } catch (...) {
     close(wakeFd_);
     throw;
@@ -113,9 +114,9 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
     // Salted with the identity: a frame of another communicator of the family on a shared connection never passes
     // for one of this one's.
     callTags_ = std::make_unique<CallTags>(size_, config_.checkMismatch, std::hash<std::string>{}(identity_));
-    staging_ = config_.chunkSize == parent.config_.chunkSize
+    staging_ = largestSlice(config_) <= parent.staging_->sliceBytes()
                    ? parent.staging_
-                   : std::make_shared<StagingMemory>(4, config_.chunkSize, 64 << 10);
+                   : std::make_shared<StagingMemory>(4, largestSlice(config_), 64 << 10);
   } catch (...) {
     close(wakeFd_);
     throw;
@@ -140,7 +141,7 @@ void CommEngine::finishSetup(Deadline deadline) {
     configureWireCompression();
     learnTopology(cards_, deadline);
     startTrace(deadline);
-    planSelection(sameHostMedium_ == TransportMedium::kNetwork);
+    startAutotune(planSelection(sameHostMedium_ == TransportMedium::kNetwork), deadline);
   } catch (...) {
     close(wakeFd_);
     throw;
@@ -189,6 +190,7 @@ CommEngine::~CommEngine() {
   // Device calls still queued run (or fail, after an abort) first: their streams wait for them.
   shutDownDevice();
   flushTrace();
+  writeAutotuneFile();
   // After an abort the peers must hear that we gave up, not a goodbye: they may be blocked in a call with us.
   for (auto& c : conns_) {
     if (!c) continue;
@@ -341,7 +343,7 @@ void CommEngine::flushTrace() noexcept {
   }
 }
 
-void CommEngine::planSelection(bool sameHostOverNetwork) {
+CostInputs CommEngine::planSelection(bool sameHostOverNetwork) {
   CostInputs in = costInputsFor(*world_, links_, sameHostOverNetwork, config_.chunkSize);
   // Emulated hosts on one machine share its cores: each host gets its share of them.
   in.coresPerHost = std::max(1, in.coresPerHost * in.maxRanksPerHost / std::max(1, localRanks_));
@@ -356,6 +358,7 @@ void CommEngine::planSelection(bool sameHostOverNetwork) {
                                         << in.maxRanksPerHost << " per host:\n" << table.str()
                                         << "as CHORUS_ALGO: " << selector_->table().asRules());
   }
+  return in;
 }
 
 void CommEngine::runIssued(uint64_t number, std::span<const Op> ops, bool passTurn) {
@@ -441,13 +444,17 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       current = &o;
       const double start = trace ? CallTrace::nowUs() : 0;
       callTags_->begin(o);
-      AlgorithmChoice algo = selector_->choose(o, size_);
+      bool trial = false;
+      const AlgorithmChoice algo = chooseAlgorithm(o, deviceCall, &trial);
       CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(algo.id));
       // Compressed calls whose ranks must agree run in place: every send then comes from memory the call may round.
       const Op& run = wireInPlace(o);
       io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &run);
+      io.setSliceBytes(algo.sliceBytes ? algo.sliceBytes : config_.chunkSize);
+      const auto began = trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       algo.run(io, run);
       if (io.wire().active()) agreeAfterWire(run);
+      if (trial) recordTrial(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), io);
       if (trace) trace->recordCall(o, algorithmName(algo.id), io.sliceBytes(), start, CallTrace::nowUs(), times, fused);
     };
     if (pointToPoint_.size() == ops.size()) {

@@ -12,6 +12,7 @@
 
 #include "core/collective.h"
 #include "algorithms/hierarchical/hierarchy.h"
+#include "algorithms/selection/autotune_table.h"
 #include "algorithms/selector.h"
 #include "core/bootstrap/launch_spec.h"
 #include "core/bootstrap/store.h"
@@ -145,9 +146,20 @@ class CommEngine {
   // (a ring's owner of a block, a non-power-of-two world's folded ranks), or one behind a full-precision link.
   // Values already rounded are read, not written. Only where it is needed: see configureWireCompression.
   void agreeAfterWire(const Op& o);
-  // The selector and each level's decision table for this world.
+  // The selector and each level's decision table for this world; returns the world's cost inputs.
   // sameHostOverNetwork: ranks of one host talk over the network (a transport list without shm).
-  void planSelection(bool sameHostOverNetwork);
+  CostInputs planSelection(bool sameHostOverNetwork);
+  // CHORUS_AUTOTUNE (comm_engine_autotune.cc): the table, with rank 0's CHORUS_AUTOTUNE_FILE loaded on every rank.
+  void startAutotune(const CostInputs& in, Deadline deadline);
+  // The algorithm (and slice size) of a call over the whole world: the tuner's, where it tunes the call (host calls
+  // only), else the selector's. trial: the call's time goes to recordTrial.
+  AlgorithmChoice chooseAlgorithm(const Op& o, bool deviceCall, bool* trial);
+  // A trial call's time; at the end of a stage, agrees the stage's times with the other ranks through `io`.
+  void recordTrial(double seconds, CommIO& io);
+  // CHORUS_AUTOTUNE_FILE, by rank 0 at destroy; a failure is logged, never thrown.
+  void writeAutotuneFile() noexcept;
+  // The largest slice size a call of a communicator with `config` may use (its staging slots' size).
+  static size_t largestSlice(const CommConfig& config);
   // What carries bytes between ranks of one host, the same answer on every rank (a rank alone on its host must not
   // plan with other costs than the rest: the ranks would choose different algorithms and wait on each other): the
   // transport of the first two ranks of each host with several, network if any of those is.
@@ -182,6 +194,7 @@ class CommEngine {
   std::vector<bool> sameMachine_;  // [p]: rank p runs on this physical machine (CUDA IPC can reach it)
   std::shared_ptr<StagingMemory> staging_;  // shared with children of the same slice size (they share the lane)
   std::unique_ptr<Selector> selector_;
+  std::unique_ptr<AutotuneTable> autotune_;  // null: CHORUS_AUTOTUNE off
   Hierarchy hierarchy_;
   std::unique_ptr<GlobalTopology> world_;
   LinkModel links_;

@@ -18,6 +18,7 @@ CommIO::CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& con
       size_(size),
       conns_(conns),
       staging_(staging),
+      sliceBytes_(staging.sliceBytes()),
       reducer_(reducer),
       spinRounds_(spinRounds),
       yieldRounds_(yieldRounds),

@@ -2,6 +2,7 @@
 // and by abort. Waiting spins briefly, then sleeps in poll() so that oversubscribed ranks leave the CPU.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -68,7 +69,10 @@ class CommIO final : public PeerIO {
   const Hierarchy* hierarchy() const override { return hierarchy_; }
   // The host grouping two-level algorithms use (owned by the communicator).
   void setHierarchy(const Hierarchy* h) { hierarchy_ = h; }
-  size_t sliceBytes() const override { return staging_.sliceBytes(); }
+  // The slice size of the calls that follow (CHORUS_CHUNK_SIZE, or what a rule or the tuner chose for the call), at
+  // most a staging slot (the communicator sizes its slots for the largest it may choose).
+  void setSliceBytes(size_t bytes) { sliceBytes_ = std::min(bytes, staging_.sliceBytes()); }
+  size_t sliceBytes() const override { return sliceBytes_; }
 
  private:
   static bool done(const Request& r);
@@ -110,6 +114,7 @@ class CommIO final : public PeerIO {
   int nextAnySender_ = 0;  // where waitForAnySender starts looking
   std::vector<std::unique_ptr<Connection>>& conns_;
   StagingMemory& staging_;
+  size_t sliceBytes_;  // setSliceBytes
   Reducer& reducer_;
   int spinRounds_;
   int yieldRounds_;

@@ -22,25 +22,50 @@ std::string parseError(const std::string& text) {
   return "";
 }
 
+// The algorithm the rules choose (none where no rule applies).
+std::optional<AlgorithmId> chosen(const AlgoRules& r, Collective c, size_t bytes, int elementBytes = 0) {
+  const AlgoRule* rule = r.lookup(c, bytes, elementBytes);
+  return rule ? std::optional<AlgorithmId>(rule->algorithm) : std::nullopt;
+}
+
 TEST(AlgoRulesTest, PlainNameAppliesWhereTheAlgorithmExists) {
   AlgoRules r = AlgoRules::parse("recursive_doubling");
-  EXPECT_EQ(r.lookup(Collective::kAllReduce, 0), AlgorithmId::kRecursiveDoubling);
-  EXPECT_EQ(r.lookup(Collective::kAllReduce, size_t{1} << 40), AlgorithmId::kRecursiveDoubling);
+  EXPECT_EQ(chosen(r, Collective::kAllReduce, 0), AlgorithmId::kRecursiveDoubling);
+  EXPECT_EQ(chosen(r, Collective::kAllReduce, size_t{1} << 40), AlgorithmId::kRecursiveDoubling);
   // Broadcast has no recursive doubling: the model decides.
-  EXPECT_EQ(r.lookup(Collective::kBroadcast, 8), std::nullopt);
+  EXPECT_EQ(chosen(r, Collective::kBroadcast, 8), std::nullopt);
 }
 
 TEST(AlgoRulesTest, RangesPerCollectiveAndLaterRulesWin) {
   AlgoRules r = AlgoRules::parse(" allreduce:0-64K=recursive_doubling, 64K-inf=ring ; broadcast:hierarchical;ring");
-  EXPECT_EQ(r.lookup(Collective::kBroadcast, 100), AlgorithmId::kRing);  // the trailing catch-all overrides
+  EXPECT_EQ(chosen(r, Collective::kBroadcast, 100), AlgorithmId::kRing);  // the trailing catch-all overrides
   AlgoRules s = AlgoRules::parse("ring;allreduce:0-64K=recursive_doubling;broadcast:hierarchical");
-  EXPECT_EQ(s.lookup(Collective::kAllReduce, 65535), AlgorithmId::kRecursiveDoubling);
-  EXPECT_EQ(s.lookup(Collective::kAllReduce, 65536), AlgorithmId::kRing);
-  EXPECT_EQ(s.lookup(Collective::kBroadcast, 1), AlgorithmId::kHierarchical);
-  EXPECT_EQ(s.lookup(Collective::kAllGather, 1), AlgorithmId::kRing);
-  EXPECT_EQ(AlgoRules::parse("chain").lookup(Collective::kReduce, 5), AlgorithmId::kRing);  // the old name still works
+  EXPECT_EQ(chosen(s, Collective::kAllReduce, 65535), AlgorithmId::kRecursiveDoubling);
+  EXPECT_EQ(chosen(s, Collective::kAllReduce, 65536), AlgorithmId::kRing);
+  EXPECT_EQ(chosen(s, Collective::kBroadcast, 1), AlgorithmId::kHierarchical);
+  EXPECT_EQ(chosen(s, Collective::kAllGather, 1), AlgorithmId::kRing);
+  EXPECT_EQ(chosen(AlgoRules::parse("chain"), Collective::kReduce, 5), AlgorithmId::kRing);  // the old name still works
   EXPECT_TRUE(AlgoRules::parse("").empty());
   EXPECT_TRUE(AlgoRules::parse(" ; ").empty());
+}
+
+TEST(AlgoRulesTest, WidthsAndSlicesApplyPerCall) {
+  AlgoRules r = AlgoRules::parse("allreduce:0-inf=ring;allreduce.16:1M-inf=tree@2M;broadcast:tree@64K");
+  EXPECT_TRUE(r.perCall());
+  EXPECT_FALSE(AlgoRules::parse("allreduce:0-64K=ring").perCall());
+  // Width 0 (unknown): only the rules for every width.
+  EXPECT_EQ(chosen(r, Collective::kAllReduce, 4 << 20), AlgorithmId::kRing);
+  EXPECT_EQ(chosen(r, Collective::kAllReduce, 4 << 20, 4), AlgorithmId::kRing);
+  const AlgoRule* half = r.lookup(Collective::kAllReduce, 4 << 20, 2);
+  ASSERT_NE(half, nullptr);
+  EXPECT_EQ(half->algorithm, AlgorithmId::kTree);
+  EXPECT_EQ(half->sliceBytes, size_t{2} << 20);
+  EXPECT_EQ(chosen(r, Collective::kAllReduce, 1000, 2), AlgorithmId::kRing);  // below the 16-bit rule's range
+  EXPECT_EQ(r.lookup(Collective::kBroadcast, 8)->sliceBytes, size_t{64} << 10);
+  EXPECT_EQ(r.lookup(Collective::kAllReduce, 8)->sliceBytes, 0u);
+  EXPECT_NE(parseError("allreduce.12:ring").find("element width"), std::string::npos);
+  EXPECT_NE(parseError("allreduce:ring@1K").find("slice size out of range"), std::string::npos);
+  EXPECT_NE(parseError("allreduce:ring@").find("expected a size"), std::string::npos);
 }
 
 TEST(AlgoRulesTest, BadStringsSayWhatIsWrong) {

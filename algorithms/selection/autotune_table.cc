@@ -1,0 +1,245 @@
+#include "algorithms/selection/autotune_table.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "algorithms/algorithm_registry.h"
+#include "core/error.h"
+
+namespace chorus {
+namespace {
+
+constexpr int kCollectiveSlots = 16;  // Collective's values, point-to-point included, with room
+constexpr int kWidths = 4;            // elements of 1, 2, 4 and 8 bytes
+constexpr int kSizeBuckets = 65;      // bit_width(bytes): 0 for 0 bytes, k for [2^(k-1), 2^k)
+constexpr double kSliceMargin = 0.97;  // another slice size must beat the default's median by 3%
+
+int widthIndex(int elementBytes) {
+  switch (elementBytes) {
+    case 1: return 0;
+    case 2: return 1;
+    case 4: return 2;
+    case 8: return 3;
+    default: return -1;
+  }
+}
+
+size_t bucketLo(int k) { return k == 0 ? 0 : size_t{1} << (k - 1); }
+size_t bucketHi(int k) { return k == 0 ? 1 : k == kSizeBuckets - 1 ? SIZE_MAX : size_t{1} << k; }
+
+// The score of each candidate from the stage's agreed per-call times: the median of three or more calls, the best of
+// fewer (a lone slow call is noise far more often than a fast one).
+std::vector<double> scores(size_t candidates, const std::vector<int>& schedule, const std::vector<double>& times) {
+  std::vector<std::vector<double>> per(candidates);
+  for (size_t i = 0; i < times.size(); ++i) per[static_cast<size_t>(schedule[i])].push_back(times[i]);
+  std::vector<double> out;
+  for (auto& v : per) {
+    std::sort(v.begin(), v.end());
+    out.push_back(v.empty() ? INFINITY : v.size() >= 3 ? v[v.size() / 2] : v.front());
+  }
+  return out;
+}
+
+// Candidate indices, fastest first (ties: the prior's order).
+std::vector<size_t> ranked(const std::vector<double>& score) {
+  std::vector<size_t> order(score.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] < score[b]; });
+  return order;
+}
+
+}  // namespace
+
+struct AutotuneTable::Bucket {
+  enum class Phase { kNew, kAlgorithms, kFinalists, kSlices, kSettled, kUntuned };
+  Collective collective = Collective::kAllReduce;
+  int elementBytes = 0;
+  int size = 0;  // its size bucket
+  Phase phase = Phase::kNew;
+  std::vector<TuneCandidate> candidates;  // this stage's
+  std::vector<int> schedule;              // the candidate of each call of the stage
+  std::vector<double> times;              // each call's time, as far as the stage went
+  TuneCandidate best;
+};
+
+AutotuneTable::AutotuneTable(const CostInputs& inputs, AlgoRules forced, size_t chunkBytes)
+    : inputs_(inputs), forced_(std::move(forced)), chunkBytes_(chunkBytes) {
+  buckets_.resize(static_cast<size_t>(kCollectiveSlots) * kWidths * kSizeBuckets);
+}
+
+AutotuneTable::~AutotuneTable() = default;
+
+AutotuneTable::Bucket* AutotuneTable::bucketFor(Collective c, int elementBytes, size_t bytes) {
+  const int ci = static_cast<int>(c), wi = widthIndex(elementBytes);
+  // Alltoallv's size is 0 whatever each rank sends: one bucket for every call would tune on noise.
+  if (ci < 0 || ci >= kCollectiveSlots || wi < 0 || isPointToPoint(c) || c == Collective::kAllToAllv) return nullptr;
+  const int k = static_cast<int>(std::bit_width(bytes));
+  std::unique_ptr<Bucket>& slot = buckets_[(static_cast<size_t>(ci) * kWidths + wi) * kSizeBuckets + k];
+  if (!slot) {
+    slot = std::make_unique<Bucket>();
+    slot->collective = c;
+    slot->elementBytes = elementBytes;
+    slot->size = k;
+  }
+  return slot.get();
+}
+
+void AutotuneTable::startStage(Bucket& b, std::vector<TuneCandidate> candidates, int rounds) {
+  b.candidates = std::move(candidates);
+  b.schedule.clear();
+  b.times.clear();
+  // Interleaved (a b c a b c): a drift of the machine's speed weighs on every candidate alike.
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t i = 0; i < b.candidates.size(); ++i) b.schedule.push_back(static_cast<int>(i));
+  }
+}
+
+AutotuneTable::Pick AutotuneTable::pick(Collective c, int elementBytes, size_t bytes) {
+  if (!forced_.empty() && forced_.lookup(c, bytes, elementBytes)) return {};
+  Bucket* b = bucketFor(c, elementBytes, bytes);
+  if (!b) return {};
+  if (b->phase == Bucket::Phase::kNew) {
+    // The prior: the model's order for the bucket's smallest size.
+    std::vector<std::pair<double, AlgorithmId>> predicted;
+    for (const AlgorithmRecord& r : algorithmRegistry()) {
+      if (r.collective != c) continue;
+      const double us = r.cost(c, bucketLo(b->size), inputs_);
+      if (std::isfinite(us)) predicted.emplace_back(us, r.id);
+    }
+    std::stable_sort(predicted.begin(), predicted.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (predicted.size() > static_cast<size_t>(kPriorCandidates)) predicted.resize(kPriorCandidates);
+    std::vector<TuneCandidate> candidates;
+    for (const auto& p : predicted) candidates.push_back({p.second, 0});
+    if (candidates.empty()) {
+      b->phase = Bucket::Phase::kUntuned;
+    } else {
+      b->phase = Bucket::Phase::kAlgorithms;
+      const int rounds = candidates.size() > 5 ? kFirstRoundsForSix : kFirstRounds;
+      startStage(*b, std::move(candidates), rounds);
+    }
+  }
+  if (b->phase == Bucket::Phase::kUntuned) return {};
+  if (b->phase == Bucket::Phase::kSettled) return {true, false, b->best};
+  pending_ = b;
+  return {true, true, b->candidates[static_cast<size_t>(b->schedule[b->times.size()])]};
+}
+
+bool AutotuneTable::record(double seconds) {
+  if (!pending_) throwInternal("autotune: a time recorded without a trial");
+  pending_->times.push_back(seconds);
+  ++trials_;
+  return pending_->times.size() == pending_->schedule.size();
+}
+
+std::vector<double>& AutotuneTable::stageTimes() {
+  if (!pending_) throwInternal("autotune: no stage under way");
+  return pending_->times;
+}
+
+void AutotuneTable::finishStage() {
+  Bucket* b = pending_;
+  if (!b || b->times.size() != b->schedule.size()) throwInternal("autotune: a stage finished before its last call");
+  pending_ = nullptr;
+  const std::vector<double> score = scores(b->candidates.size(), b->schedule, b->times);
+  const std::vector<size_t> order = ranked(score);
+  auto settle = [&](TuneCandidate c) {
+    b->best = c;
+    b->phase = Bucket::Phase::kSettled;
+    b->candidates.clear();
+    b->schedule.clear();
+    b->times.clear();
+    ++settled_;
+  };
+  // The algorithm found: its slice sizes next, where a message spans a slice.
+  auto slices = [&](AlgorithmId a) {
+    std::vector<TuneCandidate> sizes = {{a, 0}};
+    for (size_t s : {chunkBytes_ / 4, chunkBytes_ * 4}) {
+      if (s >= kMinSliceBytes && s <= kMaxSliceBytes) sizes.push_back({a, s});
+    }
+    if (bucketLo(b->size) < chunkBytes_ || sizes.size() == 1) return settle({a, 0});
+    b->phase = Bucket::Phase::kSlices;
+    startStage(*b, std::move(sizes), kSliceRounds);
+  };
+  switch (b->phase) {
+    case Bucket::Phase::kAlgorithms: {
+      if (b->candidates.size() == 1) return slices(b->candidates[0].algorithm);
+      std::vector<TuneCandidate> finalists = {b->candidates[order[0]], b->candidates[order[1]]};
+      b->phase = Bucket::Phase::kFinalists;
+      return startStage(*b, std::move(finalists), kFinalRounds);
+    }
+    case Bucket::Phase::kFinalists: return slices(b->candidates[order[0]].algorithm);
+    case Bucket::Phase::kSlices: {
+      // Candidate 0 is the default slice size.
+      const size_t winner = order[0];
+      return settle(winner != 0 && score[winner] < kSliceMargin * score[0] ? b->candidates[winner]
+                                                                           : b->candidates[0]);
+    }
+    default: throwInternal("autotune: a stage finished in a bucket not under trial");
+  }
+}
+
+void AutotuneTable::load(const AlgoRules& tuned) {
+  for (const AlgoRule& rule : tuned.rules()) {
+    for (Collective c : kAllCollectives) {
+      if ((rule.collective && *rule.collective != c) || !findAlgorithm(c, rule.algorithm)) continue;
+      for (int width : {1, 2, 4, 8}) {
+        if (rule.elementBytes != 0 && rule.elementBytes != width) continue;
+        for (int k = 0; k < kSizeBuckets; ++k) {
+          if (bucketLo(k) < rule.lo || bucketHi(k) > rule.hi) continue;  // only buckets the rule covers whole
+          Bucket* b = bucketFor(c, width, bucketLo(k));
+          if (!b) continue;
+          b->phase = Bucket::Phase::kSettled;
+          b->best = {rule.algorithm, rule.sliceBytes == chunkBytes_ ? 0 : rule.sliceBytes};
+        }
+      }
+    }
+  }
+}
+
+std::string AutotuneTable::asRules() const {
+  std::string out;
+  for (size_t group = 0; group < buckets_.size(); group += kSizeBuckets) {
+    std::string entry;
+    const Bucket* open = nullptr;  // the first bucket of the range being written
+    const Bucket* last = nullptr;
+    auto flush = [&] {
+      if (!open) return;
+      if (!entry.empty()) entry += ',';
+      entry += formatSize(bucketLo(open->size));
+      entry += '-';
+      entry += formatSize(bucketHi(last->size));
+      entry += '=';
+      entry += algorithmName(open->best.algorithm);
+      if (open->best.sliceBytes) {
+        entry += '@';
+        entry += formatSize(open->best.sliceBytes);
+      }
+      open = nullptr;
+    };
+    for (size_t k = 0; k < static_cast<size_t>(kSizeBuckets); ++k) {
+      const Bucket* b = buckets_[group + k].get();
+      if (!b || b->phase != Bucket::Phase::kSettled) {
+        flush();
+        continue;
+      }
+      if (open && !(open->best == b->best)) flush();
+      if (!open) open = b;
+      last = b;
+    }
+    flush();
+    if (entry.empty()) continue;
+    const Bucket* any = nullptr;
+    for (size_t k = 0; k < static_cast<size_t>(kSizeBuckets) && !any; ++k) any = buckets_[group + k].get();
+    if (!out.empty()) out += ';';
+    out += collectiveName(any->collective);
+    out += '.';
+    out += std::to_string(any->elementBytes * 8);
+    out += ':';
+    out += entry;
+  }
+  return out;
+}
+
+}  // namespace chorus

@@ -1,0 +1,81 @@
+// CHORUS_AUTOTUNE's decisions. Per (collective, element width, power-of-two size bucket) the tuner tries candidates
+// on real calls, in stages, and keeps the fastest:
+//   1. every algorithm the cost model can price for the call (up to six, in the order of its prediction: the prior
+//      orders them and breaks ties, but does not rule any out, since a model fed the wrong link parameters would
+//      rule out the right one), three calls each (two each for six), interleaved; the two fastest go on;
+//   2. those two, four calls each; the faster (by median) is the algorithm;
+//   3. where the message spans a slice, that algorithm at a quarter, one and four times the communicator's slice
+//      size, three calls each; another slice size wins only if its median beats the default's by 3%.
+// At most 32 calls per bucket; after that the bucket is settled and a call costs one array lookup.
+// This table is bookkeeping only: the communicator (src/comm/comm_engine_autotune.cc) times the calls and agrees
+// each stage's times with the other ranks (the slowest rank's time per call) before finishStage(), so that every
+// rank feeds the table the same numbers in the same order and takes the same decisions.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm_id.h"
+#include "algorithms/selection/algo_rules.h"
+#include "algorithms/selection/cost_model.h"
+#include "core/collective.h"
+
+namespace chorus {
+
+struct TuneCandidate {
+  AlgorithmId algorithm = AlgorithmId::kRing;
+  size_t sliceBytes = 0;  // 0: the communicator's slice size
+  bool operator==(const TuneCandidate&) const = default;
+};
+
+class AutotuneTable {
+ public:
+  // inputs: the world (the prior's cost model); forced: CHORUS_ALGO (calls its rules cover are never tuned);
+  // chunkBytes: the communicator's slice size.
+  AutotuneTable(const CostInputs& inputs, AlgoRules forced, size_t chunkBytes);
+  ~AutotuneTable();
+  // Settles the buckets a table in CHORUS_ALGO syntax (asRules()'s) covers whole: they are not tried again.
+  void load(const AlgoRules& tuned);
+
+  struct Pick {
+    bool tuned = false;  // false: a call the tuner leaves to the selector (forced, or not tunable)
+    bool trial = false;  // the call is a trial: its time goes to record()
+    TuneCandidate candidate;
+  };
+  // What a call of `bytes` (selectionBytes) on elements of `elementBytes` runs.
+  Pick pick(Collective c, int elementBytes, size_t bytes);
+  // The time of the trial pick() just returned; true when it was the last call of its stage: stageTimes() then
+  // holds this rank's times of the stage, to be replaced by the agreed ones before finishStage().
+  bool record(double seconds);
+  std::vector<double>& stageTimes();
+  // Ends the stage of the last trial with stageTimes() as agreed: narrows the candidates, or settles the bucket.
+  void finishStage();
+
+  // The settled buckets in CHORUS_ALGO syntax ("allreduce.32:64K-128K=ring@2M,...;..."); "" when none.
+  std::string asRules() const;
+  // Buckets settled by trials (not loaded) so far, and the trial calls they took.
+  int settledBuckets() const { return settled_; }
+  int trialCalls() const { return trials_; }
+
+  static constexpr int kPriorCandidates = 6;
+  // Rounds of each stage: every candidate once per round.
+  static constexpr int kFirstRounds = 3, kFirstRoundsForSix = 2, kFinalRounds = 4, kSliceRounds = 3;
+  static constexpr int kMaxCallsPerBucket = 32;
+
+ private:
+  struct Bucket;
+  // The bucket of a call, or null when the tuner leaves such calls alone.
+  Bucket* bucketFor(Collective c, int elementBytes, size_t bytes);
+  void startStage(Bucket& b, std::vector<TuneCandidate> candidates, int rounds);
+
+  CostInputs inputs_;
+  AlgoRules forced_;
+  size_t chunkBytes_;
+  std::vector<std::unique_ptr<Bucket>> buckets_;  // by index(); made at a bucket's first call
+  Bucket* pending_ = nullptr;                     // the bucket of the last trial pick
+  int settled_ = 0, trials_ = 0;
+};
+
+}  // namespace chorus

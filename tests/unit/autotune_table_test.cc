@@ -1,0 +1,131 @@
+// The autotuner's bookkeeping (algorithms/selection/autotune_table.h) on made-up timings: it converges within its
+// budget on the fastest candidate, two tables fed the same times decide alike, CHORUS_ALGO rules are left alone, and
+// its table survives being written out and read back.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+#include "algorithms/selection/autotune_table.h"
+
+namespace chorus {
+namespace {
+
+constexpr size_t kChunk = 512 << 10;
+
+CostInputs twoHosts() {
+  CostInputs in;
+  in.nranks = 4;
+  in.nhosts = 2;
+  in.maxRanksPerHost = 2;
+  in.coresPerHost = 2;
+  return in;
+}
+
+using Timing = std::function<double(const TuneCandidate&)>;
+
+// Calls until the bucket of (c, width, bytes) settles; returns the calls it took (or -1 past 100).
+int converge(AutotuneTable& t, Collective c, int width, size_t bytes, const Timing& timing) {
+  for (int calls = 0; calls < 100; ++calls) {
+    const AutotuneTable::Pick p = t.pick(c, width, bytes);
+    if (!p.tuned) return -1;
+    if (!p.trial) return calls;
+    if (t.record(timing(p.candidate))) t.finishStage();  // one rank: its times are the agreed ones
+  }
+  return -1;
+}
+
+TEST(AutotuneTableTest, SettlesOnTheFastestAlgorithmAndSliceWithinItsBudget) {
+  AutotuneTable t(twoHosts(), AlgoRules(), kChunk);
+  // Ring is fastest whatever the model thinks, and fastest of all with 2 MiB slices.
+  const Timing timing = [](const TuneCandidate& c) {
+    if (c.algorithm != AlgorithmId::kRing) return 10.0;
+    return c.sliceBytes == kChunk * 4 ? 5.0 : 8.0;
+  };
+  const int calls = converge(t, Collective::kAllReduce, 4, 16 << 20, timing);
+  ASSERT_GT(calls, 0);
+  EXPECT_LE(calls, AutotuneTable::kMaxCallsPerBucket);
+  const AutotuneTable::Pick p = t.pick(Collective::kAllReduce, 4, (16 << 20) + 4);  // same bucket
+  EXPECT_TRUE(p.tuned);
+  EXPECT_FALSE(p.trial);
+  EXPECT_EQ(p.candidate.algorithm, AlgorithmId::kRing);
+  EXPECT_EQ(p.candidate.sliceBytes, kChunk * 4);
+  EXPECT_EQ(t.settledBuckets(), 1);
+  EXPECT_EQ(t.asRules(), "allreduce.32:16M-32M=ring@2M");
+  // Another width is another bucket, not yet tried.
+  EXPECT_TRUE(t.pick(Collective::kAllReduce, 2, 16 << 20).trial);
+}
+
+TEST(AutotuneTableTest, ASliceSizeMustBeatTheDefaultByMoreThanNoise) {
+  AutotuneTable t(twoHosts(), AlgoRules(), kChunk);
+  const Timing timing = [](const TuneCandidate& c) {
+    if (c.algorithm != AlgorithmId::kTree) return 10.0;
+    return c.sliceBytes == 0 ? 5.0 : 4.9;  // 2% better: noise
+  };
+  ASSERT_GT(converge(t, Collective::kBroadcast, 4, 8 << 20, timing), 0);
+  const AutotuneTable::Pick p = t.pick(Collective::kBroadcast, 4, 8 << 20);
+  EXPECT_EQ(p.candidate.algorithm, AlgorithmId::kTree);
+  EXPECT_EQ(p.candidate.sliceBytes, 0u);
+}
+
+TEST(AutotuneTableTest, SmallSizesTryAlgorithmsOnly) {
+  AutotuneTable t(twoHosts(), AlgoRules(), kChunk);
+  std::map<size_t, int> slicesTried;
+  const Timing timing = [&](const TuneCandidate& c) {
+    ++slicesTried[c.sliceBytes];
+    return c.algorithm == AlgorithmId::kHierarchical ? 1.0 : 2.0;
+  };
+  const int calls = converge(t, Collective::kAllReduce, 4, 64 << 10, timing);
+  ASSERT_GT(calls, 0);
+  EXPECT_EQ(slicesTried.size(), 1u);
+  EXPECT_EQ(t.pick(Collective::kAllReduce, 4, 64 << 10).candidate.algorithm, AlgorithmId::kHierarchical);
+}
+
+TEST(AutotuneTableTest, TablesFedTheSameTimesDecideAlike) {
+  AutotuneTable a(twoHosts(), AlgoRules(), kChunk), b(twoHosts(), AlgoRules(), kChunk);
+  // Noisy times, the same sequence for both (as every rank sees after the agreement).
+  uint32_t state = 12345;
+  std::vector<double> noise;
+  for (int i = 0; i < 64; ++i) {
+    state = state * 1664525u + 1013904223u;
+    noise.push_back(1.0 + (state >> 8) % 1000 / 1000.0);
+  }
+  size_t ia = 0, ib = 0;
+  ASSERT_GT(converge(a, Collective::kReduceScatter, 2, 1 << 20, [&](const TuneCandidate&) { return noise[ia++]; }), 0);
+  ASSERT_GT(converge(b, Collective::kReduceScatter, 2, 1 << 20, [&](const TuneCandidate&) { return noise[ib++]; }), 0);
+  EXPECT_EQ(a.asRules(), b.asRules());
+  EXPECT_FALSE(a.asRules().empty());
+}
+
+TEST(AutotuneTableTest, CallsAForcedRuleCoversAreNeverTuned) {
+  AutotuneTable t(twoHosts(), AlgoRules::parse("allreduce:0-1M=ring"), kChunk);
+  EXPECT_FALSE(t.pick(Collective::kAllReduce, 4, 64 << 10).tuned);
+  EXPECT_TRUE(t.pick(Collective::kAllReduce, 4, 4 << 20).tuned);
+  // Alltoallv's size is the same 0 for every call: not tuned; nor point-to-point calls.
+  EXPECT_FALSE(t.pick(Collective::kAllToAllv, 4, 0).tuned);
+  EXPECT_FALSE(t.pick(Collective::kSend, 4, 100).tuned);
+}
+
+TEST(AutotuneTableTest, AWrittenTableLoadsBackSettled) {
+  AutotuneTable t(twoHosts(), AlgoRules(), kChunk);
+  const Timing ring = [](const TuneCandidate& c) { return c.algorithm == AlgorithmId::kRing ? 1.0 : 2.0; };
+  for (size_t bytes : {size_t{64} << 10, size_t{128} << 10, size_t{4} << 20}) {
+    ASSERT_GT(converge(t, Collective::kAllReduce, 4, bytes, ring), 0);
+  }
+  const std::string rules = t.asRules();
+  EXPECT_EQ(rules, "allreduce.32:64K-256K=ring,4M-8M=ring") << "adjacent sizes with one choice are one range";
+  AutotuneTable loaded(twoHosts(), AlgoRules(), kChunk);
+  loaded.load(AlgoRules::parse(rules));
+  for (size_t bytes : {size_t{64} << 10, size_t{200} << 10, size_t{5} << 20}) {
+    const AutotuneTable::Pick p = loaded.pick(Collective::kAllReduce, 4, bytes);
+    EXPECT_TRUE(p.tuned);
+    EXPECT_FALSE(p.trial) << bytes;
+    EXPECT_EQ(p.candidate.algorithm, AlgorithmId::kRing);
+  }
+  EXPECT_EQ(loaded.asRules(), rules);
+  EXPECT_TRUE(loaded.pick(Collective::kAllReduce, 4, 1 << 20).trial);  // a size the table does not cover
+  EXPECT_EQ(loaded.settledBuckets(), 0) << "loaded sizes are not counted as tuned here";
+}
+
+}  // namespace
+}  // namespace chorus

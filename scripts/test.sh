@@ -39,7 +39,7 @@ sanitized_suite() {
 }
 failed=()
 phase "ASan+UBSan build and whole suite"
-sanitized_suite build-asan address,undefined 5 "chorus_unit_tests chorus_collective_tests chorus-faults" ||
+sanitized_suite build-asan address,undefined 10 "chorus_unit_tests chorus_collective_tests chorus-faults" ||
   failed+=("ASan+UBSan")
 # TSan: the unit tests (ctest label "unit"), where the threaded machinery is tested piece by piece: the store server
 # and its sessions, handshakes, connections of every transport, emulated device streams and their progress threads,

@@ -1,9 +1,12 @@
 // CHORUS_AUTOTUNE on a communicator: its table (algorithms/selection/autotune_table.h), the timing of trial calls,
 // the agreement of each stage's times across ranks, and the table file (CHORUS_AUTOTUNE_FILE).
-#include <chrono>
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "algorithms/algorithm_registry.h"
 #include "algorithms/selection/autotune_table.h"
@@ -99,10 +102,11 @@ void CommEngine::writeAutotuneFile() noexcept {
     {
       std::ofstream f(temporary, std::ios::trunc);
       f << rules << "\n";
-      if (!f.flush()) throw std::runtime_error("cannot write " + temporary);
+      if (!f.flush()) throw std::runtime_error("cannot write " + temporary + ": " + std::strerror(errno));
     }
     if (std::rename(temporary.c_str(), config_.autotuneFile.c_str()) != 0) {
-      throw std::runtime_error("cannot rename " + temporary + " to " + config_.autotuneFile);
+      throw std::runtime_error("cannot rename " + temporary + " to " + config_.autotuneFile + ": " +
+                               std::strerror(errno));
     }
     CHORUS_INFO(rank_, "autotune: table written to " << config_.autotuneFile);
   } catch (const std::exception& e) {

@@ -47,6 +47,59 @@ double pipelined(double n, int hops, double perByte, const Link& l, size_t slice
   return (hops + k - 1) * (l.alpha + s * perByte);
 }
 
+// Flat algorithms spanning hosts (ranks in host blocks of k): the per-flow link of a step between ranks `distance`
+// apart. Inside a host below k; past it every rank of a host sends across at once, so its k flows share the
+// host's network link; past a rack, all of the rack's ranks share its uplink when that is the narrower.
+Link stepLink(const CostInputs& in, int distance) {
+  const int k = std::max(1, in.maxRanksPerHost);
+  if (distance < k) return linkFor(in, false, k);
+  Link l = linkFor(in, true, k);
+  double flowShare = k;
+  if (in.hostsPerRack > 0 && in.rackUplinkGBs > 0 && distance >= k * in.hostsPerRack) {
+    flowShare = std::max(flowShare, k * in.hostsPerRack * in.interHost.bandwidthGBs / in.rackUplinkGBs);
+  }
+  l.beta *= flowShare;
+  return l;
+}
+
+// Halving-doubling and recursive doubling across hosts, step by step (their partners are 2^i ranks apart, so the
+// near steps stay inside a host and the far ones share its link). Halving-doubling moves distance * n / p bytes
+// at each distance, recursive doubling all n at each; the non-power-of-two fold is a distance-1 exchange.
+double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const CostInputs& in) {
+  const int p = in.nranks;
+  const int p2 = 1 << floorLog2(p);
+  const bool reduce = c != Collective::kAllGather && c != Collective::kBroadcast;
+  const Link near = stepLink(in, 1);
+  const Link one = linkFor(in, true, std::max(1, in.maxRanksPerHost));  // a single flow across: the root's
+  double t = 0;
+  for (int d = p2 / 2; d >= 1; d /= 2) {
+    const Link s = stepLink(in, d);
+    const double g = reduce ? s.gamma : 0;
+    const double m = a == AlgorithmId::kRecursiveDoubling ? n : n * d / p2;
+    if (a == AlgorithmId::kRecursiveDoubling) {
+      t += s.alpha + m * (s.beta + s.gamma);
+    } else if (c == Collective::kAllReduce) {
+      t += 2 * s.alpha + m * (2 * s.beta + s.gamma);  // halving, then the mirrored doubling step
+    } else if (c == Collective::kBroadcast || c == Collective::kReduce) {
+      t += 2 * s.alpha + m * (s.beta + g) + m * one.beta;  // all ranks exchange one way; the root alone the other
+    } else {
+      t += s.alpha + m * (s.beta + g);  // reduce-scatter or allgather: one pass
+    }
+  }
+  if (p2 != p) {
+    const bool blocks = c == Collective::kAllGather || c == Collective::kReduceScatter;
+    t += blocks ? near.alpha + n / p * near.beta : 2 * (near.alpha + n * near.beta) + (reduce ? n * near.gamma : 0);
+  }
+  return t;
+}
+
+bool steppedAcrossHosts(Collective c, AlgorithmId a) {
+  if (a != AlgorithmId::kHalvingDoubling && a != AlgorithmId::kRecursiveDoubling) return false;
+  if (a == AlgorithmId::kRecursiveDoubling) return c == Collective::kAllReduce;
+  return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kAllGather ||
+         c == Collective::kBroadcast || c == Collective::kReduce;
+}
+
 // Corrections measured within one host over shared memory (NCCL's treeCorrectionFactor plays this role); how they
 // were measured, and which earlier ones did not survive: docs/cost_model.md.
 constexpr double kCachedReduceIntraHost = 0.25;     // gamma below kCachedBytes
@@ -167,6 +220,25 @@ double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, bool
   return best;
 }
 
+double predictFlat(Collective c, AlgorithmId a, double n, const CostInputs& in) {
+  const bool across = in.nhosts > 1;
+  if (across && steppedAcrossHosts(c, a)) return acrossHostsDoubling(c, a, n, in);
+  const Link l = linkFor(in, across, in.maxRanksPerHost);
+  return flat(c, a, n, in.nranks, l, in.sliceBytes, !across && in.intraHostMemory);
+}
+
+// The host leaders' level of a two-level collective: one rank per host.
+double bestAmongLeaders(Collective c, double n, const CostInputs& in) {
+  CostInputs leaders = in;
+  leaders.nranks = in.nhosts;
+  leaders.maxRanksPerHost = 1;
+  double best = kInf;
+  for (const AlgorithmRecord& r : algorithmRegistry()) {
+    if (r.collective == c && r.flat) best = std::min(best, predictFlat(c, r.id, n, leaders));
+  }
+  return best;
+}
+
 double hierarchical(Collective c, double n, const CostInputs& in) {
   if (in.nhosts < 2 || in.maxRanksPerHost < 2) return kInf;
   const Link local = linkFor(in, false, in.maxRanksPerHost);
@@ -182,11 +254,10 @@ double hierarchical(Collective c, double n, const CostInputs& in) {
   if (c != Collective::kAllReduce && c != Collective::kBroadcast && c != Collective::kReduce) return kInf;
   if (c == Collective::kAllReduce) {
     return bestFlat(Collective::kReduce, n, l, local, in.sliceBytes, in.intraHostMemory) +
-           bestFlat(Collective::kAllReduce, n, in.nhosts, net, in.sliceBytes, false) +
+           bestAmongLeaders(Collective::kAllReduce, n, in) +
            bestFlat(Collective::kBroadcast, n, l, local, in.sliceBytes, in.intraHostMemory);
   }
-  return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory) +
-         bestFlat(c, n, in.nhosts, net, in.sliceBytes, false);
+  return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory) + bestAmongLeaders(c, n, in);
 }
 
 }  // namespace
@@ -194,9 +265,7 @@ double hierarchical(Collective c, double n, const CostInputs& in) {
 double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, const CostInputs& in) {
   const double n = static_cast<double>(bytes);
   if (algorithm == AlgorithmId::kHierarchical) return hierarchical(collective, n, in);
-  const bool across = in.nhosts > 1;
-  const Link l = linkFor(in, across, in.maxRanksPerHost);
-  return flat(collective, algorithm, n, in.nranks, l, in.sliceBytes, !across && in.intraHostMemory);
+  return predictFlat(collective, algorithm, n, in);
 }
 
 }  // namespace chorus

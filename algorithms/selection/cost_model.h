@@ -27,6 +27,9 @@ struct CostInputs {
   // 7-8 us per step at 4 and at 8 ranks on 2 cores.
   double contextSwitchUs = 7.5;
   size_t sliceBytes = 512 * 1024;
+  // Racks (0: one switch): hosts in blocks of hostsPerRack share an uplink of rackUplinkGBs to the core switch.
+  int hostsPerRack = 0;
+  double rackUplinkGBs = 0;
 };
 
 // Predicted microseconds for `algorithm` running `collective` on `bytes` (the nccl-tests size: the whole

@@ -10,6 +10,7 @@
 
 #include "algorithms/selection/decision_table.h"
 #include "algorithms/selection/world_costs.h"
+#include "perf/chorus_topo/cluster_file.h"
 #include "perf/chorus_topo/topo_options.h"
 #include "core/comm_config.h"
 #include "core/params.h"
@@ -113,6 +114,10 @@ void printLinkTable(std::ostream& out, const GlobalTopology& world, const LinkMo
 }
 
 int run(const TopoOptions& options) {
+  if (!options.predictPath.empty()) {
+    printPredictions(std::cout, loadClusterFile(options.predictPath), withDefaults(options.predict));
+    return 0;
+  }
   HostTopology host = loadHost(options);
   if (!options.dumpPath.empty()) {
     writeDump(options.dumpPath, host);

@@ -11,6 +11,7 @@ import time
 
 build = sys.argv[1]
 lab = os.path.join(build, "perf", "chorus-lab")
+import tempfile  # noqa: E402
 perf = os.path.join(build, "perf", "chorus-perf")
 RATE = 200e6  # bit/s
 
@@ -69,6 +70,32 @@ with tempfile.TemporaryDirectory(prefix="chorus-lab-sweep-") as out:
     for name in ("sweep.csv", "sweep.svg", "sweep.png"):
         assert os.path.getsize(os.path.join(out, name)) > 0, name
 assert not lab_namespaces(), f"left behind after the sweep: {lab_namespaces()}"
+
+# A lab file's lab, up until brought down: two racks, two NICs per host, every NIC and uplink shaped; status shows
+# it, a job runs in it (the lab stays up after), and down leaves nothing.
+import json  # noqa: E402,F811
+with tempfile.TemporaryDirectory(prefix="chorus-lab-file-") as d:
+    path = os.path.join(d, "racks.json")
+    with open(path, "w") as f:
+        json.dump({"format": "chorus-lab/1", "name": "ci-racks", "hosts": 2, "nics_per_host": 2,
+                   "link": {"rate": "200mbit"}, "fabric": {"kind": "racks", "racks": 2, "uplink_rate": "200mbit"}}, f)
+    done = subprocess.run([sys.executable, lab, "up", path], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "ci-racks is up" in done.stdout, done.stderr
+    assert sorted(lab_namespaces()) == ["chlab-ci-racks-h0", "chlab-ci-racks-h1", "chlab-ci-racks-sw"]
+    status = subprocess.run([sys.executable, lab, "status", "ci-racks"], capture_output=True, text=True, timeout=30)
+    assert status.returncode == 0 and "namespaces: 3 of 3" in status.stdout, status.stdout
+    assert "eth0 10.77.0.1 tbf" in status.stdout and "eth1 10.78.0.2 tbf" in status.stdout, status.stdout
+    sw = subprocess.run(["ip", "netns", "exec", "chlab-ci-racks-sw", "tc", "qdisc", "show"], capture_output=True,
+                        text=True).stdout
+    assert sw.count("qdisc tbf") == 2 * 2 + 2 * 2 * 2, sw  # host ports, then uplinks both ways, per rail
+    ran = subprocess.run([sys.executable, lab, "run", path, "--timeout", "60", "--", "sh", "-c",
+                          'test -n "$CHORUS_TOPO_FILE" && echo "$CHORUS_SOCKET_IFNAME $CHORUS_HOST_ID"'],
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and "=eth0,eth1 chlab-ci-racks-h0" in ran.stdout, (ran.stdout, ran.stderr)
+    assert len(lab_namespaces()) == 3, "run in a lab that is up must leave it up"
+    down = subprocess.run([sys.executable, lab, "down", "ci-racks"], capture_output=True, text=True, timeout=60)
+    assert down.returncode == 0, down.stderr
+assert not lab_namespaces(), f"left behind after down: {lab_namespaces()}"
 
 # A lab killed outright leaves its namespaces; clean (which every run does first too) removes them.
 proc = subprocess.Popen([sys.executable, lab, "run", "--hosts", "2", "--", "sleep", "60"], start_new_session=True)

@@ -1,27 +1,90 @@
-"""chorus-lab's pieces that need no root: rate parsing and the --algos table it reads from chorus-perf.
-Usage: lab_unit_test.py BUILD_DIR (runs without root)."""
+"""chorus-lab's pieces that need no root: lab files, the command lines a lab would run, rates, and the --algos
+table it reads from chorus-perf. Usage: lab_unit_test.py BUILD_DIR (runs without root)."""
 
-import importlib.machinery
-import importlib.util
+import json
 import os
 import sys
 
-path = os.path.join(sys.argv[1], "perf", "chorus-lab")
-loader = importlib.machinery.SourceFileLoader("chorus_lab", path)
-spec = importlib.util.spec_from_loader("chorus_lab", loader)
-lab = importlib.util.module_from_spec(spec)
-loader.exec_module(lab)
+sys.path.insert(0, os.path.join(sys.argv[1], "perf"))
+from labkit import plan, spec, sweep  # noqa: E402
+from labkit.net import spec_to_dict  # noqa: E402
 
-assert lab.check_rate("200mbit") == 200e6
-assert lab.check_rate("1gbit") == 1e9
-assert lab.check_rate("2.5gbit") == 2.5e9
-for bad in ("1gb", "fast", "10", "-1mbit"):
+S = spec
+assert S.parse_rate("200mbit") == 200e6 and S.parse_rate("1gbit") == 1e9 and S.parse_rate("2.5gbit") == 2.5e9
+for bad in ("1gb", "fast", "10", "-1mbit", "0gbit"):
     try:
-        lab.check_rate(bad)
-    except lab.LabError as e:
+        S.parse_rate(bad)
+    except S.LabError as e:
         assert bad in str(e)
     else:
         raise AssertionError(f"{bad} accepted")
+
+
+def refused(doc, words):
+    try:
+        S.parse_lab(json.dumps(doc) if not isinstance(doc, str) else doc)
+    except S.LabError as e:
+        assert words in str(e), (words, str(e))
+        assert "\n" not in str(e)
+    else:
+        raise AssertionError(f"accepted: {doc}")
+
+
+# A lab file with racks, two NICs and hosts of their own.
+text = json.dumps({"format": "chorus-lab/1", "name": "racks", "hosts": 4, "ranks_per_host": 2, "nics_per_host": 2,
+                   "link": {"rate": "1gbit", "latency_us": 30}, "fabric": {"kind": "racks", "racks": 2,
+                                                                          "uplink_rate": "1gbit"}})
+lab = S.parse_lab(text)
+assert lab.nranks == 8 and lab.nics == 2 and lab.racks == 2 and lab.uplink_bps == 1e9 and lab.latency_us == 30
+assert [h.rack for h in lab.hosts] == [0, 0, 1, 1] and [h.name for h in lab.hosts] == ["h0", "h1", "h2", "h3"]
+assert abs(lab.oversubscription() - 4.0) < 1e-9  # 2 hosts x 2 NICs x 1 Gbit/s over a 1 Gbit/s uplink
+assert "oversubscription 4:1" in lab.describe(), lab.describe()
+# What the lab would describe itself as reads back the same.
+again = S.parse_lab(json.dumps(spec_to_dict(lab)))
+assert again.hosts == lab.hosts and again.uplink_bps == lab.uplink_bps and again.nics == 2
+
+listed = S.parse_lab(json.dumps({"format": "chorus-lab/1", "hosts": [{"name": "a", "ranks": 3}, {"name": "b"}]}))
+assert [h.ranks for h in listed.hosts] == [3, 1] and listed.nranks == 4 and listed.racks == 1
+
+refused({"hosts": 2}, "format must be")
+refused("{not json", "not JSON")
+refused({"format": "chorus-lab/1"}, "hosts: missing")
+refused({"format": "chorus-lab/1", "hosts": 0}, "hosts")
+refused({"format": "chorus-lab/1", "hosts": 2, "ranks": 2}, "unknown field(s) ranks")
+refused({"format": "chorus-lab/1", "hosts": 2, "link": {"rate": "fast"}}, "link.rate fast")
+refused({"format": "chorus-lab/1", "hosts": 2, "link": {"jitter": "5us"}}, "jitter needs link.delay")
+refused({"format": "chorus-lab/1", "hosts": 2, "fabric": {"kind": "racks", "racks": 2}}, "uplink_rate")
+refused({"format": "chorus-lab/1", "hosts": 2, "fabric": {"kind": "racks", "racks": 3, "uplink_rate": "1gbit"}},
+        "3 racks for 2 hosts")
+refused({"format": "chorus-lab/1", "hosts": 2, "fabric": {"kind": "mesh"}}, "fabric.kind")
+refused({"format": "chorus-lab/1", "hosts": [{"name": "a"}, {"name": "a"}]}, "names two hosts")
+refused({"format": "chorus-lab/1", "hosts": 2, "nics_per_host": 5}, "nics_per_host")
+
+# The command lines: every name carries the lab's tag, nothing is made in the root namespace but namespaces, each
+# rail has its bridges, each uplink is shaped both ways at its own rate.
+tag = plan.named_tag("racks")
+up = plan.bring_up(lab, tag)
+for argv in up:
+    assert argv[:3] in (["ip", "netns", "add"], ["ip", "netns", "exec"]), argv
+    assert argv[3].startswith(tag + "-"), argv
+made = [a[3] for a in up if a[:3] == ["ip", "netns", "add"]]
+assert made == plan.namespaces_of(lab, tag) and len(made) == 5
+bridges = sorted(a[7] for a in up if a[4:7] == ["ip", "link", "add"] and a[-1] == "bridge")
+assert bridges == ["c0", "c1", "k0r0", "k0r1", "k1r0", "k1r1"], bridges
+assert [a for a in up if a[4:] == ["ip", "link", "set", "p3r1", "master", "k1r1"]], "host 3's eth1 in rack 1, rail 1"
+assert [a for a in up if a[4:] == ["ip", "addr", "add", "10.78.0.4/16", "dev", "eth1"]]
+shaped = plan.shaping(lab, tag)
+rates = {(a[3], a[8]): a[a.index("rate") + 1] for a in shaped}
+assert len(shaped) == 4 * 2 * 2 + 2 * 2 * 2  # host NICs both ways, uplinks both ways
+assert rates[(f"{tag}-h0", "eth0")] == "1000000000" and rates[(f"{tag}-sw", "u1r0")] == "1000000000"
+assert all(len(dev) <= 15 for (_, dev) in rates)
+assert plan.ifname_env(lab) == "=eth0,eth1"
+assert [r for r in plan.rank_layout(listed)] == [(0, 0, 0), (1, 0, 1), (2, 0, 2), (3, 1, 0)]
+assert len({plan.address(i) for i in range(64)}) == 64
+assert plan.netem_request(S.make_spec("x", 2, delay="50us", jitter="5us", loss="1%")) == \
+    ("delay", "50us", "5us", "loss", "1%")
+net_one = S.make_spec("flags", 2)
+assert not [a for a in plan.bring_up(net_one, "t") if "racks" in " ".join(a)] and plan.ifname_env(net_one) == "=eth0"
 
 TABLE = """# out-of-place time per call (us): median over the rounds, the algorithms' calls interleaved round by round
 #   size (B)     default        ring  hierarchical         best forced  default/best  #wrong
@@ -29,19 +92,14 @@ TABLE = """# out-of-place time per call (us): median over the rounds, the algori
      1048576      8997.9       13010        9001.2        hierarchical          1.00       0
 # Worst default/best   : 1.00 at 262144 bytes
 """
-rows = lab.parse_algos_table(TABLE)
+rows = sweep.parse_algos_table(TABLE)
 assert rows == [(262144, "default", 2188.1), (262144, "ring", 3236.3), (262144, "hierarchical", 2187.2),
                 (1048576, "default", 8997.9), (1048576, "ring", 13010.0), (1048576, "hierarchical", 9001.2)], rows
 try:
-    lab.parse_algos_table("chorus-perf: something went wrong\n")
-except lab.LabError as e:
+    sweep.parse_algos_table("chorus-perf: something went wrong\n")
+except S.LabError as e:
     assert "no --algos table" in str(e)
 else:
     raise AssertionError("an empty table was accepted")
-assert abs(lab.BUS_FACTOR["allreduce"](4) - 1.5) < 1e-12 and lab.BUS_FACTOR["broadcast"](4) == 1.0
-
-# Names and addresses: everything carries the lab's prefix and pid; hosts get distinct addresses.
-l = lab.Lab(300, 1e9)
-assert l.host_ns(7).startswith(f"chlab{os.getpid()}-") and l.switch == f"chlab{os.getpid()}-sw"
-assert len({l.address(i) for i in range(300)}) == 300
+assert abs(sweep.BUS_FACTOR["allreduce"](4) - 1.5) < 1e-12 and sweep.BUS_FACTOR["broadcast"](4) == 1.0
 print("lab unit test passed")

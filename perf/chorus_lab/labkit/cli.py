@@ -1,0 +1,254 @@
+"""chorus-lab's command line."""
+
+import argparse
+import os
+import sys
+
+from . import jobs, model, net, plan, sweep
+from .spec import LabError, load_lab, make_spec
+
+USAGE = """chorus-lab: emulated hosts on one machine, joined by shaped links, to run Chorus jobs across.
+
+  chorus-lab up LAB                     bring up the lab a lab file describes, and leave it up
+  chorus-lab down LAB|NAME              tear it down
+  chorus-lab status [LAB|NAME]          the labs that are up: hosts, links, qdiscs, measurements
+  chorus-lab run LAB -- CMD ARGS...     CMD once per rank in its host's namespace (the lab that is up under the
+                                        file's name, else one brought up for this run and torn down after it)
+  chorus-lab run --hosts N [--ranks-per-host K] [--rate 1gbit] -- CMD ARGS...   the same without a file: one switch
+  chorus-lab sweep LAB|--hosts ... [--collective C] [--algos a,b] [-b -e -f -n] --out DIR
+                                        chorus-perf --algos in the lab, measured beside the cost model's prediction:
+                                        DIR/sweep.csv, sweep.json, sweep.svg/.png
+  chorus-lab clean [--all]              remove what killed labs left behind (every run does this first)
+
+Each rank gets the environment Chorus reads (CHORUS_RANK, CHORUS_WORLD_SIZE, CHORUS_LOCAL_RANK, CHORUS_STORE on host
+0, CHORUS_JOB_ID, CHORUS_SECRET, CHORUS_HOST_ID, CHORUS_SOCKET_IFNAME naming the lab's NICs) and CHORUS_TOPO_FILE: this
+machine's topology with the lab's link as the network class, so the cost model prices the lab's links (unless
+CHORUS_TOPO_FILE or CHORUS_TOPO_PROBE=1 is set). Lab file format: labkit/spec.py. Needs root (CAP_NET_ADMIN) and
+the kernel's veth, bridge and tbf; netem for delay, jitter and loss (refused in one line where the kernel has none).
+Everything is named chlab<pid>-... (runs) or chlab-<name>-... (labs that are up); nothing is made in the root
+namespace."""
+
+
+def spec_from(args):
+    if getattr(args, "lab", None):
+        if os.path.isfile(args.lab):
+            return load_lab(args.lab)
+        raise LabError(f"{args.lab}: no such lab file")
+    if not args.hosts:
+        raise LabError("name a lab file or give --hosts")
+    return make_spec("flags", args.hosts, args.ranks_per_host, 1, args.rate, delay=args.delay, jitter=args.jitter,
+                     loss=args.loss, where="flags")
+
+
+class Session:
+    """A lab to run in: the named one that is up, or one made for this process and torn down at the end."""
+
+    def __init__(self, spec, tools_dir):
+        self.spec = spec
+        self.tools_dir = tools_dir
+        state = net.load_state(plan.named_tag(spec.name)) if spec.name != "flags" else None
+        self.kept = state is not None
+        self.lab = net.Lab(spec, plan.named_tag(spec.name) if self.kept else plan.ephemeral_tag(os.getpid()))
+        if state:
+            self.lab.capacity = state["capacity_bps"] and state["capacity_bps"] / 8
+            self.lab.latency_us = state["latency_us"]
+
+    def topo_file(self):
+        return os.path.join(net.state_dir(self.lab.tag), "topo.json")
+
+    def __enter__(self):
+        if not self.kept:
+            bring_up(self.lab, self.tools_dir)
+        return self
+
+    def __exit__(self, *exc):
+        if not self.kept:
+            self.lab.down()
+
+
+def bring_up(lab, tools_dir):
+    netem_args = net.check_netem(lab.spec)
+    lab.up(netem_args)
+    topo = os.path.join(tools_dir, "chorus-topo")
+    if os.path.exists(topo):
+        try:
+            model.write_topology_file(lab, topo, os.path.join(net.state_dir(lab.tag), "topo.json"))
+        except BaseException:
+            lab.down()
+            raise
+
+
+def cmd_up(args, tools_dir):
+    spec = load_lab(args.lab)
+    tag = plan.named_tag(spec.name)
+    if net.load_state(tag):
+        raise LabError(f"lab {spec.name} is already up (chorus-lab down {spec.name})")
+    lab = net.Lab(spec, tag)
+    bring_up(lab, tools_dir)
+    print(f"chorus-lab: {spec.name} is up: {spec.describe()}")
+    return 0
+
+
+def tag_of(name_or_file):
+    if os.path.isfile(name_or_file):
+        return plan.named_tag(load_lab(name_or_file).name)
+    return plan.named_tag(name_or_file)
+
+
+def cmd_down(args):
+    tag = tag_of(args.lab)
+    state = net.load_state(tag)
+    if not state:
+        raise LabError(f"no lab {tag[len(plan.PREFIX) + 1:]} is up")
+    from .spec import parse_lab
+    import json
+    net.Lab(parse_lab(json.dumps(state["spec"])), tag).down()
+    print(f"chorus-lab: {state['spec']['name']} is down")
+    return 0
+
+
+def cmd_status(args):
+    tags = [tag_of(args.lab)] if args.lab else net.named_labs()
+    if not tags:
+        print("chorus-lab: no lab is up")
+        return 0
+    import json
+    from .spec import parse_lab
+    code = 0
+    for tag in tags:
+        state = net.load_state(tag)
+        if not state:
+            print(f"{tag[len(plan.PREFIX) + 1:]}: not up")
+            code = 1
+            continue
+        spec = parse_lab(json.dumps(state["spec"]))
+        present = set(net.lab_namespaces())
+        missing = [ns for ns in plan.namespaces_of(spec, tag) if ns not in present]
+        cap = state.get("capacity_bps")
+        print(f"{spec.name}: {spec.describe()}")
+        print(f"  namespaces: {len(plan.namespaces_of(spec, tag)) - len(missing)} of "
+              f"{len(plan.namespaces_of(spec, tag))}" + (f" (missing: {', '.join(missing)})" if missing else ""))
+        if cap:
+            print(f"  unshaped capacity {cap / 1e9:.2f} Gbit/s; latency {state.get('latency_us') or 0:.0f} us one way")
+        for i, h in enumerate(spec.hosts):
+            ns = plan.host_ns(tag, i)
+            shaped = net.qdiscs_in(ns) if ns in present else {}
+            nics = ", ".join(f"{plan.nic(r)} {plan.address(i, r)} {'/'.join(shaped.get(plan.nic(r), ['?']))}"
+                             for r in range(spec.nics))
+            print(f"  {ns}: {h.name}, rack {h.rack}, {h.ranks} rank(s), {nics}")
+        code = code or (1 if missing else 0)
+    return code
+
+
+def cmd_run(args, tools_dir):
+    command = args.command
+    if not command:
+        raise LabError("no command: chorus-lab run ... -- CMD ARGS...")
+    net.require_root()
+    net.clean_stale()
+    spec = spec_from(args)
+    with jobs.Stop() as stop, Session(spec, tools_dir) as s:
+        topo = s.topo_file() if os.path.exists(s.topo_file()) else None
+        return jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo)
+
+
+def cmd_sweep(args, tools_dir):
+    net.require_root()
+    net.clean_stale()
+    spec = spec_from(args)
+    os.makedirs(args.out, exist_ok=True)
+    perf = args.perf or os.path.join(tools_dir, "chorus-perf")
+    command = [perf, args.collective, "-b", args.b, "-e", args.e, "-f", str(args.f), "-n", str(args.n), "-w", "2"]
+    command += ["--algos", args.algos] if args.algos else []
+    raw = os.path.join(args.out, "chorus-perf.txt")
+    with jobs.Stop() as stop, Session(spec, tools_dir) as s:
+        topo_path = s.topo_file() if os.path.exists(s.topo_file()) else None
+        with open(raw, "w") as out:
+            code = jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo_path, rank0_out=out)
+        lab = s.lab
+        predicted = {}
+        chorus_topo = os.path.join(tools_dir, "chorus-topo")
+        if topo_path and os.path.exists(chorus_topo):
+            import json
+            with open(topo_path) as f:
+                cluster = model.cluster_of(lab, json.load(f))
+            cluster_path = os.path.join(args.out, "cluster.json")
+            with open(cluster_path, "w") as f:
+                json.dump(cluster, f, indent=1)
+    with open(raw) as f:
+        text = f.read()
+    if code != 0:
+        raise LabError(f"chorus-perf exited {code} in the lab; its output: {raw}")
+    if topo_path and os.path.exists(chorus_topo):
+        sizes = sorted({b for b, _, _ in sweep.parse_algos_table(text)})
+        predicted = model.predictions(chorus_topo, cluster_path, spec.nranks, args.collective, sizes)
+    results = sweep.results_of(text, lab, args.collective, predicted)
+    sweep.write_results(args.out, lab, args.collective, results)
+    sweep.plot(tools_dir, args.out, f"{args.collective}, {spec.describe()}")
+    print(f"chorus-lab: {len(results)} results in {args.out}/sweep.csv, sweep.json\n{sweep.summary(results)}")
+    return 0
+
+
+def add_lab_arguments(p):
+    p.add_argument("lab", nargs="?", default="", help="lab file (else --hosts and the flags below: one switch)")
+    p.add_argument("--hosts", type=int, default=0)
+    p.add_argument("--ranks-per-host", type=int, default=1)
+    p.add_argument("--rate", default="1gbit", help="each host's link, both ways (tc syntax: 200mbit, 1gbit)")
+    p.add_argument("--timeout", type=float, default=0, help="seconds before the job is killed (0: none)")
+    p.add_argument("--delay", default="", help="one-way delay per link direction, netem syntax (50us); needs netem")
+    p.add_argument("--jitter", default="", help="delay variation, netem syntax; needs --delay and netem")
+    p.add_argument("--loss", default="", help="packet loss, netem syntax (0.1%%); needs netem")
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="chorus-lab", description=USAGE, formatter_class=argparse.RawTextHelpFormatter)
+    sub = p.add_subparsers(dest="verb", required=True)
+    u = sub.add_parser("up", help="bring up a lab file's lab and leave it up")
+    u.add_argument("lab")
+    d = sub.add_parser("down", help="tear down a lab that is up")
+    d.add_argument("lab")
+    s = sub.add_parser("status", help="the labs that are up")
+    s.add_argument("lab", nargs="?", default="")
+    r = sub.add_parser("run", help="CMD once per rank in the lab")
+    add_lab_arguments(r)
+    w = sub.add_parser("sweep", help="chorus-perf --algos in the lab, beside the model's predictions")
+    add_lab_arguments(w)
+    w.add_argument("--collective", default="allreduce")
+    w.add_argument("--algos", default="", help="forced algorithms beside the default selection (comma list)")
+    w.add_argument("-b", default="64K")
+    w.add_argument("-e", default="16M")
+    w.add_argument("-f", type=int, default=4)
+    w.add_argument("-n", type=int, default=5, help="calls per algorithm and size per round")
+    w.add_argument("--perf", default="", help="the chorus-perf to run (default: the one beside chorus-lab)")
+    w.add_argument("--out", required=True)
+    c = sub.add_parser("clean", help="remove what killed labs left behind")
+    c.add_argument("--all", action="store_true", help="every lab, the ones that are up too")
+    return p
+
+
+def main(argv, tools_dir):
+    # The command is everything after the first "--", whatever it looks like.
+    command = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args.command = command
+    try:
+        if args.verb == "clean":
+            net.require_root()
+            print(f"chorus-lab: removed {net.clean_stale(everything=args.all)} namespace(s)")
+            return 0
+        if args.verb in ("up", "down"):
+            net.require_root()
+            net.clean_stale()
+            return cmd_up(args, tools_dir) if args.verb == "up" else cmd_down(args)
+        if args.verb == "status":
+            return cmd_status(args)
+        if args.hosts < 0 or args.ranks_per_host < 1:
+            raise LabError("--hosts and --ranks-per-host must be at least 1")
+        if args.lab and args.lab.startswith("-"):
+            raise LabError(f"unknown option {args.lab}")
+        if args.verb == "sweep":
+            return cmd_sweep(args, tools_dir)
+        return cmd_run(args, tools_dir)
+    except LabError as e:
+        print(f"chorus-lab: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,139 @@
+"""The command lines that build a lab from its spec, and the names and addresses in it: pure, so the unit test
+checks what the lab would run without root.
+
+Namespaces: <tag>-sw holds every bridge (the fabric), <tag>-h<i> is host i. Host i's NIC r is eth<r>, one end of a
+veth pair whose other end, p<i>r<r>, is a port of rail r's bridge: br<r> with one switch; with racks, rack k's
+bridge k<k>r<r>, joined to rail r's core bridge c<r> by the uplink pair u<k>r<r> (rack side) / d<k>r<r> (core
+side). Rail r is the subnet 10.(77+r).0.0/16. Every link is shaped on egress, so each direction has its own tbf:
+the hosts' NICs and the switch ports at the link rate, both ends of an uplink at the uplink rate. Nothing is made in
+the root namespace."""
+
+PREFIX = "chlab"
+STORE_PORT = 29411
+
+
+def ephemeral_tag(pid):
+    return f"{PREFIX}{pid}"
+
+
+def named_tag(name):
+    return f"{PREFIX}-{name}"
+
+
+def switch_ns(tag):
+    return f"{tag}-sw"
+
+
+def host_ns(tag, i):
+    return f"{tag}-h{i}"
+
+
+def address(i, rail=0):
+    return f"10.{77 + rail}.{i // 250}.{i % 250 + 1}"
+
+
+def nic(rail):
+    return f"eth{rail}"
+
+
+def bridge_of(spec, host_index, rail):
+    return f"br{rail}" if spec.racks == 1 else f"k{spec.hosts[host_index].rack}r{rail}"
+
+
+def ifname_env(spec):
+    """CHORUS_SOCKET_IFNAME for the ranks: exactly the lab's NICs."""
+    return "=" + ",".join(nic(r) for r in range(spec.nics))
+
+
+def _in(ns, *argv):
+    return ["ip", "netns", "exec", ns, *argv]
+
+
+def bring_up(spec, tag):
+    """Namespaces, bridges and links, unshaped (the capacity probe runs before shaping)."""
+    sw = switch_ns(tag)
+    cmds = [["ip", "netns", "add", sw]]
+    bridges = []
+    for r in range(spec.nics):
+        if spec.racks == 1:
+            bridges.append(f"br{r}")
+        else:
+            bridges += [f"c{r}"] + [f"k{k}r{r}" for k in range(spec.racks)]
+    for b in bridges:
+        cmds += [_in(sw, "ip", "link", "add", b, "type", "bridge"), _in(sw, "ip", "link", "set", b, "up")]
+    if spec.racks > 1:
+        for r in range(spec.nics):
+            for k in range(spec.racks):
+                up, down = f"u{k}r{r}", f"d{k}r{r}"
+                cmds += [_in(sw, "ip", "link", "add", up, "type", "veth", "peer", "name", down),
+                         _in(sw, "ip", "link", "set", up, "master", f"k{k}r{r}"),
+                         _in(sw, "ip", "link", "set", down, "master", f"c{r}"),
+                         _in(sw, "ip", "link", "set", up, "up"), _in(sw, "ip", "link", "set", down, "up")]
+    for i in range(len(spec.hosts)):
+        ns = host_ns(tag, i)
+        cmds += [["ip", "netns", "add", ns], _in(ns, "ip", "link", "set", "lo", "up")]
+        for r in range(spec.nics):
+            port = f"p{i}r{r}"
+            # Made inside the host's namespace and one end moved to the switch's: the root namespace never holds it.
+            cmds += [_in(ns, "ip", "link", "add", nic(r), "type", "veth", "peer", "name", port),
+                     _in(ns, "ip", "link", "set", port, "netns", sw),
+                     _in(ns, "ip", "addr", "add", f"{address(i, r)}/16", "dev", nic(r)),
+                     _in(ns, "ip", "link", "set", nic(r), "up"),
+                     _in(sw, "ip", "link", "set", port, "master", bridge_of(spec, i, r)),
+                     _in(sw, "ip", "link", "set", port, "up")]
+    return cmds
+
+
+def tbf(ns, dev, rate_bps):
+    """tbf on dev's egress: the rate, a burst of 1 ms at the rate (at least 64 KiB: veth moves frames of up to 64 KiB
+    with TSO), and a queue of 10 ms."""
+    burst = max(64 * 1024, int(rate_bps / 8 / 1000))
+    return _in(ns, "tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "tbf", "rate", str(int(rate_bps)),
+               "burst", str(burst), "latency", "10ms")
+
+
+def netem(ns, dev, args):
+    return _in(ns, "tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "netem", *args)
+
+
+def shaping(spec, tag, netem_args=()):
+    """tbf (and netem under it, when asked) on both directions of every link."""
+    sw = switch_ns(tag)
+    ends = []
+    for i in range(len(spec.hosts)):
+        for r in range(spec.nics):
+            ends += [(host_ns(tag, i), nic(r), spec.rate_bps), (sw, f"p{i}r{r}", spec.rate_bps)]
+    if spec.racks > 1:
+        for r in range(spec.nics):
+            for k in range(spec.racks):
+                ends += [(sw, f"u{k}r{r}", spec.uplink_bps), (sw, f"d{k}r{r}", spec.uplink_bps)]
+    cmds = []
+    for ns, dev, rate in ends:
+        cmds.append(tbf(ns, dev, rate))
+        if netem_args:
+            cmds.append(netem(ns, dev, netem_args))
+    return cmds
+
+
+def namespaces_of(spec, tag):
+    return [switch_ns(tag)] + [host_ns(tag, i) for i in range(len(spec.hosts))]
+
+
+def netem_request(spec):
+    """netem's arguments for the delay, jitter and loss asked for (empty when none)."""
+    args = []
+    if spec.delay:
+        args += ["delay", spec.delay] + ([spec.jitter] if spec.jitter else [])
+    if spec.loss:
+        args += ["loss", spec.loss]
+    return tuple(args)
+
+
+def rank_layout(spec):
+    """[(rank, host index, local rank)] in rank order: host 0's ranks first."""
+    out, rank = [], 0
+    for i, h in enumerate(spec.hosts):
+        for local in range(h.ranks):
+            out.append((rank, i, local))
+            rank += 1
+    return out

@@ -1,0 +1,94 @@
+"""chorus-lab sweep: chorus-perf --algos in a lab (the default selection against each forced algorithm, calls
+interleaved), measured beside the cost model's prediction for the same world, as CSV, JSON and a plot."""
+
+import csv
+import json
+import os
+import subprocess
+
+from .spec import LabError
+
+# busbw per algbw, as nccl-tests count it.
+BUS_FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "reducescatter": lambda n: (n - 1) / n,
+              "allgather": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
+              "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0}
+
+
+def parse_algos_table(text):
+    """[(bytes, algorithm, time_us)] from chorus-perf --algos output."""
+    names, rows = None, []
+    for line in text.splitlines():
+        if line.startswith("#") and "size (B)" in line:
+            cols = line.lstrip("#").split()
+            names = cols[2:cols.index("best")]  # after "size (B)", up to "best forced"
+            continue
+        fields = line.split()
+        if names and fields and fields[0].isdigit():
+            for name, value in zip(names, fields[1:1 + len(names)]):
+                rows.append((int(fields[0]), name, float(value)))
+    if not rows:
+        raise LabError("chorus-perf printed no --algos table:\n" + text[-2000:])
+    return rows
+
+
+def busbw_gbs(collective, nranks, nbytes, us):
+    return nbytes / (us * 1e-6) * BUS_FACTOR.get(collective, lambda n: 1.0)(nranks) / 1e9
+
+
+def results_of(text, lab, collective, predicted):
+    spec = lab.spec
+    out = []
+    for nbytes, algo, t in parse_algos_table(text):
+        busbw = busbw_gbs(collective, spec.nranks, nbytes, t)
+        pred = predicted.get((nbytes, algo))
+        row = {"collective": collective, "hosts": len(spec.hosts), "ranks_per_host": max(h.ranks for h in spec.hosts),
+               "rate_bps": spec.rate_bps, "bytes": nbytes, "algorithm": algo, "time_us": t,
+               "busbw_gbs": round(busbw, 6), "link_fraction": round(busbw * 8e9 / spec.rate_bps, 4),
+               "predicted_us": round(pred, 2) if pred else "",
+               "predicted_busbw_gbs": round(busbw_gbs(collective, spec.nranks, nbytes, pred), 6) if pred else "",
+               "predicted_over_measured": round(pred / t, 3) if pred else "",
+               "cpu_limited": lab.cpu_limited()}
+        out.append(row)
+    return out
+
+
+def write_results(out_dir, lab, collective, results):
+    with open(os.path.join(out_dir, "sweep.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(results[0]))
+        w.writeheader()
+        w.writerows(results)
+    from .net import spec_to_dict
+    with open(os.path.join(out_dir, "sweep.json"), "w") as f:
+        json.dump({"lab": dict(spec_to_dict(lab.spec), collective=collective,
+                               unshaped_capacity_bps=lab.capacity and lab.capacity * 8,
+                               measured_latency_us=lab.latency_us), "results": results}, f, indent=1)
+
+
+def plot(tools_dir, out_dir, title):
+    script = os.path.join(tools_dir, "chorus-plot-sweep")
+    if os.path.exists(script):
+        subprocess.run([script, os.path.join(out_dir, "sweep"), os.path.join(out_dir, "sweep.csv"), "--title", title],
+                       check=False)
+
+
+def summary(results):
+    """One line per algorithm: the range of predicted/measured, and the worst default/best forced."""
+    lines, by_algo = [], {}
+    for r in results:
+        if r["predicted_over_measured"] != "":
+            by_algo.setdefault(r["algorithm"], []).append(r["predicted_over_measured"])
+    for algo, ratios in by_algo.items():
+        lines.append(f"  {algo:>18}: predicted/measured {min(ratios):.2f}..{max(ratios):.2f}")
+    sizes = sorted({r["bytes"] for r in results})
+    worst = None
+    for b in sizes:
+        rows = [r for r in results if r["bytes"] == b]
+        default = [r["time_us"] for r in rows if r["algorithm"] == "default"]
+        forced = [r["time_us"] for r in rows if r["algorithm"] != "default"]
+        if default and forced:
+            ratio = default[0] / min(forced)
+            if worst is None or ratio > worst[0]:
+                worst = (ratio, b)
+    if worst:
+        lines.append(f"  default/best forced at worst {worst[0]:.2f} (at {worst[1]} bytes)")
+    return "\n".join(lines)

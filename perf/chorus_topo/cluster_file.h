@@ -1,0 +1,48 @@
+// The cluster description chorus-topo --predict reads (JSON, format "chorus-cluster/1"): the shape of one host and
+// of the fabric, from which the cost model's inputs follow for any number of hosts. Field by field:
+//   format          "chorus-cluster/1" (required)
+//   name            informational (optional)
+//   ranks_per_host  ranks (GPUs, or processes) on each host (required)
+//   cores_per_host  CPU cores per host (optional; default ranks_per_host: no oversubscription)
+//   intra_host      {"latency_us", "bandwidth_gbs", "shared_memory": true}  one rank pair inside a host (optional;
+//                   default: the library's same-NUMA figures, topology/link_model.cc)
+//   nics_per_host   NICs per host (default 1); a peer pair across hosts stripes over all of them
+//   nic             {"latency_us", "bandwidth_gbs"}  one NIC, one way (required)
+//   fabric          {"hosts_per_rack": N, "oversubscription": X} or {"hosts_per_rack": N, "uplink_gbs": Y}
+//                   (optional; default one non-blocking switch)
+//   reduce_gbs      reduction throughput of one rank (default 12: one CPU core, AVX2 float sum)
+//   slice_bytes     the pipeline's slice (default 512 KiB)
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "algorithms/selection/cost_model.h"
+
+namespace chorus::topo {
+
+struct ClusterSpec {
+  std::string name;
+  int ranksPerHost = 1;
+  int coresPerHost = 0;
+  LinkCost intraHost;
+  bool sharedMemory = true;
+  int nicsPerHost = 1;
+  LinkCost nic;
+  int hostsPerRack = 0;  // 0: one switch
+  double uplinkGBs = 0;  // each rack's uplink
+  double reduceGBs = 12.0;
+  size_t sliceBytes = 512 * 1024;
+
+  // The cost model's inputs for `nranks` ranks filling hosts in blocks (the last host may be partial).
+  CostInputs inputsFor(int nranks) const;
+};
+
+inline constexpr std::string_view kClusterFormat = "chorus-cluster/1";
+
+// Parses a cluster description; throws chorusInvalidArgument "cluster JSON: <field>: <what is wrong>".
+ClusterSpec parseClusterJson(std::string_view text);
+// Reads and parses `path`; errors name the file.
+ClusterSpec loadClusterFile(const std::string& path);
+
+}  // namespace chorus::topo

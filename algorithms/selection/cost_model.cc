@@ -93,6 +93,17 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const CostInpu
   return t;
 }
 
+// The double binary tree's allreduce across hosts: every rank is interior in at most one tree, so in each phase a
+// link carries about `children` halves each way and the two trees overlap; what remains is that bandwidth bound
+// and one message per tree edge, up and down. (Priced as one tree's pipeline, it came out 2-3x slower than the
+// lab measured from 32 KiB to 2 MiB: perf/RESULTS.md, session 14.)
+double acrossHostsTree(double n, const CostInputs& in) {
+  const int p = in.nranks;
+  const Link l = linkFor(in, true, in.maxRanksPerHost);
+  const double children = std::min(2, p - 1);
+  return 2 * floorLog2(p) * l.alpha + children * n * l.beta + n * l.gamma;
+}
+
 bool steppedAcrossHosts(Collective c, AlgorithmId a) {
   if (a != AlgorithmId::kHalvingDoubling && a != AlgorithmId::kRecursiveDoubling) return false;
   if (a == AlgorithmId::kRecursiveDoubling) return c == Collective::kAllReduce;
@@ -223,6 +234,7 @@ double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, bool
 double predictFlat(Collective c, AlgorithmId a, double n, const CostInputs& in) {
   const bool across = in.nhosts > 1;
   if (across && steppedAcrossHosts(c, a)) return acrossHostsDoubling(c, a, n, in);
+  if (across && c == Collective::kAllReduce && a == AlgorithmId::kTree) return acrossHostsTree(n, in);
   const Link l = linkFor(in, across, in.maxRanksPerHost);
   return flat(c, a, n, in.nranks, l, in.sliceBytes, !across && in.intraHostMemory);
 }

@@ -94,9 +94,9 @@ LinkModel probeLinkModel(PeerIO& io, const GlobalTopology& world, const LinkMode
     throwInternal("link probe: topology of " + std::to_string(world.nranks()) + " ranks on a communicator of " +
                   std::to_string(io.size()));
   }
-  if (options.smallBytes == 0 || options.largeBytes <= options.smallBytes || options.smallRounds < 1 ||
-      options.largeRounds < 1) {
-    throwInvalidArgument("link probe: needs 0 < small < large message sizes and at least one round of each");
+  if (options.smallBytes == 0 || options.midBytes <= options.smallBytes || options.largeBytes <= options.midBytes ||
+      options.smallRounds < 1 || options.largeRounds < 1) {
+    throwInvalidArgument("link probe: needs 0 < small < mid < large message sizes and at least one round of each");
   }
   std::vector<char> buffer;  // only the ranks of a measured pair need one
   struct Measured {
@@ -116,12 +116,20 @@ LinkModel probeLinkModel(PeerIO& io, const GlobalTopology& world, const LinkMode
       const bool initiator = rank == a;
       const int peer = initiator ? b : a;
       double smallRoundTrip = pingPong(io, peer, initiator, buffer, options.smallBytes, 3, options.smallRounds);
+      double midRoundTrip = pingPong(io, peer, initiator, buffer, options.midBytes, 1, options.largeRounds);
       double largeRoundTrip = pingPong(io, peer, initiator, buffer, options.largeBytes, 1, options.largeRounds);
       if (initiator) {
         double latency = std::max(smallRoundTrip / 2, 0.01);
+        // The slope between the two sizes: what one more byte costs once the link is streaming. A shaper's burst
+        // and the latency are in both times and cancel; when noise makes the slope useless, the large message alone.
+        double slopeUs = (largeRoundTrip - midRoundTrip) / 2;
+        double moreBytes = static_cast<double>(options.largeBytes - options.midBytes);
         double oneWay = largeRoundTrip / 2;
         double transfer = oneWay > 1.5 * latency ? oneWay - latency : std::max(oneWay, 0.01);
-        m.figures = {latency, static_cast<double>(options.largeBytes) / (transfer * 1e3)};
+        double bandwidth = slopeUs > 0.25 * transfer * moreBytes / options.largeBytes
+                               ? moreBytes / (slopeUs * 1e3)
+                               : static_cast<double>(options.largeBytes) / (transfer * 1e3);
+        m.figures = {latency, bandwidth};
       }
     }
     measured.push_back(m);

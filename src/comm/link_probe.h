@@ -11,9 +11,10 @@ namespace chorus {
 
 struct LinkProbeOptions {
   size_t smallBytes = 8;        // latency message
-  size_t largeBytes = 1 << 20;  // bandwidth message
+  size_t midBytes = 1 << 20;    // bandwidth: the slope between these two sizes, so that a shaper's burst (tc tbf
+  size_t largeBytes = 4 << 20;  // lets its first bytes through at once) and the latency cancel out
   int smallRounds = 20;         // timed round trips (after 3 untimed)
-  int largeRounds = 4;          // timed round trips (after 1 untimed)
+  int largeRounds = 4;          // timed round trips of each bandwidth size (after 1 untimed)
 };
 
 // Collective: every rank of `io` calls it with the same `world`, after connections are up and inside one begun

@@ -52,6 +52,7 @@ class Session:
         if state:
             self.lab.capacity = state["capacity_bps"] and state["capacity_bps"] / 8
             self.lab.latency_us = state["latency_us"]
+            self.lab.alpha_us = state.get("alpha_us")
 
     def topo_file(self):
         return os.path.join(net.state_dir(self.lab.tag), "topo.json")
@@ -70,12 +71,18 @@ def bring_up(lab, tools_dir):
     netem_args = net.check_netem(lab.spec)
     lab.up(netem_args)
     topo = os.path.join(tools_dir, "chorus-topo")
-    if os.path.exists(topo):
-        try:
+    try:
+        if lab.spec.latency_us is None:
+            lab.alpha_us = model.measure_alpha(lab, os.path.join(tools_dir, "chorus-perf"))
+            if lab.alpha_us:
+                print(f"chorus-lab: Chorus moves a message between two hosts in {lab.alpha_us:.0f} us "
+                      "(the cost model's latency)", file=sys.stderr)
+        lab.save()
+        if os.path.exists(topo):
             model.write_topology_file(lab, topo, os.path.join(net.state_dir(lab.tag), "topo.json"))
-        except BaseException:
-            lab.down()
-            raise
+    except BaseException:
+        lab.down()
+        raise
 
 
 def cmd_up(args, tools_dir):
@@ -129,7 +136,9 @@ def cmd_status(args):
         print(f"  namespaces: {len(plan.namespaces_of(spec, tag)) - len(missing)} of "
               f"{len(plan.namespaces_of(spec, tag))}" + (f" (missing: {', '.join(missing)})" if missing else ""))
         if cap:
-            print(f"  unshaped capacity {cap / 1e9:.2f} Gbit/s; latency {state.get('latency_us') or 0:.0f} us one way")
+            alpha = state.get("alpha_us")
+            print(f"  unshaped capacity {cap / 1e9:.2f} Gbit/s; socket latency {state.get('latency_us') or 0:.0f} us "
+                  f"one way" + (f"; Chorus per message {alpha:.0f} us" if alpha else ""))
         for i, h in enumerate(spec.hosts):
             ns = plan.host_ns(tag, i)
             shaped = net.qdiscs_in(ns) if ns in present else {}

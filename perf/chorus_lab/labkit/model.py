@@ -1,18 +1,55 @@
 """The cost model's view of a lab: the topology file the ranks load (this machine's host, with the lab's link as
 the network class), the cluster file chorus-topo --predict reads, and its predictions for a sweep."""
 
+import copy
 import json
 import os
 import subprocess
+import tempfile
+import types
 
-from .spec import LabError
+from . import jobs
+from .spec import Host, LabError
+
+
+def measure_alpha(lab, perf):
+    """Chorus's own per-message time between two of the lab's hosts: half a 2-rank 8-byte ring allreduce (two
+    messages back to back), software and kernel included, which is what the model's latency stands for. None when
+    chorus-perf is missing or fails."""
+    if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
+        return None
+    pair = copy.copy(lab.spec)
+    pair.hosts = [Host(h.name, 1, h.rack) for h in lab.spec.hosts[:2]]
+    with tempfile.TemporaryFile("w+") as out:
+        saved = os.environ.get("CHORUS_ALGO")
+        os.environ["CHORUS_ALGO"] = "ring"
+        try:
+            code = jobs.run_ranks(pair, lab.tag, [perf, "allreduce", "-b", "8", "-e", "8", "-n", "300", "-w", "30"],
+                                  60, types.SimpleNamespace(signal=None), rank0_out=out)
+        finally:
+            if saved is None:
+                del os.environ["CHORUS_ALGO"]
+            else:
+                os.environ["CHORUS_ALGO"] = saved
+        out.seek(0)
+        rows = [line.split() for line in out if line.split() and line.split()[0] == "8"]
+    if code != 0 or not rows:
+        return None
+    return float(rows[0][5]) / 2
+
+
+# tbf counts whole frames: a full 1500-byte-MTU TCP segment carries 1448 bytes of payload in 1514 on the link
+# (Ethernet, IP and TCP headers with timestamps), so the bytes a collective moves go at 95.6% of the rate.
+TCP_PAYLOAD_SHARE = 1448 / 1514
 
 
 def network_link(lab):
     """The network class's figures: one NIC's rate (Chorus sends a peer pair's bytes over one interface until it
-    stripes them, issue 18), and its latency (the lab file's, else measured)."""
+    stripes them, issue 18), and its latency (the lab file's, else Chorus's measured per-message time, else the
+    socket round trip's)."""
     latency = lab.model_latency_us()
-    return {"latency_us": round(latency if latency is not None else 25.0, 2), "bandwidth_gbs": lab.spec.rate_bps / 8e9}
+    return {"latency_us": round(latency if latency is not None else 25.0, 2),
+            "bandwidth_gbs": round(lab.spec.rate_bps / 8e9 * TCP_PAYLOAD_SHARE, 6)}
 
 
 def write_topology_file(lab, chorus_topo, path):

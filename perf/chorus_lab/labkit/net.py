@@ -154,7 +154,8 @@ class Lab:
         self.spec = spec
         self.tag = tag
         self.capacity = None    # bytes/s, one unshaped stream between two hosts
-        self.latency_us = None  # measured over the shaped link
+        self.latency_us = None  # measured over the shaped link (socket round trip / 2)
+        self.alpha_us = None    # Chorus's per-message time over it (model.measure_alpha)
         self.made = []
 
     def up(self, netem_args=(), log=sys.stderr):
@@ -185,12 +186,16 @@ class Lab:
         return self.capacity is not None and self.spec.rate_bps / 8 > 0.8 * self.capacity
 
     def model_latency_us(self):
-        return self.spec.latency_us if self.spec.latency_us is not None else self.latency_us
+        for figure in (self.spec.latency_us, self.alpha_us, self.latency_us):
+            if figure is not None:
+                return figure
+        return None
 
     def save(self):
         with open(os.path.join(state_dir(self.tag), "lab.json"), "w") as f:
             json.dump({"tag": self.tag, "pid": os.getpid(), "spec": spec_to_dict(self.spec),
-                       "capacity_bps": self.capacity and self.capacity * 8, "latency_us": self.latency_us}, f,
+                       "capacity_bps": self.capacity and self.capacity * 8, "latency_us": self.latency_us,
+                       "alpha_us": self.alpha_us}, f,
                       indent=1)
 
     def down(self):

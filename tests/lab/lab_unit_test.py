@@ -6,8 +6,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(sys.argv[1], "perf"))
-from labkit import plan, spec, sweep  # noqa: E402
-from labkit.net import spec_to_dict  # noqa: E402
+from labkit import model, plan, spec, sweep  # noqa: E402
+from labkit.net import Lab, spec_to_dict  # noqa: E402
 
 S = spec
 assert S.parse_rate("200mbit") == 200e6 and S.parse_rate("1gbit") == 1e9 and S.parse_rate("2.5gbit") == 2.5e9
@@ -85,6 +85,17 @@ assert plan.netem_request(S.make_spec("x", 2, delay="50us", jitter="5us", loss="
     ("delay", "50us", "5us", "loss", "1%")
 net_one = S.make_spec("flags", 2)
 assert not [a for a in plan.bring_up(net_one, "t") if "racks" in " ".join(a)] and plan.ifname_env(net_one) == "=eth0"
+
+# The model's view of a lab: its link at TCP's payload share of the rate, Chorus's measured per-message time as the
+# latency unless the file names one, racks as a fabric with the uplink's rate.
+measured = Lab(lab, tag)
+measured.alpha_us, measured.latency_us = 18.0, 25.0
+assert model.network_link(measured) == {"latency_us": 30.0, "bandwidth_gbs": round(0.125 * 1448 / 1514, 6)}
+lab.latency_us = None
+assert model.network_link(measured)["latency_us"] == 18.0
+cluster = model.cluster_of(measured, {"packages": [{"cores": 2}], "links": {}})
+assert cluster["ranks_per_host"] == 2 and cluster["cores_per_host"] == 2 and cluster["nics_per_host"] == 2
+assert cluster["fabric"] == {"hosts_per_rack": 2, "uplink_gbs": 0.125} and cluster["nic"]["latency_us"] == 18.0
 
 TABLE = """# out-of-place time per call (us): median over the rounds, the algorithms' calls interleaved round by round
 #   size (B)     default        ring  hierarchical         best forced  default/best  #wrong

@@ -189,7 +189,7 @@ def cmd_sweep(args, tools_dir):
     if code != 0:
         raise LabError(f"chorus-perf exited {code} in the lab; its output: {raw}")
     if topo_path and os.path.exists(chorus_topo):
-        sizes = sorted({b for b, _, _ in sweep.parse_algos_table(text)})
+        sizes = sorted({b for b, _, _ in sweep.parse_algos_table(text) if b > 0})  # 8 B over 4 ranks rounds to 0
         predicted = model.predictions(chorus_topo, cluster_path, spec.nranks, args.collective, sizes)
     results = sweep.results_of(text, lab, args.collective, predicted)
     sweep.write_results(args.out, lab, args.collective, results)

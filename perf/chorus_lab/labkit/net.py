@@ -175,15 +175,18 @@ class Lab:
             self.down()
             raise
         if self.capacity is not None and log:
-            close = self.spec.rate_bps / 8 > 0.8 * self.capacity
-            note = " (close to it: results may be CPU-bound, not link-bound)" if close else ""
+            note = (f" (all {len(self.spec.hosts)} hosts sending at once come within 80% of it: results may be "
+                    "CPU-bound, not link-bound)") if self.cpu_limited() else ""
             lat = f", {self.latency_us:.0f} us one way over the shaped link" if self.latency_us else ""
             print(f"chorus-lab: this machine moves {self.capacity * 8 / 1e9:.2f} Gbit/s between two unshaped hosts; "
                   f"links shaped to {self.spec.rate_bps / 1e9:.2f} Gbit/s{lat}{note}", file=log)
         self.save()
 
     def cpu_limited(self):
-        return self.capacity is not None and self.spec.rate_bps / 8 > 0.8 * self.capacity
+        """Whether every host sending at its links' rate at once (as an allreduce does) asks this machine for more
+        than 80% of what it moved in one unshaped stream: then the CPU, not the shaping, may set the pace."""
+        offered = len(self.spec.hosts) * self.spec.nics * self.spec.rate_bps / 8
+        return self.capacity is not None and offered > 0.8 * self.capacity
 
     def model_latency_us(self):
         for figure in (self.spec.latency_us, self.alpha_us, self.latency_us):

@@ -1,0 +1,32 @@
+#!/bin/bash
+# The cost model against the topology lab (issue 17): for each shape (2x1, 4x1, 2x2 at 1 Gbit/s) and each of
+# allreduce, broadcast, reduce, allgather and reduce-scatter, a chorus-lab sweep of the default selection and every
+# algorithm of that collective, 8 B to 16 MiB; then lab_model_summary.py prints predicted/measured per algorithm,
+# the default's worst ratio to the best forced algorithm, and the busbw at 16 MiB as a share of the link.
+# Usage (root): perf/scripts/lab_model_check.sh [BUILD_DIR] [OUT_DIR] [SHAPES] [COLLECTIVES]
+set -euo pipefail
+build=${1:-build}
+out=${2:-/tmp/chorus-lab-model}
+shapes=${3:-"two_hosts four_hosts two_by_two"}
+collectives=${4:-"allreduce broadcast reduce allgather reducescatter"}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$out"
+algos_of() {  # every algorithm the collective has across hosts (hierarchical needs several ranks per host)
+  local multi=$2
+  case $1 in
+    allreduce) echo "ring,recursive_doubling,halving_doubling,tree${multi:+,hierarchical}" ;;
+    broadcast|reduce) echo "ring,tree,halving_doubling${multi:+,hierarchical}" ;;
+    allgather|reducescatter) echo "ring,halving_doubling" ;;
+  esac
+}
+for shape in $shapes; do
+  multi=""
+  [[ $shape == two_by_two ]] && multi=1
+  for c in $collectives; do
+    echo "== $c on $shape" >&2
+    "$build/perf/chorus-lab" sweep "$here/perf/labs/$shape.json" --timeout 900 --collective "$c" \
+      --algos "$(algos_of "$c" "$multi")" -b 8 -e 16M -f 8 -n 2 --out "$out/$c-$shape" >"$out/$c-$shape.log" 2>&1 ||
+      { echo "sweep failed: $out/$c-$shape.log" >&2; tail -5 "$out/$c-$shape.log" >&2; }
+  done
+done
+/usr/bin/python3 "$here/perf/scripts/lab_model_summary.py" "$out"/*/sweep.csv

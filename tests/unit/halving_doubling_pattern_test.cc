@@ -210,5 +210,15 @@ TEST(RootLastLabelsTest, RootIsLastAndLabelsRoundTrip) {
   }
 }
 
+TEST(RootLastLabelsTest, PowerOfTwoCountsKeepAlignedBlocksTogether) {
+  // 8 ranks as 4 hosts x 2 or 2 hosts x 4: whatever the root, ranks of one block get labels of one block.
+  for (int root = 0; root < 8; ++root) {
+    RootLastLabels l{root, 8};
+    for (int block : {2, 4}) {
+      for (int r = 0; r < 8; ++r) EXPECT_EQ(l.labelOf(r) / block, l.labelOf(r - r % block) / block) << root;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace chorus

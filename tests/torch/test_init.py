@@ -77,8 +77,13 @@ def test_torchrun_env_init(tmp_path):
     """))
     env = dict(os.environ, PYTHONPATH=os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")
     # Debian 12's torchrun (Python 3.11) breaks with its default log redirection: -r 1 -t 1 avoids it.
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-r", "1", "-t", "1",
-           "--master_port", str(_free_port()), str(script)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, start_new_session=True)
+    # torchrun takes a port number, not a bound socket: another test may take the free port first (seen in CI:
+    # "failed to bind ... errno: 98"), so its own store's bind failure gets a new port, up to three times.
+    for _ in range(3):
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-r", "1", "-t", "1",
+               "--master_port", str(_free_port()), str(script)]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, start_new_session=True)
+        if done.returncode == 0 or "errno: 98" not in done.stderr:
+            break
     assert done.returncode == 0, done.stdout + done.stderr
     assert "rank 0 ok" in done.stdout and "rank 1 ok" in done.stdout, done.stdout

@@ -62,7 +62,9 @@ TEST(LinkProbeTest, EveryRankGetsRankZerosModelWithTheMeasuredClassesReplaced) {
   EXPECT_EQ(m.source(LinkClass::kCudaIpc), LinkSource::kDefault);
   EXPECT_EQ(m.params(LinkClass::kRdma), (LinkParams{7, 7}));
   EXPECT_EQ(m.source(LinkClass::kRdma), LinkSource::kFile);
-  EXPECT_LT(ms, 2000);
+  // Three classes, each 1 and 4 MiB ping-pongs (the bandwidth slope) besides the small ones: about 2 s under
+  // TSan on 2 cores, milliseconds in a plain build.
+  EXPECT_LT(ms, 6000);
 }
 
 TEST(LinkProbeTest, MeasuresWhatTheLinkDoes) {

@@ -8,21 +8,16 @@
 #include "algorithms/algorithm_registry.h"
 #include "algorithms/selection/algo_rules.h"
 #include "algorithms/selection/decision_table.h"
+#include "perf/chorus_perf/collective_layout.h"
 
 namespace chorus::topo {
 
 namespace {
 
-// busbw per algbw, as nccl-tests count it.
+// busbw per algbw: chorus-perf's factor (nccl-tests'), found through the collective's name.
 double busFactor(Collective c, int n) {
-  switch (c) {
-    case Collective::kAllReduce: return 2.0 * (n - 1) / n;
-    case Collective::kAllGather:
-    case Collective::kReduceScatter:
-    case Collective::kAllToAll:
-    case Collective::kAllToAllv: return (n - 1.0) / n;
-    default: return 1.0;
-  }
+  const auto perfCollective = perf::parseCollective(collectiveName(c));
+  return perfCollective ? perf::busBandwidthFactor(*perfCollective, n) : 1.0;
 }
 
 struct Prediction {

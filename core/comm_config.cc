@@ -32,6 +32,13 @@ size_t fusionThreshold() {
 std::string traceDir() { return params::trace(); }
 bool autotune() { return params::asInt("CHORUS_AUTOTUNE", params::autotune(), 0, 1) == 1; }
 std::string autotuneFile() { return params::autotuneFile(); }
+int deviceCalls() {
+  const std::string mode = params::deviceCalls();
+  if (mode == "auto") return static_cast<int>(DeviceCalls::kAuto);
+  if (mode == "stream") return static_cast<int>(DeviceCalls::kStream);
+  if (mode == "blocking") return static_cast<int>(DeviceCalls::kBlocking);
+  throwInvalidArgument("CHORUS_DEVICE_CALLS=" + mode + ": expected auto, stream or blocking");
+}
 int traceLevel() {
   const std::string level = params::traceLevel();
   if (level == "call") return 0;
@@ -98,6 +105,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.compression = env_config::compression();
   c.autotune = env_config::autotune();
   c.autotuneFile = env_config::autotuneFile();
+  c.deviceCalls = env_config::deviceCalls();
   return c;
 }
 

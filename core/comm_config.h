@@ -34,6 +34,7 @@ struct CommConfig {
   std::string compression = "none";           // CHORUS_COMPRESSION: none, bf16, fp16, bf16:all, fp16:all
   bool autotune = false;                      // CHORUS_AUTOTUNE
   std::string autotuneFile;                   // CHORUS_AUTOTUNE_FILE; empty: none
+  int deviceCalls = 0;                        // CHORUS_DEVICE_CALLS: 0 auto, 1 stream, 2 blocking (DeviceCalls)
 
   // Every field from the environment (each variable's default when unset); throws chorusInvalidArgument naming
   // the variable for a value out of range.
@@ -83,7 +84,11 @@ int ibQpsPerPeer();
 std::string compression();
 bool autotune();
 std::string autotuneFile();
+int deviceCalls();
 }  // namespace env_config
+
+// How device-buffer calls wait (config deviceCalls, CHORUS_DEVICE_CALLS; docs/device_calls.md).
+enum class DeviceCalls { kAuto = 0, kStream = 1, kBlocking = 2 };
 
 // Empty when `text` is a CHORUS_COMPRESSION value (none, bf16, fp16, bf16:all, fp16:all); else what is wrong.
 std::string compressionProblem(const std::string& text);

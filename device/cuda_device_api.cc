@@ -13,6 +13,7 @@
 #include "core/cuda_error.h"
 #include "core/device_runtime.h"
 #include "device/memory_location.h"
+#include "device/stream_hold_hazard.h"
 
 #ifdef CHORUS_HAVE_CUDA
 #include <cuda.h>
@@ -106,6 +107,16 @@ class CudaDeviceApi final : public DeviceApi {
     return p;
   }
   void pinnedFree(void* p) override { check(cudaFreeHost(p), describe("pinnedFree", p), "cudaFreeHost"); }
+
+  std::string streamHoldHazard(int device) override {
+    int mps = 0;
+    // cudaDevAttrMpsEnabled (133) by number: toolkits before 12.x lack the name; older drivers refuse it (no MPS).
+    if (cudaDeviceGetAttribute(&mps, static_cast<cudaDeviceAttr>(133), device) != cudaSuccess) {
+      cudaGetLastError();
+      mps = 0;
+    }
+    return chorus::streamHoldHazard(mps != 0);
+  }
 
   DeviceStream createStream() override {
     cudaStream_t s = nullptr;

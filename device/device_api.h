@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "reduce/reducer.h"
 #include "device/memory_location.h"
@@ -72,6 +73,10 @@ class DeviceApi {
   // An identity of the allocation holding p, different for every allocation even at a reused address (CUDA's
   // buffer id); 0 when unknown. Caches of registrations check it to notice a freed and reallocated buffer.
   virtual uint64_t allocationId(const void* p) { return 0; }
+
+  // Why a stream held until a device call ends could hold that call's own device work behind it on `device`
+  // ("" when it cannot; see stream_hold_hazard.h): device calls then block their caller instead.
+  virtual std::string streamHoldHazard(int device) { return ""; }
 
   // The reducer for memory this API allocates, launching on s; reduce() returns once the result is in place.
   virtual Reducer& reducer(DeviceStream s) = 0;

@@ -65,8 +65,13 @@ std::string streamName(DeviceStream s) {
 }  // namespace
 
 DeviceCallQueue::DeviceCallQueue(DeviceApi& api, int rank, Runner runner, const std::atomic<bool>& aborted,
-                                 double timeoutSeconds)
-    : api_(api), rank_(rank), runner_(std::move(runner)), aborted_(aborted), timeoutSeconds_(timeoutSeconds) {
+                                 double timeoutSeconds, bool blocking)
+    : api_(api),
+      rank_(rank),
+      runner_(std::move(runner)),
+      aborted_(aborted),
+      timeoutSeconds_(timeoutSeconds),
+      blocking_(blocking) {
   // A cache line of its own: the device polls it while the host writes next to nothing else.
   flag_ = static_cast<uint32_t*>(api_.pinnedAlloc(64));
   std::memset(flag_, 0, 64);
@@ -105,31 +110,46 @@ DeviceEvent DeviceCallQueue::takeEvent() {
 }
 
 void DeviceCallQueue::enqueue(std::span<const Op> ops, DeviceStream stream, int device) {
-  const Op& op = ops.front();
-  std::lock_guard<std::mutex> lock(mutex_);
-  ScopedApiDevice onDevice(api_, device);
-  Call call{std::vector<Op>(ops.begin(), ops.end()), stream, device, enqueued_ + 1, takeEvent(), nullptr};
-  try {
-    api_.recordEvent(call.ready, stream);
-    api_.streamWaitFlag(stream, flag_, static_cast<uint32_t>(call.number));
-  } catch (...) {
-    freeEvents_.push_back(call.ready);
-    throw;
+  std::unique_lock<std::mutex> lock(mutex_);
+  Call call;
+  {
+    ScopedApiDevice onDevice(api_, device);
+    call = Call{std::vector<Op>(ops.begin(), ops.end()), stream, device, enqueued_ + 1, takeEvent(), nullptr};
+    try {
+      api_.recordEvent(call.ready, stream);
+      if (!blocking_) api_.streamWaitFlag(stream, flag_, static_cast<uint32_t>(call.number));
+    } catch (...) {
+      freeEvents_.push_back(call.ready);
+      throw;
+    }
+    if (!blocking_) {
+      enqueueHeld(std::move(call), ops.front());
+      return;
+    }
   }
+  const uint64_t number = call.number;
+  enqueued_ = number;
+  calls_.push_back(std::move(call));
+  callArrived_.notify_one();
+  callFinished_.wait(lock, [&] { return finished_ >= number; });
+  if (failedCall_ == number && failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+}
+
+void DeviceCallQueue::enqueueHeld(Call call, const Op& op) {
   // From here the stream waits for the flag: the call must be queued whatever happens, or the stream would hang.
   try {
     call.passed = takeEvent();
-    api_.recordEvent(call.passed, stream);
+    api_.recordEvent(call.passed, call.stream);
   } catch (const std::exception& e) {
     if (call.passed != nullptr) freeEvents_.push_back(call.passed);
     call.passed = nullptr;
     flagStillRead_ = true;
     CHORUS_WARN(rank_, "device " << collectiveName(op.collective) << ": recording its completion on "
-                                 << streamName(stream) << " failed (" << e.what()
+                                 << streamName(call.stream) << " failed (" << e.what()
                                  << "); the stream flag will not be freed");
   }
   enqueued_ = call.number;
-  calls_.push_back(call);
+  calls_.push_back(std::move(call));
   callArrived_.notify_one();
 }
 
@@ -168,17 +188,25 @@ void DeviceCallQueue::runCalls() {
     Call call = calls_.front();
     calls_.pop_front();
     lock.unlock();
+    std::exception_ptr failure;
     try {
       runner_(call.ops, call.device, [&] { waitReady(call); });
     } catch (const std::exception& e) {
-      // The runner has recorded the failure (last error, async error); the caller learns it from those.
+      // The runner has recorded the failure (last error, async error); a stream-ordered caller learns it from
+      // those, a blocked one gets it thrown as well.
       CHORUS_INFO(rank_, "device call failed: " << e.what());
+      failure = std::current_exception();
     } catch (...) {
       CHORUS_WARN(rank_, "device " << collectiveName(call.ops.front().collective)
                                    << " failed with an unknown exception");
+      failure = std::current_exception();
     }
-    raiseStreamFlag(api_, flag_, static_cast<uint32_t>(call.number));
+    if (!blocking_) raiseStreamFlag(api_, flag_, static_cast<uint32_t>(call.number));
     lock.lock();
+    if (blocking_ && failure) {
+      failedCall_ = call.number;
+      failure_ = failure;
+    }
     freeEvents_.push_back(call.ready);
     if (call.passed != nullptr) retiring_.push_back(call.passed);
     finished_ = call.number;

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "device/emulated_stream.h"
 #include "device/poll_backoff.h"
+#include "device/stream_hold_hazard.h"
 
 namespace chorus {
 // Named rather than anonymous: the Impl below holds these types, and unity builds would warn (subobject-linkage).
@@ -55,20 +56,49 @@ std::string streamName(const void* handle) {
 
 // A stream's handle is its entry's address (nullptr for the legacy default stream).
 struct EmulatedDeviceApi::StreamEntry {
-  StreamEntry(DeviceApi& api, bool legacyDefault)
-      : stream(emulated_device_detail::streamName(legacyDefault ? nullptr : this)),
+  StreamEntry(DeviceApi& api, bool legacyDefault, std::shared_ptr<EmulatedQueue> queue)
+      : stream(emulated_device_detail::streamName(legacyDefault ? nullptr : this), std::move(queue)),
         reducer(api, legacyDefault ? nullptr : this) {}
   EmulatedStream stream;
   emulated_device_detail::StreamOrderedHostReducer reducer;
 };
 
+namespace {
+// Queues inherited from a fork's parent have no worker thread in the child: destroying one would join a thread
+// that is not there. They are kept, reachable, for the life of the process.
+void keepInheritedQueues(std::vector<std::shared_ptr<EmulatedQueue>> queues) {
+  static auto* kept = new std::vector<std::shared_ptr<EmulatedQueue>>;
+  for (auto& q : queues) kept->push_back(std::move(q));
+}
+}  // namespace
+
 EmulatedDeviceApi::EmulatedDeviceApi() = default;
 
 EmulatedDeviceApi::~EmulatedDeviceApi() {
   streams_.clear();
-  // A default stream inherited from a fork's parent has no worker to stop: it is left alone.
+  // A default stream or queues inherited from a fork's parent have no worker to stop: they are left alone.
   if (defaultStreamPid_ != getpid()) (void)defaultStream_.release();
+  if (sharedQueuesPid_ != getpid()) keepInheritedQueues(std::move(sharedQueues_));
 }
+
+std::shared_ptr<EmulatedQueue> EmulatedDeviceApi::nextQueue() {
+  const int connections = deviceMaxConnectionsFromEnv();
+  if (connections == 0) return nullptr;
+  const pid_t pid = getpid();
+  if (sharedQueuesPid_ != pid) {
+    keepInheritedQueues(std::move(sharedQueues_));  // the parent's: no worker here to stop
+    sharedQueues_.clear();
+    sharedQueuesPid_ = pid;
+    nextSharedQueue_ = 0;
+  }
+  if (sharedQueues_.size() < static_cast<size_t>(connections)) {
+    sharedQueues_.push_back(std::make_shared<EmulatedQueue>());
+    return sharedQueues_.back();
+  }
+  return sharedQueues_[nextSharedQueue_++ % sharedQueues_.size()];
+}
+
+std::string EmulatedDeviceApi::streamHoldHazard(int) { return chorus::streamHoldHazard(false); }
 
 MemoryLocation EmulatedDeviceApi::locate(const void* p, int* device) {
   if (p == nullptr || !memory_.contains(p)) return MemoryLocation::kHost;
@@ -101,7 +131,7 @@ EmulatedDeviceApi::StreamEntry& EmulatedDeviceApi::stream(DeviceStream s, const 
     if (!defaultStream_ || defaultStreamPid_ != pid) {
       // A fork's child inherits the parent's stream objects but not their worker threads: it gets its own.
       (void)defaultStream_.release();
-      defaultStream_ = std::make_unique<StreamEntry>(*this, true);
+      defaultStream_ = std::make_unique<StreamEntry>(*this, true, nextQueue());
       defaultStreamPid_ = pid;
     }
     return *defaultStream_;
@@ -132,9 +162,9 @@ std::shared_ptr<EmulatedEventState> EmulatedDeviceApi::event(DeviceEvent e, cons
 }
 
 DeviceStream EmulatedDeviceApi::createStream() {
-  auto entry = std::make_unique<StreamEntry>(*this, false);
-  DeviceStream handle = entry.get();
   std::lock_guard<std::mutex> lock(mutex_);
+  auto entry = std::make_unique<StreamEntry>(*this, false, nextQueue());
+  DeviceStream handle = entry.get();
   streams_.emplace(handle, std::move(entry));
   return handle;
 }

@@ -7,7 +7,9 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "device/device_api.h"
 #include "device/emulated_device_memory.h"
@@ -15,6 +17,7 @@
 namespace chorus {
 
 class EmulatedStream;
+class EmulatedQueue;
 class EmulatedEventState;
 
 class EmulatedDeviceApi final : public DeviceApi {
@@ -54,6 +57,9 @@ class EmulatedDeviceApi final : public DeviceApi {
   }
   uint64_t allocationId(const void* p) override { return memory_.regionId(p); }
 
+  // CUDA_DEVICE_MAX_CONNECTIONS shares the emulated queues as it shares a GPU's (EmulatedQueue); never MPS.
+  std::string streamHoldHazard(int device) override;
+
   Reducer& reducer(DeviceStream s) override;
 
   // Wakes the stream workers waiting on `flag` (streamWaitFlag) to look at it again: the host's store alone is
@@ -67,6 +73,9 @@ class EmulatedDeviceApi final : public DeviceApi {
   // chorusUnhandledCudaError for handles this API did not create or that a fork's parent created.
   StreamEntry& stream(DeviceStream s, const char* what);
   std::shared_ptr<EmulatedEventState> event(DeviceEvent e, const char* what);
+  // The queue a new stream runs on: null (one of its own) unless CUDA_DEVICE_MAX_CONNECTIONS is set, else the
+  // next of that many shared queues, round robin (made afresh in a fork's child). Under mutex_.
+  std::shared_ptr<EmulatedQueue> nextQueue();
 
   EmulatedDeviceMemory memory_;
   std::mutex mutex_;
@@ -74,6 +83,9 @@ class EmulatedDeviceApi final : public DeviceApi {
   std::unordered_map<DeviceEvent, std::shared_ptr<EmulatedEventState>> events_;
   std::unique_ptr<StreamEntry> defaultStream_;
   pid_t defaultStreamPid_ = 0;
+  std::vector<std::shared_ptr<EmulatedQueue>> sharedQueues_;
+  pid_t sharedQueuesPid_ = 0;
+  size_t nextSharedQueue_ = 0;
 };
 
 // The process's emulated device API (made on first use, never destroyed).

@@ -41,15 +41,15 @@ void EmulatedEventState::waitFor(uint64_t number) {
   changed_.wait(lock, [&] { return completed_ >= number; });
 }
 
-EmulatedStream::EmulatedStream(std::string name) : name_(std::move(name)), ownerPid_(getpid()) {
+EmulatedQueue::EmulatedQueue() : ownerPid_(getpid()) {
   worker_ = std::thread([this] { runWorker(); });
   // Returns only once the worker runs its loop: a thread still starting holds runtime locks (a sanitizer's thread
   // registry, the allocator's), and a fork taken then would leave the child waiting on them forever.
   std::unique_lock<std::mutex> lock(mutex_);
-  workDone_.wait(lock, [&] { return started_; });
+  started_.wait(lock, [&] { return running_; });
 }
 
-EmulatedStream::~EmulatedStream() {
+EmulatedQueue::~EmulatedQueue() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -58,13 +58,58 @@ EmulatedStream::~EmulatedStream() {
   if (worker_.joinable()) worker_.join();
 }
 
-void EmulatedStream::enqueue(std::function<void()> work) {
+void EmulatedQueue::enqueue(std::function<void()> work) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(std::move(work));
-    ++enqueued_;
   }
   workArrived_.notify_one();
+}
+
+void EmulatedQueue::runWorker() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  running_ = true;
+  started_.notify_all();
+  for (;;) {
+    // Stopping still drains the queue: destroying a queue never drops work that was enqueued on it.
+    workArrived_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;
+    std::function<void()> work = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    work();
+    lock.lock();
+  }
+}
+
+EmulatedStream::EmulatedStream(std::string name, std::shared_ptr<EmulatedQueue> queue)
+    : name_(std::move(name)), queue_(queue ? std::move(queue) : std::make_shared<EmulatedQueue>()) {}
+
+EmulatedStream::~EmulatedStream() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  workDone_.wait(lock, [&] { return completed_ >= enqueued_; });
+}
+
+void EmulatedStream::enqueue(std::function<void()> work) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++enqueued_;
+  }
+  queue_->enqueue([this, work = std::move(work)] {
+    std::string failure;
+    try {
+      work();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    } catch (...) {
+      failure = "unknown exception";
+    }
+    // Notified under the lock: once it is released, the destructor may run, and nothing here touches the stream.
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failure.empty() && error_.empty()) error_ = failure;
+    ++completed_;
+    workDone_.notify_all();
+  });
 }
 
 void EmulatedStream::synchronize() {
@@ -79,32 +124,6 @@ void EmulatedStream::synchronize() {
 std::string EmulatedStream::error() {
   std::lock_guard<std::mutex> lock(mutex_);
   return error_;
-}
-
-void EmulatedStream::runWorker() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  started_ = true;
-  workDone_.notify_all();
-  for (;;) {
-    // Stopping still drains the queue: destroying a stream never drops work that was enqueued on it.
-    workArrived_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;
-    std::function<void()> work = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
-    std::string failure;
-    try {
-      work();
-    } catch (const std::exception& e) {
-      failure = e.what();
-    } catch (...) {
-      failure = "unknown exception";
-    }
-    lock.lock();
-    if (!failure.empty() && error_.empty()) error_ = failure;
-    ++completed_;
-    workDone_.notify_all();
-  }
 }
 
 }  // namespace chorus

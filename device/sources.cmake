@@ -8,6 +8,7 @@ target_sources(chorus_device_objs PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/emulated_device_api.cc
   ${CMAKE_CURRENT_LIST_DIR}/emulated_device_memory.cc
   ${CMAKE_CURRENT_LIST_DIR}/emulated_stream.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stream_hold_hazard.cc
   ${CMAKE_CURRENT_LIST_DIR}/device_call_queue.cc)
 if(CHORUS_CUDA_ENABLED)
   # The polling kernel behind streamWaitFlag where cuStreamWaitValue32 is unavailable.

@@ -107,6 +107,8 @@ typedef struct {
                                collective, element width and size, on the calls themselves, and keeps the fastest */
   const char* autotuneFile; /* CHORUS_AUTOTUNE_FILE: tuned table read at init and written at destroy (CHORUS_ALGO
                                syntax; "" none) */
+  int deviceCalls;          /* CHORUS_DEVICE_CALLS: 0 auto, 1 stream (the caller's stream waits for the result), 2
+                               blocking (the caller's thread waits; the stream is never held) */
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
@@ -123,7 +125,8 @@ typedef struct {
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
         CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT,  \
-        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR   \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
+        CHORUS_CONFIG_UNDEF_INT                                                                             \
   }
 
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */

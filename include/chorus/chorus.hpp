@@ -81,6 +81,9 @@ struct Config {
   std::optional<std::string> compression{};   // CHORUS_COMPRESSION
   std::optional<bool> autotune{};             // CHORUS_AUTOTUNE
   std::optional<std::string> autotuneFile{};  // CHORUS_AUTOTUNE_FILE
+  std::optional<std::string> traceDir{};      // CHORUS_TRACE
+  std::optional<int> traceLevel{};            // CHORUS_TRACE_LEVEL: 0 call, 1 transfer
+  std::optional<int> deviceCalls{};           // CHORUS_DEVICE_CALLS: 0 auto, 1 stream, 2 blocking
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -108,6 +111,9 @@ struct Config {
     if (compression) c.compression = compression->c_str();
     if (autotune) c.autotune = *autotune ? 1 : 0;
     if (autotuneFile) c.autotuneFile = autotuneFile->c_str();
+    if (traceDir) c.traceDir = traceDir->c_str();
+    if (traceLevel) c.traceLevel = *traceLevel;
+    if (deviceCalls) c.deviceCalls = *deviceCalls;
     return c;
   }
 };

@@ -145,6 +145,8 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const C
                       otherwise(env_config::autotune, &CommConfig::autotune));
   r.autotuneFile = f.text(CHORUS_FIELD_END(autotuneFile), c.autotuneFile,
                           otherwise(env_config::autotuneFile, &CommConfig::autotuneFile));
+  r.deviceCalls = f.number(CHORUS_FIELD_END(deviceCalls), "deviceCalls", c.deviceCalls, int{CHORUS_CONFIG_UNDEF_INT}, 0,
+                           2, otherwise(env_config::deviceCalls, &CommConfig::deviceCalls));
   return r;
 }
 

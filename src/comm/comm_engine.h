@@ -168,6 +168,9 @@ class CommEngine {
   // Runs a batch of calls (runBatch) on the CommIO that prepare() returns (it may wait and build), under
   // the lane, with the bookkeeping every call shares: sequence numbers, refusal once broken, error recording.
   void execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
+  // Whether device calls on `device` block their caller (config deviceCalls; auto: where holding the caller's
+  // stream is unsafe, DeviceApi::streamHoldHazard).
+  bool deviceCallsBlock(int device);
   // The progress thread's side of a device call (DeviceCallQueue::Runner).
   void runDeviceCall(std::span<const Op> ops, int device, const std::function<void()>& waitReady);
   // The device resources, made (collectively, over the host connections) at the first device call.

@@ -1,5 +1,7 @@
-// The communicator's device calls: enqueueing on the caller's thread, running on the progress thread, and the
-// resources those calls use (made at the first one, freed at destroy).
+// The communicator's device calls: enqueueing on the caller's thread (or, where holding its stream is unsafe,
+// waiting there), running on the progress thread, and the resources those calls use (made at the first one, freed
+// at destroy).
+#include <mutex>
 #include <string>
 
 #include "src/comm/comm_engine.h"
@@ -53,7 +55,7 @@ void CommEngine::enqueueDeviceBatch(std::span<const Op> ops, DeviceStream stream
       deviceQueue_ = std::make_unique<DeviceCallQueue>(
           *deviceApi_, rank_,
           [this](std::span<const Op> o, int d, const std::function<void()>& waitReady) { runDeviceCall(o, d, waitReady); },
-          aborted_, timeoutSeconds_);
+          aborted_, timeoutSeconds_, deviceCallsBlock(device));
     }
     device_ = device;
     deviceQueue_->enqueue(ops, stream, device);
@@ -65,6 +67,20 @@ void CommEngine::enqueueDeviceBatch(std::span<const Op> ops, DeviceStream stream
     }
     throw;
   }
+}
+
+bool CommEngine::deviceCallsBlock(int device) {
+  const auto mode = static_cast<DeviceCalls>(config_.deviceCalls);
+  if (mode != DeviceCalls::kAuto) return mode == DeviceCalls::kBlocking;
+  const std::string hazard = deviceApi_->streamHoldHazard(device);
+  if (hazard.empty()) return false;
+  // Once per process: every communicator of it decides alike.
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    CHORUS_WARN(rank_, named("device calls block their caller until done, instead of holding the caller's stream: " +
+                             hazard + " (CHORUS_DEVICE_CALLS=stream holds the stream anyway)"));
+  });
+  return true;
 }
 
 void CommEngine::runDeviceCall(std::span<const Op> ops, int device, const std::function<void()>& waitReady) {

@@ -59,6 +59,7 @@ TEST(CommConfigTest, BadFieldsAreInvalidArgumentsNamingTheField) {
       {"shm buffer", [](chorusConfig_t& c) { c.shmBufferBytes = 1; }, "config->shmBufferBytes = 1"},
       {"cma", [](chorusConfig_t& c) { c.shmCma = 3; }, "config->shmCma = 3"},
       {"probe flag", [](chorusConfig_t& c) { c.topoProbe = -4; }, "config->topoProbe = -4"},
+      {"device calls", [](chorusConfig_t& c) { c.deviceCalls = 3; }, "config->deviceCalls = 3"},
   };
   for (const BadField& b : cases) {
     SCOPED_TRACE(b.what);

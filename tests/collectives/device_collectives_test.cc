@@ -2,7 +2,8 @@
 // 2-4 ranks, checked against the host references, with NCCL's stream semantics: the call returns at once, reads
 // the input a job enqueued just before it on the stream wrote, and a copy enqueued just after it reads the result.
 // Also: host and device buffers mixed in one call are refused, a host call after device calls finds them done, a
-// failed device call is reported as the async error without leaving its stream hung, and abort ends queued calls.
+// failed device call is reported as the async error without leaving its stream hung, and abort ends queued calls;
+// where holding a stream is unsafe (one hardware queue) or asked not to be, calls block their caller instead.
 //
 // Each rank is this test binary again, running the disabled DeviceCollectivesWorker test (which reads its
 // scenario from CHORUS_DEVICE_TEST_SCENARIO), so that the ranks can use the device API's internals.
@@ -83,6 +84,22 @@ TEST(DeviceCallFailureTest, AsyncErrorReleasesTheStreamAndFailsLaterCalls) {
 
 TEST(DeviceCallFailureTest, AbortEndsQueuedCallsAndReleasesTheStream) {
   ProcessWorldResult r = runDeviceWorld(2, "abort");
+  EXPECT_TRUE(r.allSucceeded()) << r.describe();
+}
+
+// One hardware queue for every stream (CUDA_DEVICE_MAX_CONNECTIONS=1, as Megatron-LM sets it): a stream held until
+// the call ends would hold the call's own copies behind it, as it did on an H100. The default (auto) makes the
+// calls block their caller instead, and every collective completes, its result in place when the call returns.
+TEST(DeviceHeldStreamTest, OneHardwareQueueMakesCallsBlockTheirCaller) {
+  ProcessWorldResult r = runDeviceWorld(2, "collectives_small",
+                                        {{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}, {"CHORUS_DEVICE_TEST_BLOCKING", "1"}});
+  EXPECT_TRUE(r.allSucceeded()) << r.describe();
+}
+
+// Blocking calls asked for, with nothing unsafe about holding the stream.
+TEST(DeviceHeldStreamTest, BlockingCallsOnRequest) {
+  ProcessWorldResult r = runDeviceWorld(3, "collectives_small",
+                                        {{"CHORUS_DEVICE_CALLS", "blocking"}, {"CHORUS_DEVICE_TEST_BLOCKING", "1"}});
   EXPECT_TRUE(r.allSucceeded()) << r.describe();
 }
 

@@ -32,6 +32,7 @@ size_t fusionThreshold() {
 std::string traceDir() { return params::trace(); }
 bool autotune() { return params::asInt("CHORUS_AUTOTUNE", params::autotune(), 0, 1) == 1; }
 std::string autotuneFile() { return params::autotuneFile(); }
+bool encrypt() { return params::asInt("CHORUS_ENCRYPT", params::encrypt(), 0, 1) == 1; }
 int deviceCalls() {
   const std::string mode = params::deviceCalls();
   if (mode == "auto") return static_cast<int>(DeviceCalls::kAuto);
@@ -106,6 +107,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.autotune = env_config::autotune();
   c.autotuneFile = env_config::autotuneFile();
   c.deviceCalls = env_config::deviceCalls();
+  c.encrypt = env_config::encrypt();
   return c;
 }
 

@@ -34,6 +34,7 @@ struct CommConfig {
   std::string compression = "none";           // CHORUS_COMPRESSION: none, bf16, fp16, bf16:all, fp16:all
   bool autotune = false;                      // CHORUS_AUTOTUNE
   std::string autotuneFile;                   // CHORUS_AUTOTUNE_FILE; empty: none
+  bool encrypt = false;                       // CHORUS_ENCRYPT
   int deviceCalls = 0;                        // CHORUS_DEVICE_CALLS: 0 auto, 1 stream, 2 blocking (DeviceCalls)
 
   // Every field from the environment (each variable's default when unset); throws chorusInvalidArgument naming
@@ -85,6 +86,7 @@ std::string compression();
 bool autotune();
 std::string autotuneFile();
 int deviceCalls();
+bool encrypt();
 }  // namespace env_config
 
 // How device-buffer calls wait (config deviceCalls, CHORUS_DEVICE_CALLS; docs/device_calls.md).

@@ -3,7 +3,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config git procps iproute2
       libboost-dev libboost-system-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-      libhwloc-dev libcli11-dev nlohmann-json3-dev libibverbs-dev rdma-core
+      libhwloc-dev libcli11-dev nlohmann-json3-dev libibverbs-dev rdma-core libssl-dev
       clang libclang-rt-dev python3
       # The torch.distributed backend (python/) and its pytest suite (Debian's torch is /usr/bin/python3's); plots.
       python3-torch libtorch-dev pybind11-dev python3-dev python3-pytest python3-matplotlib)

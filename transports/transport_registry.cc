@@ -25,7 +25,9 @@ std::unique_ptr<Transport> makeShm(int rank, const CommConfig& config, const std
 
 std::unique_ptr<Transport> makeTcp(int rank, const CommConfig& config, const std::string& jobKey,
                                    const std::string& secret) {
-  return std::make_unique<TcpTransport>(rank, jobKey, config.socketsPerPeer, config.socketIfname, secret);
+  auto tcp = std::make_unique<TcpTransport>(rank, jobKey, config.socketsPerPeer, config.socketIfname, secret);
+  if (config.encrypt) tcp->requireEncryption();
+  return tcp;
 }
 
 #ifdef CHORUS_HAVE_VERBS

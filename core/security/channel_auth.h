@@ -53,6 +53,8 @@ class ChannelAuthenticator {
   short pollEvents() const { return outbox_.empty() ? POLLIN : POLLOUT; }
   // Throws AuthenticationError for a deadline that passed, naming what was awaited and for how long.
   [[noreturn]] void timedOut(double seconds);
+  // Once advance() returned true: the handshake, for its record keys.
+  const ChannelHandshake& handshake() const { return handshake_; }
 
  private:
   [[noreturn]] void throwFailure();

@@ -122,6 +122,17 @@ std::array<uint8_t, 32> ChannelHandshake::proofOf(ChannelRole prover) const {
   return mac.finish();
 }
 
+RecordCipher::Key ChannelHandshake::recordKey(ChannelRole sender) const {
+  if (!succeeded()) throwInternal("ChannelHandshake::recordKey before the handshake succeeded");
+  const Nonce& initiatorNonce = role_ == ChannelRole::kInitiator ? ownNonce_ : peerNonce_;
+  const Nonce& acceptorNonce = role_ == ChannelRole::kAcceptor ? ownNonce_ : peerNonce_;
+  std::vector<uint8_t> salt(initiatorNonce.begin(), initiatorNonce.end());
+  salt.insert(salt.end(), acceptorNonce.begin(), acceptorNonce.end());
+  const std::string label = std::string("chorus record key, sealed by the ") +
+                            (sender == ChannelRole::kInitiator ? "initiator" : "acceptor") + "; " + context_;
+  return deriveRecordKey(secret_, salt, label);
+}
+
 void ChannelHandshake::malformed(std::string problem) {
   step_ = Step::kFailed;
   failure_ = AuthFailure::kMalformed;

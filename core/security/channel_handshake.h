@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/security/record_cipher.h"
+
 namespace chorus {
 
 // Which end of the channel this is: the one that connected, or the one that accepted.
@@ -67,6 +69,10 @@ class ChannelHandshake {
   const std::string& problem() const { return problem_; }
   // "the peer's challenge", "the peer's proof", "the peer's verdict": for timeout messages.
   const char* waitingFor() const;
+  // Once succeeded(): the key of the records that the end in role `sender` seals on this channel (HKDF-SHA256 of
+  // the secret, salted with both nonces, labelled with the sender's role and the context), for RecordCipher.
+  // Both ends compute the same two keys; nobody sends them.
+  RecordCipher::Key recordKey(ChannelRole sender) const;
 
  private:
   enum class Step { kWantChallenge, kWantProof, kWantVerdict, kDone, kFailed };

@@ -1,36 +1,60 @@
 #include "core/security/hmac_sha256.h"
 
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
+#include "core/security/crypto_error.h"
+
 namespace chorus {
 
-HmacSha256::HmacSha256(std::span<const uint8_t> key) {
-  std::array<uint8_t, Sha256::kBlockBytes> block{};
-  if (key.size() > block.size()) {
-    Sha256Digest hashed = sha256(key);
-    std::copy(hashed.begin(), hashed.end(), block.begin());
-  } else {
-    std::copy(key.begin(), key.end(), block.begin());
+struct HmacSha256::Context {
+  EVP_MAC* mac = nullptr;
+  EVP_MAC_CTX* ctx = nullptr;
+  ~Context() {
+    EVP_MAC_CTX_free(ctx);
+    EVP_MAC_free(mac);
   }
-  std::array<uint8_t, Sha256::kBlockBytes> innerKeyPad;
-  for (size_t i = 0; i < block.size(); ++i) {
-    innerKeyPad[i] = block[i] ^ 0x36;
-    outerKeyPad_[i] = block[i] ^ 0x5c;
+};
+
+HmacSha256::HmacSha256(std::span<const uint8_t> key) : context_(std::make_unique<Context>()) {
+  context_->mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  if (context_->mac == nullptr) throwCryptoError("HMAC-SHA256", "EVP_MAC_fetch");
+  context_->ctx = EVP_MAC_CTX_new(context_->mac);
+  if (context_->ctx == nullptr) throwCryptoError("HMAC-SHA256", "EVP_MAC_CTX_new");
+  char digest[] = "SHA256";
+  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                               OSSL_PARAM_construct_end()};
+  // A non-null key pointer even for an empty key: libcrypto reads a null one as "no key given".
+  static const uint8_t kNoKey = 0;
+  if (EVP_MAC_init(context_->ctx, key.empty() ? &kNoKey : key.data(), key.size(), params) != 1) {
+    throwCryptoError("HMAC-SHA256", "EVP_MAC_init");
   }
-  inner_.update(innerKeyPad);
 }
 
 HmacSha256::HmacSha256(std::string_view key)
     : HmacSha256(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(key.data()), key.size())) {}
 
-void HmacSha256::update(std::span<const uint8_t> bytes) { inner_.update(bytes); }
+HmacSha256::~HmacSha256() = default;
 
-void HmacSha256::update(std::string_view text) { inner_.update(text); }
+void HmacSha256::update(std::span<const uint8_t> bytes) {
+  if (!bytes.empty() && EVP_MAC_update(context_->ctx, bytes.data(), bytes.size()) != 1) {
+    throwCryptoError("HMAC-SHA256", "EVP_MAC_update");
+  }
+}
+
+void HmacSha256::update(std::string_view text) {
+  update(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
 
 Sha256Digest HmacSha256::finish() {
-  Sha256Digest innerDigest = inner_.finish();
-  Sha256 outer;
-  outer.update(outerKeyPad_);
-  outer.update(innerDigest);
-  return outer.finish();
+  Sha256Digest out{};
+  size_t length = 0;
+  if (EVP_MAC_final(context_->ctx, out.data(), &length, out.size()) != 1 || length != out.size()) {
+    throwCryptoError("HMAC-SHA256", "EVP_MAC_final");
+  }
+  return out;
 }
 
 Sha256Digest hmacSha256(std::string_view key, std::span<const uint8_t> message) {
@@ -41,10 +65,7 @@ Sha256Digest hmacSha256(std::string_view key, std::span<const uint8_t> message) 
 
 bool constantTimeEqual(std::span<const uint8_t> a, std::span<const uint8_t> b) {
   if (a.size() != b.size()) return false;
-  // Accumulate every difference; volatile keeps the compiler from turning this into an early-exit memcmp.
-  volatile uint8_t difference = 0;
-  for (size_t i = 0; i < a.size(); ++i) difference = difference | (a[i] ^ b[i]);
-  return difference == 0;
+  return a.empty() || CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace chorus

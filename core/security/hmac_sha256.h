@@ -1,7 +1,9 @@
-// HMAC-SHA256 (RFC 2104; test vectors in RFC 4231) and the constant-time comparison its checks need.
+// HMAC-SHA256 (RFC 2104; test vectors in RFC 4231) through OpenSSL's libcrypto, and the constant-time comparison
+// its checks need.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
@@ -12,9 +14,10 @@ namespace chorus {
 // Incremental HMAC-SHA256 under one key: update() the message in pieces, then finish() once.
 class HmacSha256 {
  public:
-  // Keys longer than a SHA-256 block are hashed first, as RFC 2104 says.
+  // Throws chorusSystemError when libcrypto refuses (it hashes keys longer than a block first, as RFC 2104 says).
   explicit HmacSha256(std::span<const uint8_t> key);
   explicit HmacSha256(std::string_view key);
+  ~HmacSha256();
   // Appends bytes to the message.
   void update(std::span<const uint8_t> bytes);
   // Appends the characters of text to the message.
@@ -23,8 +26,8 @@ class HmacSha256 {
   Sha256Digest finish();
 
  private:
-  Sha256 inner_;
-  std::array<uint8_t, Sha256::kBlockBytes> outerKeyPad_{};
+  struct Context;
+  std::unique_ptr<Context> context_;
 };
 
 // The MAC of message under key in one call.

@@ -1,9 +1,10 @@
-// SHA-256 (FIPS 180-4), written here so that authentication needs no crypto library.
+// SHA-256 (FIPS 180-4) through OpenSSL's libcrypto, in the shape authentication and the TCP hello use.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
@@ -17,21 +18,21 @@ class Sha256 {
   static constexpr size_t kBlockBytes = 64;
   static constexpr size_t kDigestBytes = 32;
 
+  // Throws chorusSystemError when libcrypto cannot make a digest context.
   Sha256();
+  ~Sha256();
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
   // Appends bytes to the message.
   void update(std::span<const uint8_t> bytes);
   // Appends the characters of text to the message.
   void update(std::string_view text);
-  // Pads, returns the digest of everything appended; the object must not be used afterwards.
+  // Returns the digest of everything appended; the object must not be used afterwards.
   Sha256Digest finish();
 
  private:
-  void compress(const uint8_t* block);
-
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, kBlockBytes> buffer_{};
-  size_t buffered_ = 0;
-  uint64_t totalBytes_ = 0;
+  struct Context;
+  std::unique_ptr<Context> context_;
 };
 
 // The digest of bytes in one call.

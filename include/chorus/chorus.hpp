@@ -84,6 +84,7 @@ struct Config {
   std::optional<std::string> traceDir{};      // CHORUS_TRACE
   std::optional<int> traceLevel{};            // CHORUS_TRACE_LEVEL: 0 call, 1 transfer
   std::optional<int> deviceCalls{};           // CHORUS_DEVICE_CALLS: 0 auto, 1 stream, 2 blocking
+  std::optional<bool> encrypt{};              // CHORUS_ENCRYPT
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -114,6 +115,7 @@ struct Config {
     if (traceDir) c.traceDir = traceDir->c_str();
     if (traceLevel) c.traceLevel = *traceLevel;
     if (deviceCalls) c.deviceCalls = *deviceCalls;
+    if (encrypt) c.encrypt = *encrypt ? 1 : 0;
     return c;
   }
 };

@@ -182,7 +182,7 @@ bool CommEngine::canShareWith(const CommConfig& c) const {
          c.shmCma == config_.shmCma && c.socketIfname == config_.socketIfname && c.ibEmulation == config_.ibEmulation &&
          c.ibHca == config_.ibHca && c.ibGidIndex == config_.ibGidIndex && c.ibTimeout == config_.ibTimeout &&
          c.ibRetryCnt == config_.ibRetryCnt && c.ibDisable == config_.ibDisable &&
-         c.ibQpsPerPeer == config_.ibQpsPerPeer;
+         c.ibQpsPerPeer == config_.ibQpsPerPeer && c.encrypt == config_.encrypt;
 }
 
 CommEngine::~CommEngine() {

@@ -1,4 +1,5 @@
-// Messages over 256 KiB with CHORUS_NSOCKS=2, so that every collective's frames are striped across two sockets.
+// Messages over 256 KiB with CHORUS_NSOCKS=2, so that every collective's frames are striped across two sockets;
+// the same over sealed links (CHORUS_ENCRYPT).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -52,6 +53,31 @@ INSTANTIATE_TEST_SUITE_P(TreeAndHalvingDoubling, StripedLargeMessageTest,
                          [](const auto& info) {
                            return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
                          });
+
+// CHORUS_ENCRYPT: every collective over sealed TCP links, striped across two sockets (several records per stripe)
+// and in messages under one record, checked against the references.
+TEST(EncryptedTcpTest, EveryCollectiveOverSealedStripedLinks) {
+  Config config = suiteConfig();
+  config.transports = "tcp";
+  config.encrypt = true;
+  config.socketsPerPeer = 2;
+  config.chunkSize = 1 << 20;
+  std::vector<CollectiveCase> cases;
+  uint32_t salt = 1;
+  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce,
+                              CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    CaseGrid grid;
+    grid.kind = kind;
+    grid.types = {chorusFloat32, chorusInt64};
+    grid.ops = {chorusSum};
+    grid.counts = {0, 1, 1000, kLargeCount};
+    grid.roots = {2};
+    std::vector<CollectiveCase> some = casesOf(grid, salt);
+    salt += static_cast<uint32_t>(some.size());
+    cases.insert(cases.end(), some.begin(), some.end());
+  }
+  runCasesOnNewWorld(3, cases, kCaseDeadline, config);
+}
 
 }  // namespace
 }  // namespace chorus::test

@@ -111,6 +111,8 @@ struct Kind {
 const std::vector<Kind> kKinds = {
     {"Shm", [] { return std::make_unique<HostConnectionEnds>(shmPair("conformance-shm-")); }},
     {"Tcp", [] { return std::make_unique<HostConnectionEnds>(tcpPair()); }},
+    {"TcpSealed", [] { return std::make_unique<HostConnectionEnds>(sealedTcpPair()); }},
+    {"TcpSealedThreeSockets", [] { return std::make_unique<HostConnectionEnds>(sealedTcpPair(3)); }},
 #ifdef CHORUS_HAVE_VERBS
     {"IbSoft", [] { return std::make_unique<HostConnectionEnds>(ibPair()); }},
     {"IbSoftThreeLanes", [] { return std::make_unique<HostConnectionEnds>(ibPair(3)); }},

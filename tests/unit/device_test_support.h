@@ -156,6 +156,26 @@ inline std::pair<std::unique_ptr<Connection>, std::unique_ptr<Connection>> tcpPa
           std::make_unique<TcpConnection>(1, 0, "socketpair", std::vector<int>{fds[1]})};
 }
 
+// Two connected TCP ends over `nsocks` socketpairs that seal their frames (CHORUS_ENCRYPT's records) under fixed
+// keys, one per direction: rank 0's and rank 1's.
+inline std::pair<std::unique_ptr<Connection>, std::unique_ptr<Connection>> sealedTcpPair(size_t nsocks = 1) {
+  std::vector<int> a, b;
+  std::vector<TcpLinkKeys> keysA, keysB;
+  for (size_t i = 0; i < nsocks; ++i) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) throw std::runtime_error("socketpair");
+    a.push_back(fds[0]);
+    b.push_back(fds[1]);
+    RecordCipher::Key up{}, down{};
+    up.fill(static_cast<uint8_t>(0x10 + i));
+    down.fill(static_cast<uint8_t>(0x80 + i));
+    keysA.push_back(TcpLinkKeys{up, down});
+    keysB.push_back(TcpLinkKeys{down, up});
+  }
+  return {std::make_unique<TcpConnection>(0, 1, "sealed socketpair", a, keysA),
+          std::make_unique<TcpConnection>(1, 0, "sealed socketpair", b, keysB)};
+}
+
 // Two connected shared-memory ends through the real handshake, under a job key unique to this process and caller:
 // rank 0's and rank 1's.
 inline std::pair<std::unique_ptr<Connection>, std::unique_ptr<Connection>> shmPair(const std::string& jobPrefix) {

@@ -44,7 +44,7 @@ TEST(TcpHelloTest, RoundTripsAndRefusesMalformedBytes) {
   corrupt(16, 2, "stripe 2 of 2");    // index == nsocks
   corrupt(20, 17, "stripe 1 of 17");  // nsocks above the maximum
   corrupt(20, 0, "stripe 1 of 0");
-  corrupt(24, 3, "unknown flags");
+  corrupt(24, 4, "unknown flags");
   corrupt(28, 1, "reserved");
 }
 
@@ -59,6 +59,13 @@ TEST(TcpHelloTest, AnAcceptingRankRefusesWhatItDoesNotExpect) {
   plain.flags = 0;
   EXPECT_NE(incomingHelloProblem(plain, 3, job, true, taken).find("presented no secret"), std::string::npos);
   EXPECT_EQ(incomingHelloProblem(plain, 3, job, false, taken), "");
+  // Both ends encrypt, or neither does.
+  TcpHello sealing = h;
+  sealing.flags |= TcpHello::kFlagEncrypt;
+  EXPECT_EQ(incomingHelloProblem(sealing, 3, job, true, taken, true), "");
+  EXPECT_NE(incomingHelloProblem(sealing, 3, job, true, taken, false).find("encrypts its frames and this rank does not"),
+            std::string::npos);
+  EXPECT_NE(incomingHelloProblem(h, 3, job, true, taken, true).find("does not encrypt"), std::string::npos);
   TcpHello wrongTo = h;
   wrongTo.to = 2;
   EXPECT_NE(incomingHelloProblem(wrongTo, 3, job, true, taken).find("unexpected hello"), std::string::npos);

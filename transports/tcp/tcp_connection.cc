@@ -26,11 +26,21 @@ constexpr size_t kWakeBytes = 1024 * 1024;
 constexpr size_t kTurnBytes = 256 * 1024;
 }  // namespace
 
-TcpConnection::TcpConnection(int rank, int peer, std::string address, const std::vector<int>& fds)
+TcpConnection::TcpConnection(int rank, int peer, std::string address, const std::vector<int>& fds,
+                             const std::vector<TcpLinkKeys>& keys)
     : rank_(rank), peer_(peer), address_(std::move(address)) {
-  description_ = "tcp " + address_ + " x" + std::to_string(fds.size());
+  if (!keys.empty() && keys.size() != fds.size()) throwInternal("TcpConnection: one key pair per socket, or none");
+  description_ = "tcp " + address_ + " x" + std::to_string(fds.size()) + (keys.empty() ? "" : " aes-gcm");
   streams_.reserve(fds.size());
-  for (int fd : fds) streams_.push_back(Stream{fd, {}, {}, 1});
+  for (size_t i = 0; i < fds.size(); ++i) {
+    Stream& s = streams_.emplace_back();
+    s.fd = fds[i];
+    s.lowat = 1;
+    if (!keys.empty()) {
+      s.sealer = std::make_unique<RecordCipher>(keys[i].send);
+      s.opener = std::make_unique<RecordCipher>(keys[i].recv);
+    }
+  }
 }
 
 TcpConnection::~TcpConnection() {
@@ -55,11 +65,53 @@ void TcpConnection::post(bool isSend, char* buf, size_t bytes, uint32_t tag, uin
     size_t b, e;
     stripe(bytes, streams_.size(), i, &b, &e);
     if (e <= b && !(i == 0 && bytes == 0)) continue;  // a zero-byte message still sends its header on socket 0
-    Slice sl{buf + b, e - b, 0, 0, FrameHeader{kFrameMagic, tag, e - b}, tag, msg};
-    (isSend ? streams_[i].sends : streams_[i].recvs).push_back(sl);
-    ++slices;
+    Stream& s = streams_[i];
+    std::deque<Slice>& q = isSend ? s.sends : s.recvs;
+    if (!s.sealer) {
+      q.push_back(Slice{buf + b, e - b, 0, 0, FrameHeader{kFrameMagic, tag, e - b}, tag, msg, buf + b, e - b});
+      ++slices;
+      continue;
+    }
+    // Sealed: one frame per record, numbered in posting order, which is the socket's order on the wire.
+    size_t at = b;
+    do {
+      const size_t n = std::min(kRecordBytes, e - at);
+      Slice sl{nullptr, n + RecordCipher::kTagBytes, 0, 0, FrameHeader{kFrameMagic, tag, n}, tag, msg, buf + at, n};
+      sl.number = isSend ? s.nextSealed++ : s.nextOpened++;
+      q.push_back(sl);
+      ++slices;
+      at += n;
+    } while (at < e);
   }
   (isSend ? sendPending_ : recvPending_).push_back(slices);
+}
+
+void TcpConnection::stage(Stream& s, Slice& sl, bool isSend) {
+  if (s.freeBuffers.empty()) {
+    s.pool.push_back(std::make_unique<char[]>(kRecordBytes + RecordCipher::kTagBytes));
+    s.freeBuffers.push_back(static_cast<int>(s.pool.size() - 1));
+  }
+  sl.buffer = s.freeBuffers.back();
+  s.freeBuffers.pop_back();
+  sl.data = s.pool[static_cast<size_t>(sl.buffer)].get();
+  if (isSend) {
+    s.sealer->seal(sl.number, std::span(reinterpret_cast<const uint8_t*>(&sl.hdr), sizeof(sl.hdr)),
+                   std::span(reinterpret_cast<const uint8_t*>(sl.user), sl.plainLen),
+                   reinterpret_cast<uint8_t*>(sl.data));
+  }
+}
+
+void TcpConnection::unstage(Stream& s, Slice& sl, bool isSend) {
+  s.freeBuffers.push_back(sl.buffer);
+  if (isSend) return;
+  if (!s.opener->open(sl.number, std::span(reinterpret_cast<const uint8_t*>(&sl.hdr), sizeof(sl.hdr)),
+                      std::span(reinterpret_cast<const uint8_t*>(sl.data), sl.len),
+                      reinterpret_cast<uint8_t*>(sl.user))) {
+    connection_errors::corrupt(rank_, peer_, description_,
+                               "record " + std::to_string(sl.number) + " (" + std::to_string(sl.plainLen) +
+                                   " bytes, tag " + std::to_string(sl.hdr.tag) +
+                                   ") does not authenticate: altered, replayed, reordered or sealed with another key");
+  }
 }
 
 uint64_t TcpConnection::isend(const void* buf, size_t bytes, uint32_t tag) {
@@ -149,8 +201,8 @@ void TcpConnection::checkAlive() {
 void TcpConnection::checkHeader(const Slice& sl) const {
   checkControlFrame(sl.hdr, true);
   if (sl.hdr.magic != kFrameMagic) connection_errors::corrupt(rank_, peer_, description_, "frame: bad magic");
-  if (sl.hdr.tag != sl.expectTag || sl.hdr.bytes != sl.len) {
-    connection_errors::mismatchedMessage(rank_, peer_, sl.hdr.bytes, sl.hdr.tag, sl.len, sl.expectTag, "");
+  if (sl.hdr.tag != sl.expectTag || sl.hdr.bytes != sl.plainLen) {
+    connection_errors::mismatchedMessage(rank_, peer_, sl.hdr.bytes, sl.hdr.tag, sl.plainLen, sl.expectTag, "");
   }
 }
 
@@ -180,6 +232,7 @@ bool TcpConnection::moveSlices(Stream& s, bool isSend) {
         iov[n++] = {reinterpret_cast<char*>(&sl.hdr) + sl.hdrDone, sizeof(FrameHeader) - sl.hdrDone};
       }
       if (sl.done < sl.len) {
+        if (s.sealer && sl.buffer < 0) stage(s, sl, isSend);
         const size_t len = std::min(sl.len - sl.done, kTurnBytes - turn);
         iov[n++] = {sl.data + sl.done, len};
         turn += len;
@@ -209,6 +262,7 @@ bool TcpConnection::moveSlices(Stream& s, bool isSend) {
       sl.done += p;
       got -= p;
       if (sl.hdrDone < sizeof(FrameHeader) || sl.done < sl.len) break;
+      if (sl.buffer >= 0) unstage(s, sl, isSend);
       uint64_t msgId = sl.msg;
       q.pop_front();
       if (isSend) {

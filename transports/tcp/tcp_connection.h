@@ -1,11 +1,14 @@
-// A Connection over one or more TCP sockets to one peer: framed, non-blocking, large messages striped.
+// A Connection over one or more TCP sockets to one peer: framed, non-blocking, large messages striped; with keys
+// (CHORUS_ENCRYPT), every frame's payload travels as AES-128-GCM records (core/security/record_cipher.h).
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/security/record_cipher.h"
 #include "transports/connection.h"
 #include "transports/reserved_tags.h"
 
@@ -22,11 +25,21 @@ inline constexpr uint32_t kFrameMagic = 0x53524843;  // "CHRS"
 inline constexpr uint32_t kGoodbyeTag = reserved_tags::kGoodbye;
 inline constexpr uint32_t kAbandonTag = reserved_tags::kAbandon;
 
+// The record keys of one socket: what this end seals with, and what it opens with (the peer's sealing key).
+struct TcpLinkKeys {
+  RecordCipher::Key send{}, recv{};
+};
+
 class TcpConnection final : public Connection {
  public:
+  // A sealed frame's payload is cut into records of at most this many bytes, each with its own tag: a record is
+  // checked and decrypted as soon as it is in, and the staging it needs stays small.
+  static constexpr size_t kRecordBytes = 256 * 1024;
+
   // Takes ownership of connected non-blocking socket descriptors (index i carries stripe i).
-  // rank/peer/address are for messages.
-  TcpConnection(int rank, int peer, std::string address, const std::vector<int>& fds);
+  // rank/peer/address are for messages. keys: empty (plain), or one per socket (sealed records).
+  TcpConnection(int rank, int peer, std::string address, const std::vector<int>& fds,
+                const std::vector<TcpLinkKeys>& keys = {});
   ~TcpConnection() override;
 
   uint64_t isend(const void* buf, size_t bytes, uint32_t tag) override;
@@ -54,19 +67,34 @@ class TcpConnection final : public Connection {
 
  private:
   struct Slice {
-    char* data;
-    size_t len;
+    char* data;    // what moves on the wire: the caller's bytes, or (sealed) a staging buffer once it has one
+    size_t len;    // bytes on the wire after the header (sealed: the record, tag included)
     size_t done;   // payload bytes moved
     size_t hdrDone;  // header bytes moved
     FrameHeader hdr;  // sent (send side) or expected, then received (receive side)
     uint32_t expectTag;
     uint64_t msg;  // the message this slice belongs to
+    char* user = nullptr;  // sealed: the caller's bytes (read to seal, written when opened)
+    size_t plainLen = 0;   // the header's byte count: the caller's bytes in this slice
+    int buffer = -1;       // sealed: its staging buffer in the stream's pool; -1 before it has one
+    uint64_t number = 0;   // sealed: the record's number on its socket and direction
   };
   struct Stream {
     int fd;
     std::deque<Slice> sends, recvs;
     int lowat;  // the SO_RCVLOWAT last set: poll wakes when this many bytes are queued
+    // Sealed streams only: the ciphers of each direction, the next record numbers, and staging buffers of
+    // kRecordBytes + tag, reused (made on first need, never per call).
+    std::unique_ptr<RecordCipher> sealer, opener;
+    uint64_t nextSealed = 0, nextOpened = 0;
+    std::vector<std::unique_ptr<char[]>> pool;
+    std::vector<int> freeBuffers;
   };
+  // Gives a sealed slice its staging buffer (sealing its record now, on the send side).
+  void stage(Stream& s, Slice& sl, bool isSend);
+  // A sealed slice fully moved: opens a received record into the caller's buffer (throws if it does not
+  // authenticate), and returns the buffer to the pool.
+  void unstage(Stream& s, Slice& sl, bool isSend);
   void post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg);
   bool moveSlices(Stream& s, bool isSend);
   void checkHeader(const Slice& sl) const;

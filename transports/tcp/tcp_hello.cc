@@ -60,7 +60,7 @@ bool TcpHello::decode(std::span<const uint8_t> bytes, TcpHello* hello, std::stri
     *problem = "hello has stripe " + std::to_string(h.index) + " of " + std::to_string(h.nsocks);
     return false;
   }
-  if ((h.flags & ~kFlagAuthenticate) != 0) {
+  if ((h.flags & ~(kFlagAuthenticate | kFlagEncrypt)) != 0) {
     *problem = "hello has unknown flags " + std::to_string(h.flags);
     return false;
   }
@@ -70,11 +70,17 @@ bool TcpHello::decode(std::span<const uint8_t> bytes, TcpHello* hello, std::stri
 }
 
 std::string incomingHelloProblem(const TcpHello& hello, int selfRank, const Sha256Digest& jobKeyHash,
-                                 bool selfHasSecret, const std::map<int, std::vector<bool>>& stripesTaken) {
+                                 bool selfHasSecret, const std::map<int, std::vector<bool>>& stripesTaken,
+                                 bool selfEncrypts) {
   if (hello.jobKeyHash != jobKeyHash) return "hello for another job or communicator";
   const bool wantsAuth = (hello.flags & TcpHello::kFlagAuthenticate) != 0;
   if (wantsAuth && !selfHasSecret) return "the peer has a secret and this rank has none (is CHORUS_SECRET set alike?)";
   if (!wantsAuth && selfHasSecret) return "the peer presented no secret";
+  const bool seals = (hello.flags & TcpHello::kFlagEncrypt) != 0;
+  if (seals != selfEncrypts) {
+    return seals ? "the peer encrypts its frames and this rank does not (is CHORUS_ENCRYPT set alike?)"
+                 : "the peer does not encrypt its frames and this rank does (is CHORUS_ENCRYPT set alike?)";
+  }
   auto it = stripesTaken.find(hello.from);
   if (hello.to != selfRank || it == stripesTaken.end() || hello.from >= selfRank || hello.nsocks != it->second.size() ||
       hello.index >= hello.nsocks || it->second[hello.index]) {

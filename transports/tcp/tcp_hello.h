@@ -19,6 +19,7 @@ namespace chorus {
 struct TcpHello {
   static constexpr size_t kBytes = 64;
   static constexpr uint32_t kFlagAuthenticate = 1;  // the dialer has a secret: the handshake follows the hello
+  static constexpr uint32_t kFlagEncrypt = 2;       // the dialer seals its frames (CHORUS_ENCRYPT; needs the secret)
   static constexpr uint32_t kMaxSockets = 16;
 
   int32_t from = -1;
@@ -38,9 +39,11 @@ struct TcpHello {
 
 // Why a rank refuses an incoming hello; empty when it accepts it. stripesTaken holds, for every peer of this
 // transport, one flag per stripe of the pair, true once connected (a higher rank's are all true: it is dialled,
-// never dials us). A hello asking for authentication is refused by a rank without a secret, and vice versa.
+// never dials us). A hello asking for authentication is refused by a rank without a secret, and vice versa; one
+// that seals its frames by a rank that does not (selfEncrypts), and vice versa.
 std::string incomingHelloProblem(const TcpHello& hello, int selfRank, const Sha256Digest& jobKeyHash,
-                                 bool selfHasSecret, const std::map<int, std::vector<bool>>& stripesTaken);
+                                 bool selfHasSecret, const std::map<int, std::vector<bool>>& stripesTaken,
+                                 bool selfEncrypts = false);
 
 // The context string both ends of a data socket bind the channel handshake to: the hello as sent.
 std::string tcpAuthContext(const std::array<uint8_t, TcpHello::kBytes>& helloBytes);

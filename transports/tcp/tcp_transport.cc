@@ -159,7 +159,7 @@ TcpTransport::Dialled TcpTransport::dial(const std::string& address, int peer, i
       hello.to = peer;
       hello.index = static_cast<uint32_t>(index);
       hello.nsocks = static_cast<uint32_t>(nsocks);
-      hello.flags = secret_.empty() ? 0 : TcpHello::kFlagAuthenticate;
+      hello.flags = (secret_.empty() ? 0 : TcpHello::kFlagAuthenticate) | (encrypt_ ? TcpHello::kFlagEncrypt : 0);
       hello.jobKeyHash = sha256(jobKey_);
       const auto bytes = hello.encode();
       writeAll(s.native_handle(), bytes.data(), bytes.size(), deadline, context);
@@ -194,11 +194,26 @@ enum class PendingState { kWaiting, kReady, kRefused };
 
 }  // namespace
 
+void TcpTransport::requireEncryption() {
+  if (secret_.empty()) {
+    throw Error(chorusInvalidArgument, "rank " + std::to_string(rank_) +
+                                           ": CHORUS_ENCRYPT=1 needs the job's shared secret to key its links, and "
+                                           "there is none (set CHORUS_SECRET alike on every rank; chorusrun does)");
+  }
+  encrypt_ = true;
+}
+
+TcpLinkKeys TcpTransport::linkKeys(const ChannelHandshake& handshake, ChannelRole role) {
+  const ChannelRole other = role == ChannelRole::kInitiator ? ChannelRole::kAcceptor : ChannelRole::kInitiator;
+  return TcpLinkKeys{handshake.recordKey(role), handshake.recordKey(other)};
+}
+
 std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard& self,
                                                                    const std::vector<PeerCard>& peers,
                                                                    Deadline deadline) {
   // Sockets by peer, then stripe index; a peer's connection is complete when all its stripes are in.
   std::map<int, std::vector<tcp::socket>> socks;
+  std::map<int, std::vector<TcpLinkKeys>> keys;  // encrypted: by peer, then stripe
   std::map<int, int> want;  // peer -> nsocks for that pair (the smaller of the two ranks' settings)
   std::map<int, std::string> addrOf;
   int expectedIncoming = 0;
@@ -206,6 +221,7 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
     want[p.rank] = std::min(nsocks_, cardSockets(p, rank_, cardPrefix_ + ".nsocks"));
     addrOf[p.rank] = p.entries.at(cardPrefix_ + ".addr");  // canConnect saw it
     for (int i = 0; i < want[p.rank]; ++i) socks[p.rank].emplace_back(io_);
+    if (encrypt_) keys[p.rank].resize(static_cast<size_t>(want[p.rank]));
     if (p.rank < rank_) expectedIncoming += want[p.rank];
   }
   const Sha256Digest jobKeyHash = sha256(jobKey_);
@@ -264,6 +280,10 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
     // A peer we dialled that fails the handshake is not a stranger: the job cannot go on without it.
     for (size_t i = 0; i < dialling.size();) {
       if (dialling[i].auth->advance()) {
+        if (encrypt_) {
+          keys[dialling[i].peer][static_cast<size_t>(dialling[i].index)] =
+              linkKeys(dialling[i].auth->handshake(), ChannelRole::kInitiator);
+        }
         socks[dialling[i].peer][dialling[i].index] = std::move(dialling[i].sock);
         dialling.erase(dialling.begin() + static_cast<long>(i));
       } else {
@@ -284,7 +304,7 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
         } else if ((p.got += static_cast<size_t>(r)) == p.helloBytes.size()) {
           if (!TcpHello::decode(p.helloBytes, &p.hello, &why)) {
             // why says what is wrong
-          } else if (why = incomingHelloProblem(p.hello, rank_, jobKeyHash, withSecret, have); !why.empty()) {
+          } else if (why = incomingHelloProblem(p.hello, rank_, jobKeyHash, withSecret, have, encrypt_); !why.empty()) {
             // refused
           } else if (withSecret) {
             p.auth = std::make_unique<ChannelAuthenticator>(
@@ -320,6 +340,7 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
       if (state == PendingState::kReady) {
         tuneSocket(p.sock, "rank " + std::to_string(rank_) + ": tcp accept from rank " + std::to_string(p.hello.from));
         have[p.hello.from][p.hello.index] = true;
+        if (encrypt_) keys[p.hello.from][p.hello.index] = linkKeys(p.auth->handshake(), ChannelRole::kAcceptor);
         socks[p.hello.from][p.hello.index] = std::move(p.sock);
         ++accepted;
       } else {
@@ -333,7 +354,7 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
     // The sockets outlive this transport's io_context: hand their descriptors over.
     std::vector<int> fds;
     for (auto& s : v) fds.push_back(s.release());
-    out.push_back(std::make_unique<TcpConnection>(rank_, r, addrOf[r], fds));
+    out.push_back(std::make_unique<TcpConnection>(rank_, r, addrOf[r], fds, encrypt_ ? keys[r] : std::vector<TcpLinkKeys>{}));
   }
   boost::system::error_code ignored;
   acceptor_.close(ignored);

@@ -7,6 +7,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <string>
 
+#include "core/security/channel_handshake.h"
+#include "transports/tcp/tcp_connection.h"
 #include "transports/transport.h"
 
 namespace chorus {
@@ -26,6 +28,9 @@ class TcpTransport final : public Transport {
   // The card entries' prefix ("tcp": tcp.addr, tcp.nsocks): another transport that keeps TCP connections of its
   // own beside its data path (ib's out-of-band channel) publishes them under its own.
   void setCardPrefix(std::string prefix) { cardPrefix_ = std::move(prefix); }
+  // Every data socket carries AES-128-GCM records keyed from its handshake (CHORUS_ENCRYPT). Throws
+  // chorusInvalidArgument without a secret: the keys come from it.
+  void requireEncryption();
   void describeSelf(PeerCard& card) override;
   bool canConnect(const PeerCard& self, const PeerCard& peer) const override;
   std::vector<std::unique_ptr<Connection>> connectAll(const PeerCard& self, const std::vector<PeerCard>& peers,
@@ -34,10 +39,13 @@ class TcpTransport final : public Transport {
  private:
   struct Dialled;
   Dialled dial(const std::string& address, int peer, int index, int nsocks, Deadline deadline);
+  // The record keys of an authenticated socket, this end being `role`.
+  static TcpLinkKeys linkKeys(const ChannelHandshake& handshake, ChannelRole role);
 
   int rank_;
   std::string jobKey_;
   std::string secret_;
+  bool encrypt_ = false;
   int nsocks_;
   std::string ifnameSpec_;
   std::string cardPrefix_ = "tcp";

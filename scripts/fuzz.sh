@@ -20,6 +20,7 @@ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPIL
 cmake --build "$dir" -j "$(nproc)" --target "${targets[@]}"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$repo/tests/lsan.supp:print_suppressions=0}  # libcrypto's own state
 failed=()
 for t in "${targets[@]}"; do
   seeds=$repo/fuzz/corpus/$t

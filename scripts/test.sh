@@ -25,6 +25,7 @@ fi
 # (CHORUS_SANITIZE_TEST_CODE=OFF: what the sanitizers are there to check, at a fraction of the compile time), and
 # the case matrices sampled (CHORUS_TEST_CASE_SAMPLE: every test runs; instrumented reductions are 5-10x slower).
 # sanitized_suite BUILD_DIR SANITIZERS SAMPLE "TARGETS" [ctest arguments...]
+lsan=$PWD/tests/lsan.supp  # libcrypto's per-thread state (see the file)
 sanitized_suite() {
   local dir=$1 san=$2 sample=$3 targets=$4
   shift 4
@@ -34,7 +35,8 @@ sanitized_suite() {
   # shellcheck disable=SC2086
   cmake --build "$dir" -j "$(nproc)" --target $targets
   (cd "$dir" && CHORUS_TEST_CASE_SAMPLE=$sample UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ASAN_OPTIONS=detect_leaks=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
+    ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$lsan:print_suppressions=0" \
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
     ctest -j 2 --output-on-failure --timeout 900 "$@")
 }
 failed=()

@@ -15,6 +15,8 @@ class ScopedEnv {
  public:
   // Each pair sets name to value; a std::nullopt value unsets name.
   explicit ScopedEnv(std::vector<std::pair<std::string, std::optional<std::string>>> settings);
+  // One variable: sets name to value, or unsets it for std::nullopt.
+  ScopedEnv(std::string name, std::optional<std::string> value) : ScopedEnv({{std::move(name), std::move(value)}}) {}
   // Puts back every variable this object changed, in reverse order.
   ~ScopedEnv();
   ScopedEnv(const ScopedEnv&) = delete;

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,65 +13,47 @@
 #include "device/emulated_device_api.h"
 #include "device/poll_backoff.h"
 #include "device/stream_flag.h"
+#include "tests/harness/scoped_env.h"
 
 namespace chorus {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Sets CUDA_DEVICE_MAX_CONNECTIONS for a scope (nullptr: unset), restoring what was there.
-class ScopedConnections {
- public:
-  explicit ScopedConnections(const char* value) {
-    if (const char* old = std::getenv(kName)) saved_ = old;
-    if (value == nullptr) {
-      unsetenv(kName);
-    } else {
-      setenv(kName, value, 1);
-    }
-  }
-  ~ScopedConnections() {
-    if (saved_) {
-      setenv(kName, saved_->c_str(), 1);
-    } else {
-      unsetenv(kName);
-    }
-  }
-
- private:
-  static constexpr const char* kName = "CUDA_DEVICE_MAX_CONNECTIONS";
-  std::optional<std::string> saved_;
-};
+// Sets CUDA_DEVICE_MAX_CONNECTIONS for a scope (nullopt: unset), restoring what was there.
+test::ScopedEnv connections(std::optional<std::string> value) {
+  return test::ScopedEnv("CUDA_DEVICE_MAX_CONNECTIONS", std::move(value));
+}
 
 TEST(StreamHoldHazardTest, FewerQueuesThanTheDefaultOrMpsAreHazards) {
   {
-    ScopedConnections unset(nullptr);
+    const auto unset = connections(std::nullopt);
     EXPECT_EQ(deviceMaxConnectionsFromEnv(), 0);
     EXPECT_EQ(streamHoldHazard(false), "");
     EXPECT_NE(streamHoldHazard(true).find("MPS"), std::string::npos);
   }
   {
-    ScopedConnections one("1");
+    const auto one = connections("1");
     EXPECT_EQ(deviceMaxConnectionsFromEnv(), 1);
     const std::string why = streamHoldHazard(false);
     EXPECT_NE(why.find("CUDA_DEVICE_MAX_CONNECTIONS=1"), std::string::npos) << why;
     EXPECT_NE(why.find("1 hardware queue,"), std::string::npos) << why;
   }
   {
-    ScopedConnections four("4");
+    const auto four = connections("4");
     EXPECT_NE(streamHoldHazard(false), "");
   }
   {
-    ScopedConnections eight("8");
+    const auto eight = connections("8");
     EXPECT_EQ(streamHoldHazard(false), "");
     EXPECT_NE(streamHoldHazard(true), "");  // under MPS, 8 hung on the H100
   }
   {
-    ScopedConnections many("32");
+    const auto many = connections("32");
     EXPECT_EQ(streamHoldHazard(true), "");
   }
   for (const char* bad : {"", "0", "-3", "two", "8x"}) {
-    ScopedConnections ignored(bad);
+    const auto ignored = connections(bad);
     EXPECT_EQ(deviceMaxConnectionsFromEnv(), 0) << bad;
     EXPECT_EQ(streamHoldHazard(false), "") << bad;
   }
@@ -102,14 +83,14 @@ bool otherStreamRunsWhileHeld(DeviceApi& api, std::chrono::milliseconds wait) {
 }
 
 TEST(EmulatedHardwareQueuesTest, StreamsHaveQueuesOfTheirOwnByDefault) {
-  ScopedConnections unset(nullptr);
+  const auto unset = connections(std::nullopt);
   EmulatedDeviceApi api;
   EXPECT_TRUE(otherStreamRunsWhileHeld(api, std::chrono::seconds(20)));
   EXPECT_EQ(api.streamHoldHazard(0), "");
 }
 
 TEST(EmulatedHardwareQueuesTest, OneQueueHoldsEveryStreamBehindAWait) {
-  ScopedConnections one("1");
+  const auto one = connections("1");
   EmulatedDeviceApi api;
   // A bounded look for something that must not happen: the event sits behind the hold on the one queue.
   EXPECT_FALSE(otherStreamRunsWhileHeld(api, std::chrono::milliseconds(200)));
@@ -117,7 +98,7 @@ TEST(EmulatedHardwareQueuesTest, OneQueueHoldsEveryStreamBehindAWait) {
 }
 
 TEST(EmulatedHardwareQueuesTest, StreamsShareQueuesRoundRobin) {
-  ScopedConnections two("2");
+  const auto two = connections("2");
   EmulatedDeviceApi api;
   // Streams 1 and 3 share a queue, 2 has the other: holding 1 holds 3, not 2.
   auto* flag = static_cast<uint32_t*>(api.pinnedAlloc(64));

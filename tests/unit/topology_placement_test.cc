@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "tests/harness/scoped_env.h"
 #include "tests/unit/topology_test_support.h"
 #include "topology/cpu_list.h"
 #include "topology/global_topology.h"
@@ -22,30 +23,6 @@ namespace chorus {
 namespace {
 
 using topology_test::kDataDir;
-
-// Sets (or unsets, with nullopt) one variable for the scope; puts the old value back.
-class EnvVar {
- public:
-  EnvVar(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~EnvVar() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // A card that went through the wire format (PeerCard::encode/decode), as a peer's would.
 PeerCard overTheWire(const PeerCard& card) { return PeerCard::decode(card.encode(), card.rank); }
@@ -147,7 +124,7 @@ TEST(RankPlacementTest, GpuBeyondTheHostsGpusIsRefused) {
 
 TEST(RankPlacementTest, LocalPlacementFollowsTheAffinity) {
   HostTopology two = loadTopologyFile(kDataDir + "two_socket_2gpu_2nic.json");
-  EnvVar localRank("CHORUS_LOCAL_RANK", "3");
+  test::ScopedEnv localRank("CHORUS_LOCAL_RANK", "3");
   RankPlacement p = localPlacement(4, "me", two);
   EXPECT_EQ(p.rank, 4);
   EXPECT_EQ(p.hostId, "me");
@@ -175,7 +152,7 @@ TEST(RankPlacementTest, LocalPlacementFollowsTheAffinity) {
   EXPECT_EQ(pinned.numaNode, 0);
   EXPECT_EQ(pinned.cpu, 0);
 
-  EnvVar noLocalRank("CHORUS_LOCAL_RANK", "junk");
+  test::ScopedEnv noLocalRank("CHORUS_LOCAL_RANK", "junk");
   EXPECT_EQ(localPlacement(0, "me", two).gpu, -1);
 }
 
@@ -193,21 +170,21 @@ TEST(RankPlacementTest, AddPlacementFromTheDetectedHost) {
 
 TEST(HostIdentityTest, ChorusHostIdOverridesHostnameAndBootId) {
   {
-    EnvVar unset("CHORUS_HOST_ID", std::nullopt);
+    test::ScopedEnv unset("CHORUS_HOST_ID", std::nullopt);
     std::string real = hostIdentity();
     EXPECT_NE(real.find('/'), std::string::npos) << real;
     EXPECT_EQ(real, hostIdentity());
   }
   {
-    EnvVar set("CHORUS_HOST_ID", "rack3-node12#h1");
+    test::ScopedEnv set("CHORUS_HOST_ID", "rack3-node12#h1");
     EXPECT_EQ(hostIdentity(), "rack3-node12#h1");
   }
   {
-    EnvVar tooLong("CHORUS_HOST_ID", std::string(kMaxHostIdBytes + 1, 'x'));
+    test::ScopedEnv tooLong("CHORUS_HOST_ID", std::string(kMaxHostIdBytes + 1, 'x'));
     EXPECT_THROW(hostIdentity(), Error);
   }
   {
-    EnvVar control("CHORUS_HOST_ID", "a\tb");
+    test::ScopedEnv control("CHORUS_HOST_ID", "a\tb");
     EXPECT_THROW(hostIdentity(), Error);
   }
 }
@@ -240,9 +217,9 @@ TEST(TopologyDetectionTest, FindsThisMachinesCpus) {
 // hwloc's synthetic topologies stand in for machines this one is not: 2 packages, each with a DRAM node holding
 // its CPUs and a memory-only (HBM-like) node that hwloc gives the same CPUs; Linux puts each CPU in one node.
 TEST(TopologyDetectionTest, TwoSocketsWithMemoryOnlyNodes) {
-  EnvVar synthetic("HWLOC_SYNTHETIC",
-                   "pack:2 [numa(memory=1073741824)] [numa(memory=2147483648)] l3:1(size=33554432) core:4 "
-                   "l2:1(size=1048576) l1d:1(size=32768) pu:2");
+  test::ScopedEnv synthetic("HWLOC_SYNTHETIC",
+                            "pack:2 [numa(memory=1073741824)] [numa(memory=2147483648)] l3:1(size=33554432) core:4 "
+                            "l2:1(size=1048576) l1d:1(size=32768) pu:2");
   HostTopology t = detectHostTopology();
   ASSERT_FALSE(isFallbackTopology(t)) << t.source;
   ASSERT_EQ(t.packages.size(), 2u);
@@ -271,10 +248,10 @@ TEST(TopologyDetectionTest, TwoSocketsWithMemoryOnlyNodes) {
 TEST(TopologyDetectionTest, CachedOncePerProcessAndTheFileWins) {
   const HostTopology& first = localHostTopology();
   EXPECT_EQ(&first, &localHostTopology());
-  EnvVar file("CHORUS_TOPO_FILE", kDataDir + "flat_vm.json");
+  test::ScopedEnv file("CHORUS_TOPO_FILE", kDataDir + "flat_vm.json");
   EXPECT_EQ(loadLocalHostTopology().hostname, "vm-8");  // uncached: reads the file
   EXPECT_EQ(&first, &localHostTopology());              // cached: unchanged
-  EnvVar broken("CHORUS_TOPO_FILE", kDataDir + "does_not_exist.json");
+  test::ScopedEnv broken("CHORUS_TOPO_FILE", kDataDir + "does_not_exist.json");
   EXPECT_THROW(loadLocalHostTopology(), Error);
 }
 

@@ -127,10 +127,7 @@ void DeviceCallQueue::enqueue(std::span<const Op> ops, DeviceStream stream, int 
       return;
     }
   }
-  const uint64_t number = call.number;
-  enqueued_ = number;
-  calls_.push_back(std::move(call));
-  callArrived_.notify_one();
+  const uint64_t number = queueCall(std::move(call));
   callFinished_.wait(lock, [&] { return finished_ >= number; });
   if (failedCall_ == number && failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
 }
@@ -148,9 +145,14 @@ void DeviceCallQueue::enqueueHeld(Call call, const Op& op) {
                                  << streamName(call.stream) << " failed (" << e.what()
                                  << "); the stream flag will not be freed");
   }
+  queueCall(std::move(call));
+}
+
+uint64_t DeviceCallQueue::queueCall(Call call) {
   enqueued_ = call.number;
   calls_.push_back(std::move(call));
   callArrived_.notify_one();
+  return enqueued_;
 }
 
 void DeviceCallQueue::drain() {

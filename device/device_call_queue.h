@@ -46,7 +46,6 @@ class DeviceCallQueue {
   // returns at once. Throws chorusUnhandledCudaError when the runtime refuses the event or the wait; nothing is
   // enqueued then. Blocking: returns once the call has run, and throws what it failed with.
   void enqueue(std::span<const Op> ops, DeviceStream stream, int device);
-  bool blocking() const { return blocking_; }
   // Blocks until every call enqueued so far has finished (succeeded or failed).
   void drain();
 
@@ -60,6 +59,8 @@ class DeviceCallQueue {
     DeviceEvent passed;  // recorded after it: the stream no longer reads the flag for this call (null: unknown)
   };
   void enqueueHeld(Call call, const Op& op);
+  // Hands the call to the progress thread; returns its number. Under mutex_.
+  uint64_t queueCall(Call call);
   void runCalls();
   void waitReady(const Call& call);
   // An event from the pool, or a new one; recycles retired events whose stream has passed them. Under mutex_.

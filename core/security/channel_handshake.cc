@@ -106,9 +106,13 @@ const char* ChannelHandshake::waitingFor() const {
   return "nothing";
 }
 
+std::pair<const ChannelHandshake::Nonce&, const ChannelHandshake::Nonce&> ChannelHandshake::noncesInOrder() const {
+  if (role_ == ChannelRole::kInitiator) return {ownNonce_, peerNonce_};
+  return {peerNonce_, ownNonce_};
+}
+
 std::array<uint8_t, 32> ChannelHandshake::proofOf(ChannelRole prover) const {
-  const Nonce& initiatorNonce = role_ == ChannelRole::kInitiator ? ownNonce_ : peerNonce_;
-  const Nonce& acceptorNonce = role_ == ChannelRole::kAcceptor ? ownNonce_ : peerNonce_;
+  const auto [initiatorNonce, acceptorNonce] = noncesInOrder();
   HmacSha256 mac(secret_);
   mac.update(kLabel);
   std::vector<uint8_t> length;
@@ -124,8 +128,7 @@ std::array<uint8_t, 32> ChannelHandshake::proofOf(ChannelRole prover) const {
 
 RecordCipher::Key ChannelHandshake::recordKey(ChannelRole sender) const {
   if (!succeeded()) throwInternal("ChannelHandshake::recordKey before the handshake succeeded");
-  const Nonce& initiatorNonce = role_ == ChannelRole::kInitiator ? ownNonce_ : peerNonce_;
-  const Nonce& acceptorNonce = role_ == ChannelRole::kAcceptor ? ownNonce_ : peerNonce_;
+  const auto [initiatorNonce, acceptorNonce] = noncesInOrder();
   std::vector<uint8_t> salt(initiatorNonce.begin(), initiatorNonce.end());
   salt.insert(salt.end(), acceptorNonce.begin(), acceptorNonce.end());
   const std::string label = std::string("chorus record key, sealed by the ") +

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/security/record_cipher.h"
@@ -77,6 +78,8 @@ class ChannelHandshake {
  private:
   enum class Step { kWantChallenge, kWantProof, kWantVerdict, kDone, kFailed };
   std::array<uint8_t, 32> proofOf(ChannelRole prover) const;
+  // The initiator's nonce, then the acceptor's (whichever end this is): the order both ends hash them in.
+  std::pair<const Nonce&, const Nonce&> noncesInOrder() const;
   void onChallenge(std::span<const uint8_t> message, std::vector<uint8_t>* reply);
   void onProof(std::span<const uint8_t> message, std::vector<uint8_t>* reply);
   void onVerdict(std::span<const uint8_t> message);

@@ -7,6 +7,7 @@
 
 #include <climits>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/security/crypto_error.h"
@@ -93,7 +94,7 @@ RecordCipher::Key deriveRecordKey(std::string_view secret, std::span<const uint8
   if (ctx == nullptr) throwCryptoError("HKDF-SHA256", "EVP_KDF_CTX_new");
   char digest[] = "SHA256";
   std::string key(secret), info(label);
-  std::basic_string<uint8_t> saltCopy(salt.begin(), salt.end());
+  std::vector<uint8_t> saltCopy(salt.begin(), salt.end());
   const OSSL_PARAM params[] = {
       OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
       OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, key.data(), key.size()),

@@ -17,27 +17,32 @@ constexpr size_t kLargeCount = 300001;
 
 class StripedLargeMessageTest : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 
+// The cases of `grid` (types, ops, counts, roots) for each of the five collectives, salted apart.
+std::vector<CollectiveCase> everyCollective(CaseGrid grid) {
+  std::vector<CollectiveCase> cases;
+  uint32_t salt = 1;
+  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce,
+                              CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    grid.kind = kind;
+    std::vector<CollectiveCase> some = casesOf(grid, salt);
+    salt += static_cast<uint32_t>(some.size());
+    cases.insert(cases.end(), some.begin(), some.end());
+  }
+  return cases;
+}
+
 TEST_P(StripedLargeMessageTest, EveryCollective) {
   const auto& [nranks, algo] = GetParam();
   Config config = suiteConfig();
   config.socketsPerPeer = 2;
   config.chunkSize = 1 << 20;
   config.algo = algo;
-  std::vector<CollectiveCase> cases;
-  uint32_t salt = 1;
-  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce,
-                              CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
-    CaseGrid grid;
-    grid.kind = kind;
-    grid.types = {chorusFloat32, chorusFloat16, chorusInt64};
-    grid.ops = {chorusSum, chorusMax, chorusAvg};
-    grid.counts = {kLargeCount};
-    grid.roots = {0, nranks - 1};
-    std::vector<CollectiveCase> some = casesOf(grid, salt);
-    salt += static_cast<uint32_t>(some.size());
-    cases.insert(cases.end(), some.begin(), some.end());
-  }
-  runCasesOnNewWorld(nranks, cases, kCaseDeadline, config);
+  CaseGrid grid;
+  grid.types = {chorusFloat32, chorusFloat16, chorusInt64};
+  grid.ops = {chorusSum, chorusMax, chorusAvg};
+  grid.counts = {kLargeCount};
+  grid.roots = {0, nranks - 1};
+  runCasesOnNewWorld(nranks, everyCollective(grid), kCaseDeadline, config);
 }
 
 INSTANTIATE_TEST_SUITE_P(Worlds, StripedLargeMessageTest,
@@ -62,21 +67,12 @@ TEST(EncryptedTcpTest, EveryCollectiveOverSealedStripedLinks) {
   config.encrypt = true;
   config.socketsPerPeer = 2;
   config.chunkSize = 1 << 20;
-  std::vector<CollectiveCase> cases;
-  uint32_t salt = 1;
-  for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce,
-                              CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
-    CaseGrid grid;
-    grid.kind = kind;
-    grid.types = {chorusFloat32, chorusInt64};
-    grid.ops = {chorusSum};
-    grid.counts = {0, 1, 1000, kLargeCount};
-    grid.roots = {2};
-    std::vector<CollectiveCase> some = casesOf(grid, salt);
-    salt += static_cast<uint32_t>(some.size());
-    cases.insert(cases.end(), some.begin(), some.end());
-  }
-  runCasesOnNewWorld(3, cases, kCaseDeadline, config);
+  CaseGrid grid;
+  grid.types = {chorusFloat32, chorusInt64};
+  grid.ops = {chorusSum};
+  grid.counts = {0, 1, 1000, kLargeCount};
+  grid.roots = {2};
+  runCasesOnNewWorld(3, everyCollective(grid), kCaseDeadline, config);
 }
 
 }  // namespace

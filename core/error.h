@@ -17,6 +17,7 @@ enum class Failure {
   kMismatch,     // the ranks called different things: sizes, tags or numbers of calls disagree
   kAborted,      // chorusCommAbort on this communicator
   kCorrupt,      // a frame or record no correct peer sends
+  kLinkDown,     // a network interface a link leaves by went down
 };
 
 // No rank (Error::lostPeer when no peer's loss is known to be behind an error).

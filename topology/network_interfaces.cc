@@ -4,9 +4,13 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "core/error.h"
 #include "core/name_list.h"
@@ -48,24 +52,78 @@ bool interfaceMatches(const std::string& spec, const std::string& name) {
   return list.exclude ? !hit : hit;
 }
 
-NetworkInterface chooseNetworkInterface(const std::string& spec) {
-  std::vector<NetworkInterface> all = listNetworkInterfaces();
-  if (!spec.empty()) {
-    for (const auto& i : all) {
-      if (interfaceMatches(spec, i.name)) return i;
-    }
-  } else {
-    for (const auto& i : all) {
-      if (!i.loopback && !interfaceMatches("docker", i.name)) return i;
-    }
-    for (const auto& i : all) {
-      if (i.loopback) return i;
-    }
-  }
+namespace {
+
+bool isIpv6(const NetworkInterface& i) { return i.address.find(':') != std::string::npos; }
+
+// An interface's kind: its name without trailing digits ("eth" for eth0 and eth1, "enp1s0f" for enp1s0f0).
+std::string kindOf(const std::string& name) {
+  size_t end = name.size();
+  while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
+  return name.substr(0, end);
+}
+
+[[noreturn]] void noneMatches(const std::vector<NetworkInterface>& all, const std::string& spec) {
   std::string names;
   for (const auto& i : all) names += (names.empty() ? "" : ", ") + i.name + " " + i.address;
   throwInvalidArgument("no network interface matches CHORUS_SOCKET_IFNAME='" + spec + "' (this host has: " +
                        (names.empty() ? "none" : names) + ")");
+}
+
+}  // namespace
+
+std::vector<NetworkInterface> chooseRails(const std::vector<NetworkInterface>& all, const std::string& spec,
+                                          size_t maxRails) {
+  std::vector<NetworkInterface> rails;
+  auto taken = [&](const NetworkInterface& i) {
+    return std::any_of(rails.begin(), rails.end(), [&](const NetworkInterface& r) { return r.name == i.name; });
+  };
+  if (!spec.empty()) {
+    for (const auto& i : all) {
+      if (rails.size() < maxRails && interfaceMatches(spec, i.name) && !taken(i)) rails.push_back(i);
+    }
+  } else {
+    for (const auto& i : all) {
+      if (!i.loopback && !interfaceMatches("docker", i.name)) {
+        rails.push_back(i);
+        break;
+      }
+    }
+    if (rails.empty()) {
+      for (const auto& i : all) {
+        if (i.loopback) return {i};
+      }
+    } else {
+      const NetworkInterface first = rails[0];
+      for (const auto& i : all) {
+        if (rails.size() < maxRails && !i.loopback && !taken(i) && kindOf(i.name) == kindOf(first.name) &&
+            isIpv6(i) == isIpv6(first)) {
+          rails.push_back(i);
+        }
+      }
+    }
+  }
+  if (rails.empty()) noneMatches(all, spec);
+  return rails;
+}
+
+std::vector<NetworkInterface> chooseNetworkInterfaces(const std::string& spec, size_t maxRails) {
+  return chooseRails(listNetworkInterfaces(), spec, maxRails);
+}
+
+NetworkInterface chooseNetworkInterface(const std::string& spec) { return chooseNetworkInterfaces(spec, 1)[0]; }
+
+bool interfaceIsUp(const std::string& name) {
+  ifreq req{};
+  if (name.size() >= sizeof(req.ifr_name)) return false;
+  std::memcpy(req.ifr_name, name.data(), name.size());
+  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return true;  // cannot tell: say up, and let the link's own errors speak
+  const int r = ::ioctl(fd, SIOCGIFFLAGS, &req);
+  const int err = errno;
+  ::close(fd);
+  if (r != 0) return err != ENODEV && err != ENXIO;  // gone is down; any other failure cannot tell
+  return (req.ifr_flags & IFF_UP) && (req.ifr_flags & IFF_RUNNING);
 }
 
 }  // namespace chorus

@@ -23,4 +23,16 @@ bool interfaceMatches(const std::string& spec, const std::string& name);
 // or a container bridge, else loopback. Throws chorusInvalidArgument listing the interfaces when none matches.
 NetworkInterface chooseNetworkInterface(const std::string& spec);
 
+// The interfaces TCP stripes over (its rails), first one first, at most maxRails, one address each (IPv4 where
+// the interface has one): with `spec`, every interface it names; without, the default interface of
+// chooseNetworkInterface and every other up interface of its kind (the same name but for trailing digits, as
+// eth0 and eth1, and the same address family). Throws as chooseNetworkInterface does.
+std::vector<NetworkInterface> chooseNetworkInterfaces(const std::string& spec, size_t maxRails);
+// The same over a given list, in that list's order (what the above applies to this host's).
+std::vector<NetworkInterface> chooseRails(const std::vector<NetworkInterface>& all, const std::string& spec,
+                                          size_t maxRails);
+
+// Whether the interface exists and is up with its carrier (IFF_UP and IFF_RUNNING).
+bool interfaceIsUp(const std::string& name);
+
 }  // namespace chorus

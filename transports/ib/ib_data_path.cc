@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "transports/connection_errors.h"
 #include "transports/ib/ib_wire.h"
+#include "transports/tcp/stripe_cuts.h"
 #include "transports/tcp/tcp_connection.h"
 
 // The data path of IbConnection: posting, chunks into the peer's ring, arrivals out of this side's, credits, and
@@ -21,7 +22,7 @@ void IbConnection::post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint
   uint32_t slices = 0;
   for (size_t i = 0; i < lanes_.size(); ++i) {
     size_t b, e;
-    TcpConnection::stripe(bytes, lanes_.size(), i, &b, &e);
+    StripeCuts::evenCut(bytes, lanes_.size(), i, &b, &e);
     if (e == b && i > 0) continue;  // an empty message travels on lane 0 alone
     Slice s{buf + b, e - b, 0, tag, bytes, msg, false, device};
     (isSend ? lanes_[i].sends : lanes_[i].recvs).push_back(s);

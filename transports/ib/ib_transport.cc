@@ -42,6 +42,7 @@ void completeAll(std::vector<Connection*>& conns, int rank, const char* what, De
 IbTransport::IbTransport(int rank, const std::string& jobKey, const std::string& secret, IbTransportSettings settings)
     : rank_(rank), settings_(std::move(settings)), oob_(rank, jobKey + "/ib-oob", 1, settings_.ifnameSpec, secret) {
   oob_.setCardPrefix("ib.oob");
+  oob_.useOneRail();
 }
 
 void IbTransport::describeSelf(PeerCard& card) {

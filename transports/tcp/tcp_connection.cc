@@ -9,13 +9,12 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "topology/network_interfaces.h"
 #include "transports/connection_errors.h"
 
 namespace chorus {
 
 namespace {
-// Messages below this go whole on the first socket: striping them would only add headers and syscalls.
-constexpr size_t kStripeMin = 256 * 1024;
 // A waiter that sleeps on a receive is woken when up to kWakeBytes of it have arrived.
 constexpr size_t kWakeBytes = 1024 * 1024;
 // Payload per sendmsg or recvmsg: one syscall per direction and socket per progress round, then the other direction.
@@ -27,10 +26,11 @@ constexpr size_t kTurnBytes = 256 * 1024;
 }  // namespace
 
 TcpConnection::TcpConnection(int rank, int peer, std::string address, const std::vector<int>& fds,
-                             const std::vector<TcpLinkKeys>& keys)
-    : rank_(rank), peer_(peer), address_(std::move(address)) {
+                             const std::vector<TcpLinkKeys>& keys, RailPlan rails)
+    : rank_(rank), peer_(peer), address_(std::move(address)), rails_(std::move(rails)), cuts_(rails_.cuts(fds.size())) {
   if (!keys.empty() && keys.size() != fds.size()) throwInternal("TcpConnection: one key pair per socket, or none");
-  description_ = "tcp " + address_ + " x" + std::to_string(fds.size()) + (keys.empty() ? "" : " aes-gcm");
+  description_ = "tcp " + address_ + " x" + std::to_string(fds.size()) + rails_.describe() +
+                 (keys.empty() ? "" : " aes-gcm");
   streams_.reserve(fds.size());
   for (size_t i = 0; i < fds.size(); ++i) {
     Stream& s = streams_.emplace_back();
@@ -47,23 +47,11 @@ TcpConnection::~TcpConnection() {
   for (auto& s : streams_) ::close(s.fd);
 }
 
-void TcpConnection::stripe(size_t bytes, size_t nsocks, size_t i, size_t* begin, size_t* end) {
-  if (bytes < kStripeMin || nsocks <= 1) {
-    *begin = 0;
-    *end = i == 0 ? bytes : 0;
-    return;
-  }
-  // Cut on 4 KiB boundaries so that each stripe copies whole pages.
-  size_t pages = (bytes + 4095) / 4096;
-  *begin = std::min(bytes, (pages * i / nsocks) * 4096);
-  *end = std::min(bytes, (pages * (i + 1) / nsocks) * 4096);
-}
-
 void TcpConnection::post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg) {
   uint32_t slices = 0;
   for (size_t i = 0; i < streams_.size(); ++i) {
     size_t b, e;
-    stripe(bytes, streams_.size(), i, &b, &e);
+    cuts_.cut(bytes, i, &b, &e);
     if (e <= b && !(i == 0 && bytes == 0)) continue;  // a zero-byte message still sends its header on socket 0
     Stream& s = streams_[i];
     std::deque<Slice>& q = isSend ? s.sends : s.recvs;
@@ -283,7 +271,23 @@ bool TcpConnection::progress() {
     if (!s.sends.empty()) moved |= moveSlices(s, true);
     if (!s.recvs.empty()) moved |= moveSlices(s, false);
   }
+  if (!moved && !rails_.interfaces.empty() && (++idleRounds_ & 15) == 0) checkInterfaces();
   return moved;
+}
+
+void TcpConnection::checkInterfaces() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - lastInterfaceCheck_ < std::chrono::milliseconds(500)) return;
+  lastInterfaceCheck_ = now;
+  for (size_t r = 0; r < rails_.interfaces.size(); ++r) {
+    const std::string& name = rails_.interfaces[r];
+    if (name.empty() || interfaceIsUp(name)) continue;
+    throw Error(chorusSystemError,
+                "rank " + std::to_string(rank_) + ": the link to rank " + std::to_string(peer_) + " (" +
+                    description_ + ") stalled: interface " + name + " (rail " + std::to_string(r + 1) + " of " +
+                    std::to_string(rails_.interfaces.size()) + ") is down",
+                Failure::kLinkDown);
+  }
 }
 
 size_t TcpConnection::pendingReceiveBytes() const {

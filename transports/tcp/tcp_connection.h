@@ -2,6 +2,7 @@
 // (CHORUS_ENCRYPT), every frame's payload travels as AES-128-GCM records (core/security/record_cipher.h).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -11,6 +12,8 @@
 #include "core/security/record_cipher.h"
 #include "transports/connection.h"
 #include "transports/reserved_tags.h"
+#include "transports/tcp/stripe_cuts.h"
+#include "transports/tcp/tcp_rails.h"
 
 namespace chorus {
 
@@ -37,9 +40,11 @@ class TcpConnection final : public Connection {
   static constexpr size_t kRecordBytes = 256 * 1024;
 
   // Takes ownership of connected non-blocking socket descriptors (index i carries stripe i).
-  // rank/peer/address are for messages. keys: empty (plain), or one per socket (sealed records).
+  // rank/peer/address are for messages. keys: empty (plain), or one per socket (sealed records). rails: which
+  // interface each socket leaves by and each rail's share of a striped message (one rail of even sockets if not
+  // given); a connection stalled on an interface that went down says so, naming it.
   TcpConnection(int rank, int peer, std::string address, const std::vector<int>& fds,
-                const std::vector<TcpLinkKeys>& keys = {});
+                const std::vector<TcpLinkKeys>& keys = {}, RailPlan rails = {});
   ~TcpConnection() override;
 
   uint64_t isend(const void* buf, size_t bytes, uint32_t tag) override;
@@ -59,8 +64,6 @@ class TcpConnection final : public Connection {
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
 
-  // How a message of `bytes` is cut across `nsocks` sockets: the stripe [begin, end) carried by socket i.
-  static void stripe(size_t bytes, size_t nsocks, size_t i, size_t* begin, size_t* end);
   // One slice of message `msg` completed: pending[m - done] counts message m's slices still outstanding; `done`
   // advances over every message whose slices all completed (messages complete in posting order).
   static void sliceDone(std::deque<uint32_t>& pending, uint64_t& done, uint64_t msg);
@@ -99,10 +102,16 @@ class TcpConnection final : public Connection {
   bool moveSlices(Stream& s, bool isSend);
   void checkHeader(const Slice& sl) const;
   [[noreturn]] void lost(const char* call, int err) const;
+  // While stalled: every interface the sockets leave by is still up (looked at most twice a second), else throws.
+  void checkInterfaces();
 
   int rank_, peer_;
   std::string address_, description_;
   std::vector<Stream> streams_;
+  RailPlan rails_;
+  StripeCuts cuts_;
+  unsigned idleRounds_ = 0;
+  std::chrono::steady_clock::time_point lastInterfaceCheck_{};
   // Slices still outstanding for each message not yet complete, oldest first.
   std::deque<uint32_t> sendPending_, recvPending_;
   bool peerSaidGoodbye_ = false;

@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
@@ -19,6 +20,8 @@
 #include "topology/network_interfaces.h"
 #include "transports/tcp/tcp_connection.h"
 #include "transports/tcp/tcp_hello.h"
+#include "transports/tcp/tcp_rail_probe.h"
+#include "transports/tcp/tcp_rails.h"
 
 namespace chorus {
 
@@ -97,35 +100,42 @@ TcpTransport::TcpTransport(int rank, std::string jobKey, int nsocks, std::string
       jobKey_(std::move(jobKey)),
       secret_(std::move(secret)),
       nsocks_(nsocks),
-      ifnameSpec_(std::move(ifnameSpec)),
-      acceptor_(io_) {}
+      ifnameSpec_(std::move(ifnameSpec)) {}
 
 void TcpTransport::describeSelf(PeerCard& card) {
-  NetworkInterface nic = chooseNetworkInterface(ifnameSpec_);
-  boost::system::error_code ec;
-  auto addr = asio::ip::make_address(nic.address, ec);
-  tcp::endpoint ep(addr, 0);
-  std::string context = "rank " + std::to_string(rank_) + ": tcp listen on " + nic.name + " " + nic.address;
-  acceptor_.open(ep.protocol(), ec);
-  if (!ec) acceptor_.bind(ep, ec);
-  if (!ec) acceptor_.listen(4096, ec);
-  if (!ec) acceptor_.non_blocking(true, ec);
-  if (ec) throw Error(chorusSystemError, context + " failed: " + ec.message());
-  auto local = acceptor_.local_endpoint(ec);
-  std::string host = addr.is_v6() ? "[" + nic.address + "]" : nic.address;
-  card.entries[cardPrefix_ + ".addr"] = host + ":" + std::to_string(local.port());
+  const size_t railsFit = std::max<size_t>(1, TcpHello::kMaxSockets / static_cast<size_t>(std::max(1, nsocks_)));
+  rails_ = chooseNetworkInterfaces(ifnameSpec_, std::min(maxRails_, railsFit));
+  std::vector<TcpRail> listed;
+  for (const NetworkInterface& nic : rails_) {
+    boost::system::error_code ec;
+    auto addr = asio::ip::make_address(nic.address, ec);
+    tcp::endpoint ep(addr, 0);
+    std::string context = "rank " + std::to_string(rank_) + ": tcp listen on " + nic.name + " " + nic.address;
+    tcp::acceptor& acceptor = acceptors_.emplace_back(io_);
+    acceptor.open(ep.protocol(), ec);
+    if (!ec) acceptor.bind(ep, ec);
+    if (!ec) acceptor.listen(4096, ec);
+    if (!ec) acceptor.non_blocking(true, ec);
+    if (ec) throw Error(chorusSystemError, context + " failed: " + ec.message());
+    auto local = acceptor.local_endpoint(ec);
+    std::string host = addr.is_v6() ? "[" + nic.address + "]" : nic.address;
+    listed.push_back({nic.name, host + ":" + std::to_string(local.port())});
+  }
+  card.entries[cardPrefix_ + ".addr"] = listed[0].address;
   card.entries[cardPrefix_ + ".nsocks"] = std::to_string(nsocks_);
-  CHORUS_INFO(rank_, cardPrefix_ << " transport listening on " << nic.name << " " << card.entries[cardPrefix_ + ".addr"]);
+  if (listed.size() > 1) card.entries[cardPrefix_ + ".rails"] = encodeRails(listed);
+  CHORUS_INFO(rank_, cardPrefix_ << " transport listening on "
+                                 << (listed.size() > 1 ? encodeRails(listed) : rails_[0].name + " " + listed[0].address));
 }
 
 bool TcpTransport::canConnect(const PeerCard& self, const PeerCard& peer) const {
   return self.entries.count(cardPrefix_ + ".addr") && peer.entries.count(cardPrefix_ + ".addr");
 }
 
-TcpTransport::Dialled TcpTransport::dial(const std::string& address, int peer, int index, int nsocks,
-                                         Deadline deadline) {
+TcpTransport::Dialled TcpTransport::dial(const std::string& address, const NetworkInterface& from, int peer,
+                                         int index, int nsocks, Deadline deadline) {
   std::string context = "rank " + std::to_string(rank_) + ": tcp connect to rank " + std::to_string(peer) + " at " +
-                        address;
+                        address + (rails_.size() > 1 ? " from " + from.name + " " + from.address : "");
   std::string host;
   uint16_t port;
   splitHostPort(address, "peer address", &host, &port);
@@ -137,6 +147,12 @@ TcpTransport::Dialled TcpTransport::dial(const std::string& address, int peer, i
     tcp::socket s(io_);
     s.open(ep.protocol(), ec);
     if (ec) throw Error(chorusSystemError, context + ": socket failed: " + ec.message());
+    if (rails_.size() > 1) {
+      // Leave by this rail's interface: the kernel picks the source by route otherwise, and may send every rail's
+      // sockets out of one NIC.
+      s.bind(tcp::endpoint(asio::ip::make_address(from.address, ec), 0), ec);
+      if (ec) throw Error(chorusSystemError, context + ": bind to " + from.address + " failed: " + ec.message());
+    }
     s.non_blocking(true, ec);
     s.connect(ep, ec);
     if (ec == asio::error::in_progress || ec == asio::error::would_block) {
@@ -215,11 +231,17 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
   std::map<int, std::vector<tcp::socket>> socks;
   std::map<int, std::vector<TcpLinkKeys>> keys;  // encrypted: by peer, then stripe
   std::map<int, int> want;  // peer -> nsocks for that pair (the smaller of the two ranks' settings)
+  std::map<int, int> perRail;  // peer -> sockets per rail of that pair
+  std::map<int, std::vector<TcpRail>> railsOf;  // peer -> the rails the pair uses, the peer's end of each
   std::map<int, std::string> addrOf;
   int expectedIncoming = 0;
   for (const PeerCard& p : peers) {
-    want[p.rank] = std::min(nsocks_, cardSockets(p, rank_, cardPrefix_ + ".nsocks"));
-    addrOf[p.rank] = p.entries.at(cardPrefix_ + ".addr");  // canConnect saw it
+    std::vector<TcpRail> theirs = cardRails(p, cardPrefix_, rank_);
+    theirs.resize(std::min(theirs.size(), rails_.size()));
+    perRail[p.rank] = std::min(nsocks_, cardSockets(p, rank_, cardPrefix_ + ".nsocks"));
+    want[p.rank] = perRail[p.rank] * static_cast<int>(theirs.size());
+    addrOf[p.rank] = theirs[0].address;
+    railsOf[p.rank] = std::move(theirs);
     for (int i = 0; i < want[p.rank]; ++i) socks[p.rank].emplace_back(io_);
     if (encrypt_) keys[p.rank].resize(static_cast<size_t>(want[p.rank]));
     if (p.rank < rank_) expectedIncoming += want[p.rank];
@@ -231,7 +253,8 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
   for (const PeerCard& p : peers) {
     if (p.rank <= rank_) continue;
     for (int i = 0; i < want[p.rank]; ++i) {
-      Dialled d = dial(addrOf[p.rank], p.rank, i, want[p.rank], deadline);
+      const size_t rail = static_cast<size_t>(i / perRail[p.rank]);
+      Dialled d = dial(railsOf[p.rank][rail].address, rails_[rail], p.rank, i, want[p.rank], deadline);
       if (d.auth) {
         dialling.push_back(std::move(d));
       } else {
@@ -261,21 +284,25 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
     }
     std::vector<pollfd> fds;
     const bool acceptMore = pending.size() < kMaxPendingConnections;
-    if (acceptMore) fds.push_back({acceptor_.native_handle(), POLLIN, 0});
+    for (auto& acceptor : acceptors_) {
+      if (acceptMore) fds.push_back({acceptor.native_handle(), POLLIN, 0});
+    }
     for (auto& p : pending) fds.push_back({p.sock.native_handle(), p.auth ? p.auth->pollEvents() : short(POLLIN), 0});
     for (auto& d : dialling) fds.push_back({d.sock.native_handle(), d.auth->pollEvents(), 0});
     ::poll(fds.data(), fds.size(), deadline.remainingMs(100));
     boost::system::error_code ec;
-    while (pending.size() < kMaxPendingConnections) {
-      tcp::socket s(io_);
-      acceptor_.accept(s, ec);
-      if (ec) break;
-      s.non_blocking(true, ec);
-      boost::system::error_code ignored;
-      auto remote = s.remote_endpoint(ignored);
-      Pending p{std::move(s), remote.address().to_string() + ":" + std::to_string(remote.port()), Clock::now(), {}, 0,
-                {}, nullptr};
-      pending.push_back(std::move(p));
+    for (auto& acceptor : acceptors_) {
+      while (pending.size() < kMaxPendingConnections) {
+        tcp::socket s(io_);
+        acceptor.accept(s, ec);
+        if (ec) break;
+        s.non_blocking(true, ec);
+        boost::system::error_code ignored;
+        auto remote = s.remote_endpoint(ignored);
+        Pending p{std::move(s), remote.address().to_string() + ":" + std::to_string(remote.port()), Clock::now(), {},
+                  0, {}, nullptr};
+        pending.push_back(std::move(p));
+      }
     }
     // A peer we dialled that fails the handshake is not a stranger: the job cannot go on without it.
     for (size_t i = 0; i < dialling.size();) {
@@ -349,16 +376,47 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
       pending.erase(pending.begin() + static_cast<long>(i));
     }
   }
-  std::vector<std::unique_ptr<Connection>> out;
+  // The sockets outlive this transport's io_context: hand their descriptors over.
+  std::map<int, std::vector<int>> fdsOf;
   for (auto& [r, v] : socks) {
-    // The sockets outlive this transport's io_context: hand their descriptors over.
-    std::vector<int> fds;
-    for (auto& s : v) fds.push_back(s.release());
-    out.push_back(std::make_unique<TcpConnection>(rank_, r, addrOf[r], fds, encrypt_ ? keys[r] : std::vector<TcpLinkKeys>{}));
+    for (auto& s : v) fdsOf[r].push_back(s.release());
   }
   boost::system::error_code ignored;
-  acceptor_.close(ignored);
+  for (auto& acceptor : acceptors_) acceptor.close(ignored);
+  std::map<int, RailPlan> plans;
+  try {
+    plans = planRails(fdsOf, perRail, deadline);
+  } catch (...) {
+    for (auto& [r, fds] : fdsOf) {
+      for (int fd : fds) ::close(fd);
+    }
+    throw;
+  }
+  std::vector<std::unique_ptr<Connection>> out;
+  for (auto& [r, fds] : fdsOf) {
+    out.push_back(std::make_unique<TcpConnection>(rank_, r, addrOf[r], fds,
+                                                  encrypt_ ? keys[r] : std::vector<TcpLinkKeys>{}, plans[r]));
+  }
   return out;
+}
+
+std::map<int, RailPlan> TcpTransport::planRails(std::map<int, std::vector<int>>& fds, const std::map<int, int>& perRail,
+                                                Deadline deadline) {
+  std::map<int, RailPlan> plans;
+  for (auto& [peer, v] : fds) {  // in rank order
+    RailPlan& plan = plans[peer];
+    plan.perRail = static_cast<size_t>(perRail.at(peer));
+    const size_t rails = v.size() / plan.perRail;
+    for (size_t r = 0; r < rails; ++r) plan.interfaces.push_back(rails_[r].name);
+    if (rails < 2) continue;
+    std::vector<int> first;
+    for (size_t r = 0; r < rails; ++r) first.push_back(v[r * plan.perRail]);
+    const std::string context = "rank " + std::to_string(rank_) + ": tcp rails to rank " + std::to_string(peer);
+    plan.weights = peer > rank_ ? probeRailsAsSender(first, deadline, context)
+                                : probeRailsAsReceiver(first, deadline, context);
+    CHORUS_INFO(rank_, "tcp: rails to rank " << peer << plan.describe());
+  }
+  return plans;
 }
 
 }  // namespace chorus

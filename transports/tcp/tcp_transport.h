@@ -1,13 +1,18 @@
-// The TCP transport: every pair can use it; lower rank connects to higher, CHORUS_NSOCKS sockets per pair.
+// The TCP transport: every pair can use it; lower rank connects to higher, CHORUS_NSOCKS sockets per pair and rail.
+// With several interfaces (tcp_rails.h) it listens on each, dials rail r from its own rail r's address, and measures
+// each pair's rails once (tcp_rail_probe.h) to weigh their stripes.
 // Each data socket opens with a hello (tcp_hello.h) and, when the job has a secret, the channel handshake
 // (core/security/channel_auth.h). Connections that fail either are refused and logged; the job goes on.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "core/security/channel_handshake.h"
+#include "topology/network_interfaces.h"
 #include "transports/tcp/tcp_connection.h"
 #include "transports/transport.h"
 
@@ -19,6 +24,8 @@ class TcpTransport final : public Transport {
   static constexpr double kHandshakeSeconds = 10.0;
   // At most this many accepted connections may be that far at once; more wait in the kernel's backlog.
   static constexpr size_t kMaxPendingConnections = 64;
+  // At most this many interfaces are striped over (and no more than the sockets a pair may have, 16, allow).
+  static constexpr size_t kMaxRails = 4;
 
   // jobKey keeps connections of other jobs or communicators out; nsocks sockets per peer (1..16).
   // The secret is CHORUS_SECRET (params::secret()); empty: connections are not authenticated.
@@ -28,6 +35,8 @@ class TcpTransport final : public Transport {
   // The card entries' prefix ("tcp": tcp.addr, tcp.nsocks): another transport that keeps TCP connections of its
   // own beside its data path (ib's out-of-band channel) publishes them under its own.
   void setCardPrefix(std::string prefix) { cardPrefix_ = std::move(prefix); }
+  // Only the first interface CHORUS_SOCKET_IFNAME picks (ib's out-of-band channel carries too little to stripe).
+  void useOneRail() { maxRails_ = 1; }
   // Every data socket carries AES-128-GCM records keyed from its handshake (CHORUS_ENCRYPT). Throws
   // chorusInvalidArgument without a secret: the keys come from it.
   void requireEncryption();
@@ -38,7 +47,13 @@ class TcpTransport final : public Transport {
 
  private:
   struct Dialled;
-  Dialled dial(const std::string& address, int peer, int index, int nsocks, Deadline deadline);
+  // A socket to `address` ("host:port") from this rank's `from` interface.
+  Dialled dial(const std::string& address, const NetworkInterface& from, int peer, int index, int nsocks,
+               Deadline deadline);
+  // The weights of each multi-rail pair's rails, measured in rank order (a deadlock-free order: every rank meets
+  // its pairs in the same lexicographic order of (lower, higher)).
+  std::map<int, RailPlan> planRails(std::map<int, std::vector<int>>& fds, const std::map<int, int>& perRail,
+                                    Deadline deadline);
   // The record keys of an authenticated socket, this end being `role`.
   static TcpLinkKeys linkKeys(const ChannelHandshake& handshake, ChannelRole role);
 
@@ -49,8 +64,10 @@ class TcpTransport final : public Transport {
   int nsocks_;
   std::string ifnameSpec_;
   std::string cardPrefix_ = "tcp";
+  size_t maxRails_ = kMaxRails;
+  std::vector<NetworkInterface> rails_;  // chosen when the card is written
   boost::asio::io_context io_;
-  boost::asio::ip::tcp::acceptor acceptor_;
+  std::vector<boost::asio::ip::tcp::acceptor> acceptors_;  // one per rail
 };
 
 }  // namespace chorus

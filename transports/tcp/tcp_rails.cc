@@ -1,0 +1,56 @@
+#include "transports/tcp/tcp_rails.h"
+
+#include <sstream>
+
+#include "core/error.h"
+
+namespace chorus {
+
+std::string encodeRails(const std::vector<TcpRail>& rails) {
+  std::string out;
+  for (const TcpRail& r : rails) out += (out.empty() ? "" : " ") + r.ifname + "=" + r.address;
+  return out;
+}
+
+std::vector<TcpRail> cardRails(const PeerCard& card, const std::string& prefix, int selfRank) {
+  auto listed = card.entries.find(prefix + ".rails");
+  if (listed == card.entries.end()) return {TcpRail{"", card.entries.at(prefix + ".addr")}};
+  std::vector<TcpRail> rails;
+  std::istringstream in(listed->second);
+  std::string item;
+  while (in >> item) {
+    const size_t eq = item.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == item.size()) {
+      throw Error(chorusRemoteError, "rank " + std::to_string(selfRank) + ": the peer card of rank " +
+                                         std::to_string(card.rank) + " has a malformed " + prefix + ".rails entry '" +
+                                         listed->second + "'");
+    }
+    rails.push_back({item.substr(0, eq), item.substr(eq + 1)});
+  }
+  if (rails.empty()) {
+    throw Error(chorusRemoteError, "rank " + std::to_string(selfRank) + ": the peer card of rank " +
+                                       std::to_string(card.rank) + " lists no rails in " + prefix + ".rails");
+  }
+  return rails;
+}
+
+StripeCuts RailPlan::cuts(size_t sockets) const {
+  if (weights.empty() || sockets != weights.size() * perRail) return StripeCuts::even(sockets);
+  std::vector<uint32_t> each;
+  for (size_t i = 0; i < sockets; ++i) each.push_back(weights[railOf(i)]);
+  return StripeCuts(each);
+}
+
+std::string RailPlan::describe() const {
+  if (interfaces.size() <= 1) return "";
+  uint64_t total = 0;
+  for (uint32_t w : weights) total += w;
+  std::string out = " over ";
+  for (size_t r = 0; r < interfaces.size(); ++r) {
+    out += (r ? ", " : "") + interfaces[r];
+    if (r < weights.size()) out += " (" + std::to_string(weights[r]) + "/" + std::to_string(total) + ")";
+  }
+  return out;
+}
+
+}  // namespace chorus

@@ -1,5 +1,6 @@
 #include "transports/tcp/tcp_rails.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/error.h"
@@ -32,6 +33,21 @@ std::vector<TcpRail> cardRails(const PeerCard& card, const std::string& prefix, 
                                        std::to_string(card.rank) + " lists no rails in " + prefix + ".rails");
   }
   return rails;
+}
+
+std::vector<std::pair<size_t, size_t>> pairRails(const std::vector<std::string>& lower,
+                                                 const std::vector<std::string>& higher) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t i = 0; i < lower.size(); ++i) {
+    if (lower[i].empty()) continue;
+    for (size_t j = 0; j < higher.size(); ++j) {
+      if (lower[i] == higher[j]) pairs.emplace_back(i, j);
+    }
+  }
+  if (pairs.empty()) {
+    for (size_t i = 0; i < std::min(lower.size(), higher.size()); ++i) pairs.emplace_back(i, i);
+  }
+  return pairs;
 }
 
 StripeCuts RailPlan::cuts(size_t sockets) const {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/bootstrap/peer_card.h"
@@ -18,11 +19,17 @@ struct TcpRail {
   std::string address;  // where it listens: "10.78.0.1:4000", "[fd00::1]:4000"
 };
 
-// The card entry that lists a rank's rails when it has more than one ("<prefix>.rails": "eth0=host:port
-// eth1=host:port"); a card without it has one rail, at "<prefix>.addr" (its interface unnamed).
+// The card entry that lists a rank's rails ("<prefix>.rails": "eth0=host:port eth1=host:port"); a card without it
+// has one rail, at "<prefix>.addr", its interface unnamed.
 std::string encodeRails(const std::vector<TcpRail>& rails);
 // The rails of a peer's card; throws chorusRemoteError naming the peer when its entry is malformed.
 std::vector<TcpRail> cardRails(const PeerCard& card, const std::string& prefix, int selfRank);
+
+// Which rails two ranks pair, given each one's interface names in its own order: [lower's index, higher's index]
+// per rail of the pair, in the lower rank's order. Rails of one name pair up (eth1 with eth1, whatever the
+// order or number each host has up); ranks that share no name pair by position, as many as the one with fewer.
+std::vector<std::pair<size_t, size_t>> pairRails(const std::vector<std::string>& lower,
+                                                 const std::vector<std::string>& higher);
 
 // One pair's rails as this end uses them: its own interface on each, each rail's share of a striped message
 // (measured by the rail probe, tcp_rail_probe.h; alike on both ends), and the sockets per rail.

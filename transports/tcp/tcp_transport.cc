@@ -123,7 +123,7 @@ void TcpTransport::describeSelf(PeerCard& card) {
   }
   card.entries[cardPrefix_ + ".addr"] = listed[0].address;
   card.entries[cardPrefix_ + ".nsocks"] = std::to_string(nsocks_);
-  if (listed.size() > 1) card.entries[cardPrefix_ + ".rails"] = encodeRails(listed);
+  card.entries[cardPrefix_ + ".rails"] = encodeRails(listed);
   CHORUS_INFO(rank_, cardPrefix_ << " transport listening on "
                                  << (listed.size() > 1 ? encodeRails(listed) : rails_[0].name + " " + listed[0].address));
 }
@@ -232,16 +232,22 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
   std::map<int, std::vector<TcpLinkKeys>> keys;  // encrypted: by peer, then stripe
   std::map<int, int> want;  // peer -> nsocks for that pair (the smaller of the two ranks' settings)
   std::map<int, int> perRail;  // peer -> sockets per rail of that pair
-  std::map<int, std::vector<TcpRail>> railsOf;  // peer -> the rails the pair uses, the peer's end of each
+  PairRails railsOf;
   std::map<int, std::string> addrOf;
   int expectedIncoming = 0;
+  std::vector<std::string> ours;
+  for (const NetworkInterface& nic : rails_) ours.push_back(nic.name);
   for (const PeerCard& p : peers) {
-    std::vector<TcpRail> theirs = cardRails(p, cardPrefix_, rank_);
-    theirs.resize(std::min(theirs.size(), rails_.size()));
+    const std::vector<TcpRail> theirs = cardRails(p, cardPrefix_, rank_);
+    std::vector<std::string> names;
+    for (const TcpRail& r : theirs) names.push_back(r.ifname);
+    for (auto [low, high] : p.rank > rank_ ? pairRails(ours, names) : pairRails(names, ours)) {
+      const size_t mine = p.rank > rank_ ? low : high;
+      railsOf[p.rank].emplace_back(mine, theirs[p.rank > rank_ ? high : low]);
+    }
     perRail[p.rank] = std::min(nsocks_, cardSockets(p, rank_, cardPrefix_ + ".nsocks"));
-    want[p.rank] = perRail[p.rank] * static_cast<int>(theirs.size());
-    addrOf[p.rank] = theirs[0].address;
-    railsOf[p.rank] = std::move(theirs);
+    want[p.rank] = perRail[p.rank] * static_cast<int>(railsOf[p.rank].size());
+    addrOf[p.rank] = railsOf[p.rank][0].second.address;
     for (int i = 0; i < want[p.rank]; ++i) socks[p.rank].emplace_back(io_);
     if (encrypt_) keys[p.rank].resize(static_cast<size_t>(want[p.rank]));
     if (p.rank < rank_) expectedIncoming += want[p.rank];
@@ -253,8 +259,8 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
   for (const PeerCard& p : peers) {
     if (p.rank <= rank_) continue;
     for (int i = 0; i < want[p.rank]; ++i) {
-      const size_t rail = static_cast<size_t>(i / perRail[p.rank]);
-      Dialled d = dial(railsOf[p.rank][rail].address, rails_[rail], p.rank, i, want[p.rank], deadline);
+      const auto& [mine, theirs] = railsOf[p.rank][static_cast<size_t>(i / perRail[p.rank])];
+      Dialled d = dial(theirs.address, rails_[mine], p.rank, i, want[p.rank], deadline);
       if (d.auth) {
         dialling.push_back(std::move(d));
       } else {
@@ -385,7 +391,7 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
   for (auto& acceptor : acceptors_) acceptor.close(ignored);
   std::map<int, RailPlan> plans;
   try {
-    plans = planRails(fdsOf, perRail, deadline);
+    plans = planRails(fdsOf, perRail, railsOf, deadline);
   } catch (...) {
     for (auto& [r, fds] : fdsOf) {
       for (int fd : fds) ::close(fd);
@@ -401,13 +407,13 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
 }
 
 std::map<int, RailPlan> TcpTransport::planRails(std::map<int, std::vector<int>>& fds, const std::map<int, int>& perRail,
-                                                Deadline deadline) {
+                                                const PairRails& railsOf, Deadline deadline) {
   std::map<int, RailPlan> plans;
   for (auto& [peer, v] : fds) {  // in rank order
     RailPlan& plan = plans[peer];
     plan.perRail = static_cast<size_t>(perRail.at(peer));
     const size_t rails = v.size() / plan.perRail;
-    for (size_t r = 0; r < rails; ++r) plan.interfaces.push_back(rails_[r].name);
+    for (const auto& rail : railsOf.at(peer)) plan.interfaces.push_back(rails_[rail.first].name);
     if (rails < 2) continue;
     std::vector<int> first;
     for (size_t r = 0; r < rails; ++r) first.push_back(v[r * plan.perRail]);

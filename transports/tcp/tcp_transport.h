@@ -14,6 +14,7 @@
 #include "core/security/channel_handshake.h"
 #include "topology/network_interfaces.h"
 #include "transports/tcp/tcp_connection.h"
+#include "transports/tcp/tcp_rails.h"
 #include "transports/transport.h"
 
 namespace chorus {
@@ -52,8 +53,10 @@ class TcpTransport final : public Transport {
                Deadline deadline);
   // The weights of each multi-rail pair's rails, measured in rank order (a deadlock-free order: every rank meets
   // its pairs in the same lexicographic order of (lower, higher)).
+  // By peer, per rail of the pair: this rank's rail (an index into rails_) and the peer's end of it.
+  using PairRails = std::map<int, std::vector<std::pair<size_t, TcpRail>>>;
   std::map<int, RailPlan> planRails(std::map<int, std::vector<int>>& fds, const std::map<int, int>& perRail,
-                                    Deadline deadline);
+                                    const PairRails& railsOf, Deadline deadline);
   // The record keys of an authenticated socket, this end being `role`.
   static TcpLinkKeys linkKeys(const ChannelHandshake& handshake, ChannelRole role);
 

@@ -1,0 +1,87 @@
+"""TCP over two NICs per host, as CI runs it (root): in a 2-host lab with two 200 Mbit/s NICs per host, a 2-rank
+allreduce stripes over both (the connection names both rails, the results check, the busbw is well past one
+link's), and when one host's second NIC goes down mid-run both ranks fail within seconds, the one that lost it
+naming the interface. Nothing of the lab is left after. Skipped (77) without root or network namespaces.
+Usage: multirail_check.py BUILD_DIR"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+build = sys.argv[1]
+lab = os.path.join(build, "perf", "chorus-lab")
+perf = os.path.join(build, "perf", "chorus-perf")
+RATE = 200e6  # bit/s per NIC
+NAME = "ci-rails"
+
+
+def lab_namespaces():
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith("chlab")]
+
+
+if os.geteuid() != 0 or not os.path.exists(perf):
+    print("needs root and chorus-perf: skipped")
+    sys.exit(77)
+probe = subprocess.run(["ip", "netns", "add", "chlabprobe"], capture_output=True, text=True)
+if probe.returncode != 0:
+    print(f"network namespaces unavailable ({probe.stderr.strip()}): skipped")
+    sys.exit(77)
+subprocess.run(["ip", "netns", "del", "chlabprobe"])
+assert not lab_namespaces(), f"leftovers before the test: {lab_namespaces()}"
+
+with tempfile.TemporaryDirectory(prefix="chorus-rails-") as d:
+    path = os.path.join(d, "rails.json")
+    with open(path, "w") as f:
+        json.dump({"format": "chorus-lab/1", "name": NAME, "hosts": 2, "nics_per_host": 2,
+                   "link": {"rate": "200mbit"}}, f)
+    up = subprocess.run([sys.executable, lab, "up", path], capture_output=True, text=True, timeout=60)
+    assert up.returncode == 0, up.stderr
+    try:
+        # Both rails carry a checked allreduce: busbw well past one 200 Mbit/s link.
+        done = subprocess.run([sys.executable, lab, "run", path, "--timeout", "120", "--", "env", "CHORUS_DEBUG=INFO",
+                               "CHORUS_TRANSPORTS=tcp", perf, "allreduce", "-b", "8M", "-e", "8M", "-n", "4", "-w", "1"],
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, f"exit {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        both = done.stdout + done.stderr
+        assert "over eth0 (" in both and "eth1 (" in both, both
+        rows = [line.split() for line in done.stdout.splitlines() if line.strip() and line.split()[0].isdigit()]
+        assert len(rows) == 1 and rows[0][8] == "0" and rows[0][12] == "0", done.stdout
+        busbw = float(rows[0][7]) * 1e9 * 8
+        assert busbw >= 1.5 * RATE, f"busbw {busbw / 1e6:.0f} Mbit/s over two 200 Mbit/s NICs"
+
+        # One NIC down mid-run: a clear error naming it within seconds, not a hang until the timeout.
+        run = subprocess.Popen([sys.executable, lab, "run", path, "--timeout", "120", "--", "env", "CHORUS_TIMEOUT=100",
+                                "CHORUS_TRANSPORTS=tcp", perf, "allreduce", "-b", "16M", "-e", "16M", "-n", "1000",
+                                "-w", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = []
+        started = threading.Event()
+
+        def read():
+            for line in run.stdout:
+                lines.append(line)
+                if "out-of-place" in line:
+                    started.set()
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        assert started.wait(60), "".join(lines)
+        down_at = time.monotonic()
+        subprocess.run(["ip", "netns", "exec", f"chlab-{NAME}-h1", "ip", "link", "set", "eth1", "down"], check=True)
+        run.wait(timeout=60)
+        took = time.monotonic() - down_at
+        reader.join()
+        out = "".join(lines)
+        assert run.returncode != 0, out
+        assert "interface eth1 (rail 2 of 2) is down" in out, out
+        assert took < 15, f"{took:.1f} s after the NIC went down:\n{out}"
+        print(f"NIC down: both ranks failed {took:.1f} s after")
+    finally:
+        down = subprocess.run([sys.executable, lab, "down", NAME], capture_output=True, text=True, timeout=60)
+        assert down.returncode == 0, down.stderr
+assert not lab_namespaces(), f"left behind: {lab_namespaces()}"
+print("multi-rail check passed")

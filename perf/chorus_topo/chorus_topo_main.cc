@@ -11,6 +11,7 @@
 #include "algorithms/selection/decision_table.h"
 #include "algorithms/selection/world_costs.h"
 #include "perf/chorus_topo/cluster_file.h"
+#include "perf/chorus_topo/tcp_interfaces.h"
 #include "perf/chorus_topo/topo_options.h"
 #include "core/comm_config.h"
 #include "core/params.h"
@@ -137,6 +138,7 @@ int run(const TopoOptions& options) {
             << " like this one, ranks spread over each host's NUMA nodes in blocks\n"
             << describeTopology(world, model);
   printLinkTable(std::cout, world, model);
+  printTcpInterfaces(std::cout, world);
 
   printDecisionTable(std::cout, world, model);
   return 0;

@@ -44,7 +44,7 @@ with tempfile.TemporaryDirectory(prefix="chorus-rails-") as d:
     try:
         # Both rails carry a checked allreduce: busbw well past one 200 Mbit/s link.
         done = subprocess.run([sys.executable, lab, "run", path, "--timeout", "120", "--", "env", "CHORUS_DEBUG=INFO",
-                               "CHORUS_TRANSPORTS=tcp", perf, "allreduce", "-b", "8M", "-e", "8M", "-n", "4", "-w", "1"],
+                               "CHORUS_TRANSPORT=tcp", perf, "allreduce", "-b", "8M", "-e", "8M", "-n", "4", "-w", "1"],
                               capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, f"exit {done.returncode}:\n{done.stdout}\n{done.stderr}"
         both = done.stdout + done.stderr
@@ -56,7 +56,7 @@ with tempfile.TemporaryDirectory(prefix="chorus-rails-") as d:
 
         # One NIC down mid-run: a clear error naming it within seconds, not a hang until the timeout.
         run = subprocess.Popen([sys.executable, lab, "run", path, "--timeout", "120", "--", "env", "CHORUS_TIMEOUT=100",
-                                "CHORUS_TRANSPORTS=tcp", perf, "allreduce", "-b", "16M", "-e", "16M", "-n", "1000",
+                                "CHORUS_TRANSPORT=tcp", perf, "allreduce", "-b", "16M", "-e", "16M", "-n", "1000",
                                 "-w", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines = []
         started = threading.Event()

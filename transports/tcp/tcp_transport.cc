@@ -2,6 +2,7 @@
 
 #include "core/host_port.h"
 
+#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -76,8 +77,14 @@ void tuneSocket(tcp::socket& s, const std::string& context) {
   // differently from one connection to the next: a 2-rank 256 KiB allreduce over loopback took 52 or 98 us
   // depending on the run, and 55 us every time with these (the kernel caps them at net.core.[rw]mem_max; the
   // figures: perf/RESULTS.md, session 7). Small-message latency and 8 MiB bandwidth were unchanged.
-  if (!ec) s.set_option(boost::asio::socket_base::send_buffer_size(kSocketBufferBytes), ec);
-  if (!ec) s.set_option(boost::asio::socket_base::receive_buffer_size(kSocketBufferBytes), ec);
+  // Not on Multipath TCP sockets (made IPPROTO_MPTCP, as mptcpize does): fixed buffers there held a 2-rank 64 MiB
+  // allreduce over two 1 Gbit/s subflows to 0.02 GB/s; autotuned, it reached 0.23 (perf/RESULTS.md, session 16).
+  int protocol = 0;
+  socklen_t len = sizeof(protocol);
+  const bool mptcp =
+      getsockopt(s.native_handle(), SOL_SOCKET, SO_PROTOCOL, &protocol, &len) == 0 && protocol == IPPROTO_MPTCP;
+  if (!ec && !mptcp) s.set_option(boost::asio::socket_base::send_buffer_size(kSocketBufferBytes), ec);
+  if (!ec && !mptcp) s.set_option(boost::asio::socket_base::receive_buffer_size(kSocketBufferBytes), ec);
   if (!ec) s.non_blocking(true, ec);
   if (ec) throw Error(chorusSystemError, context + ": setting socket options failed: " + ec.message());
 }

@@ -47,7 +47,7 @@ AlgorithmChoice Selector::choose(const Op& op, int nranks) const {
   const size_t bytes = selectionBytes(op, nranks);
   if (perCallRules_) {
     if (const AlgoRule* rule = rules_.lookup(op.collective, bytes, static_cast<int>(typeSize(op.type)))) {
-      return {rule->algorithm, findAlgorithm(op.collective, rule->algorithm)->run, rule->sliceBytes};
+      return {rule->algorithm, findAlgorithm(op.collective, rule->algorithm)->run, rule->sliceBytes, rule->sockets};
     }
   }
   const DecisionRow& row = table_.lookup(op.collective, bytes);

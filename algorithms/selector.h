@@ -16,6 +16,7 @@ struct AlgorithmChoice {
   AlgorithmId id;
   AlgorithmFn run;
   size_t sliceBytes = 0;  // 0: the communicator's slice size; else what a rule (CHORUS_ALGO's "@") or the tuner set
+  int sockets = 0;        // 0: each TCP pair's default stripe width; else what a rule ("/N") or the tuner set
 };
 
 class Selector {

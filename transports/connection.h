@@ -35,6 +35,12 @@ class Connection {
   // with one copy at the price of the sender waiting for the receiver (shared memory's process_vm_readv) may do so
   // from smaller sizes. Off for the steps of pipelined collectives. No effect by default.
   virtual void setSingleCopyHint(bool) {}
+  // How many of the pair's sockets per rail the messages posted from now on stripe over (0: the connection's
+  // default; more than it has: all). Both ends must post each message with the same width: a call sets it alike on
+  // every rank (CHORUS_ALGO's "/N", the autotuner). No effect where a connection has no sockets to choose from.
+  virtual void setStripeWidth(size_t) {}
+  // The most setStripeWidth can use: 1 where there is nothing to choose.
+  virtual size_t maxStripeWidth() const { return 1; }
   // A receive from any peer: true when the peer's next message has begun to arrive while no receive is posted here,
   // with the tag it carries in *tag; nothing is consumed. Transports that cannot look ahead say false always, and
   // peeks() tells the caller so.

@@ -31,6 +31,8 @@ class SharedConnection final : public Connection {
     return shared_->exchange(sendBuf, recvBuf, bytes, sendTag, recvTag, sendId, recvId);
   }
   void setSingleCopyHint(bool on) override { shared_->setSingleCopyHint(on); }
+  void setStripeWidth(size_t width) override { shared_->setStripeWidth(width); }
+  size_t maxStripeWidth() const override { return shared_->maxStripeWidth(); }
   bool progress() override { return shared_->progress(); }
   uint64_t sendsDone() const override { return shared_->sendsDone(); }
   uint64_t recvsDone() const override { return shared_->recvsDone(); }

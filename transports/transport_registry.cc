@@ -25,7 +25,11 @@ std::unique_ptr<Transport> makeShm(int rank, const CommConfig& config, const std
 
 std::unique_ptr<Transport> makeTcp(int rank, const CommConfig& config, const std::string& jobKey,
                                    const std::string& secret) {
-  auto tcp = std::make_unique<TcpTransport>(rank, jobKey, config.socketsPerPeer, config.socketIfname, secret);
+  // With the autotuner on, each pair opens kTunedSockets per rail (or CHORUS_NSOCKS if more) and stripes over
+  // CHORUS_NSOCKS of them until the tuner finds that another number does better for a size.
+  const int open = config.autotune ? std::max(config.socketsPerPeer, TcpTransport::kTunedSockets) : config.socketsPerPeer;
+  auto tcp = std::make_unique<TcpTransport>(rank, jobKey, open, config.socketIfname, secret);
+  tcp->setDefaultStripeWidth(config.socketsPerPeer);
   if (config.encrypt) tcp->requireEncryption();
   return tcp;
 }

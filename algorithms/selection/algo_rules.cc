@@ -1,6 +1,7 @@
 #include "algorithms/selection/algo_rules.h"
 
 #include <cctype>
+#include <charconv>
 
 #include "algorithms/algorithm_registry.h"
 #include "core/error.h"
@@ -115,6 +116,16 @@ AlgoRules AlgoRules::parse(std::string_view text) {
       } else if (std::isdigit(static_cast<unsigned char>(range.front()))) {
         bad(text, range, "expected lo-hi=algorithm, e.g. 0-64K=tree");
       }
+      if (size_t slash = name.find('/'); slash != std::string_view::npos) {
+        const std::string_view n = trim(name.substr(slash + 1));
+        int sockets = 0;
+        auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), sockets);
+        if (ec != std::errc() || end != n.data() + n.size() || sockets < 1 || sockets > kMaxRuleSockets) {
+          bad(text, range, "sockets per rail after '/' must be 1.." + std::to_string(kMaxRuleSockets));
+        }
+        rule.sockets = sockets;
+        name = trim(name.substr(0, slash));
+      }
       if (size_t at = name.find('@'); at != std::string_view::npos) {
         rule.sliceBytes = parseSize(text, trim(name.substr(at + 1)));
         if (rule.sliceBytes < kMinSliceBytes || rule.sliceBytes > kMaxSliceBytes) {
@@ -148,7 +159,7 @@ const AlgoRule* AlgoRules::lookup(Collective c, size_t bytes, int elementBytes) 
 
 bool AlgoRules::perCall() const {
   for (const AlgoRule& r : rules_) {
-    if (r.elementBytes != 0 || r.sliceBytes != 0) return true;
+    if (r.elementBytes != 0 || r.sliceBytes != 0 || r.sockets != 0) return true;
   }
   return false;
 }

@@ -2,10 +2,12 @@
 //   ring                                     every collective that has a ring
 //   allreduce:0-64K=halving_doubling,64K-inf=ring;broadcast:tree
 //   allreduce.16:1M-inf=ring@2M                calls on 16-bit elements only; slices of 2M instead of CHORUS_CHUNK_SIZE
+//   allreduce:256K-4M=ring/2                   TCP messages of these calls striped over 2 sockets per rail
 // Sizes are bytes as nccl-tests counts them (K, M, G suffixes; "inf"); ranges are [lo, hi). Later rules win. A
-// collective's ".BITS" suffix (8, 16, 32, 64) limits its rules to calls on elements of that width, and "@SIZE" after
-// an algorithm sets the slice size of its pipelines (as CHORUS_CHUNK_SIZE does for the whole communicator): the
-// syntax the autotuner writes its table in (CHORUS_AUTOTUNE_FILE).
+// collective's ".BITS" suffix (8, 16, 32, 64) limits its rules to calls on elements of that width, "@SIZE" after
+// an algorithm sets the slice size of its pipelines (as CHORUS_CHUNK_SIZE does for the whole communicator), and
+// "/N" after that the sockets per rail its TCP messages stripe over (as CHORUS_NSOCKS does, up to the sockets the
+// pair has): the syntax the autotuner writes its table in (CHORUS_AUTOTUNE_FILE).
 #pragma once
 
 #include <cstddef>
@@ -25,6 +27,7 @@ struct AlgoRule {
   size_t lo = 0, hi = SIZE_MAX;          // SIZE_MAX: no upper bound
   AlgorithmId algorithm = AlgorithmId::kRing;
   size_t sliceBytes = 0;                 // 0: the communicator's slice size (CHORUS_CHUNK_SIZE)
+  int sockets = 0;                       // 0: the pairs' own stripe width (CHORUS_NSOCKS); else sockets per rail
 };
 
 class AlgoRules {
@@ -43,6 +46,8 @@ class AlgoRules {
   std::vector<AlgoRule> rules_;
 };
 
+// The most sockets per rail a rule may name (a pair has at most 16 sockets).
+inline constexpr int kMaxRuleSockets = 16;
 // The smallest and largest slice a rule (and CHORUS_CHUNK_SIZE) may set.
 inline constexpr size_t kMinSliceBytes = 4096, kMaxSliceBytes = size_t{64} << 20;
 

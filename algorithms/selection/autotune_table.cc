@@ -13,7 +13,7 @@ namespace {
 constexpr int kCollectiveSlots = 16;  // Collective's values, point-to-point included, with room
 constexpr int kWidths = 4;            // elements of 1, 2, 4 and 8 bytes
 constexpr int kSizeBuckets = 65;      // bit_width(bytes): 0 for 0 bytes, k for [2^(k-1), 2^k)
-constexpr double kSliceMargin = 0.97;  // another slice size must beat the default's median by 3%
+constexpr double kVariantMargin = 0.97;  // a variant must beat the algorithm as it is by 3%
 
 int widthIndex(int elementBytes) {
   switch (elementBytes) {
@@ -52,7 +52,7 @@ std::vector<size_t> ranked(const std::vector<double>& score) {
 }  // namespace
 
 struct AutotuneTable::Bucket {
-  enum class Phase { kNew, kAlgorithms, kFinalists, kSlices, kSettled, kUntuned };
+  enum class Phase { kNew, kAlgorithms, kFinalists, kVariants, kSettled, kUntuned };
   Collective collective = Collective::kAllReduce;
   int elementBytes = 0;
   int size = 0;  // its size bucket
@@ -63,8 +63,13 @@ struct AutotuneTable::Bucket {
   TuneCandidate best;
 };
 
-AutotuneTable::AutotuneTable(const CostInputs& inputs, AlgoRules forced, size_t chunkBytes)
-    : inputs_(inputs), forced_(std::move(forced)), chunkBytes_(chunkBytes) {
+AutotuneTable::AutotuneTable(const CostInputs& inputs, AlgoRules forced, size_t chunkBytes, int sockets,
+                             int defaultSockets)
+    : inputs_(inputs),
+      forced_(std::move(forced)),
+      chunkBytes_(chunkBytes),
+      sockets_(std::max(1, sockets)),
+      defaultSockets_(std::clamp(defaultSockets, 1, std::max(1, sockets))) {
   buckets_.resize(static_cast<size_t>(kCollectiveSlots) * kWidths * kSizeBuckets);
 }
 
@@ -152,28 +157,36 @@ void AutotuneTable::finishStage() {
     b->times.clear();
     ++settled_;
   };
-  // The algorithm found: its slice sizes next, where a message spans a slice.
-  auto slices = [&](AlgorithmId a) {
-    std::vector<TuneCandidate> sizes = {{a, 0}};
-    for (size_t s : {chunkBytes_ / 4, chunkBytes_ * 4}) {
-      if (s >= kMinSliceBytes && s <= kMaxSliceBytes) sizes.push_back({a, s});
+  // The algorithm found: its variants next (slice sizes where a message spans a slice, sockets where it stripes).
+  auto variants = [&](AlgorithmId a) {
+    std::vector<TuneCandidate> v = {{a, 0, 0}};
+    if (bucketLo(b->size) >= chunkBytes_) {
+      for (size_t s : {chunkBytes_ / 4, chunkBytes_ * 4}) {
+        if (s >= kMinSliceBytes && s <= kMaxSliceBytes) v.push_back({a, s, 0});
+      }
     }
-    if (bucketLo(b->size) < chunkBytes_ || sizes.size() == 1) return settle({a, 0});
-    b->phase = Bucket::Phase::kSlices;
-    startStage(*b, std::move(sizes), kSliceRounds);
+    if (bucketLo(b->size) >= kStripedFromBytes) {
+      for (int n : {1, 2, 4}) {
+        if (n <= sockets_ && n != defaultSockets_) v.push_back({a, 0, n});
+      }
+    }
+    if (v.size() == 1) return settle(v[0]);
+    b->phase = Bucket::Phase::kVariants;
+    const int rounds = v.size() > 3 ? kVariantRoundsForMore : kVariantRounds;
+    startStage(*b, std::move(v), rounds);
   };
   switch (b->phase) {
     case Bucket::Phase::kAlgorithms: {
-      if (b->candidates.size() == 1) return slices(b->candidates[0].algorithm);
+      if (b->candidates.size() == 1) return variants(b->candidates[0].algorithm);
       std::vector<TuneCandidate> finalists = {b->candidates[order[0]], b->candidates[order[1]]};
       b->phase = Bucket::Phase::kFinalists;
       return startStage(*b, std::move(finalists), kFinalRounds);
     }
-    case Bucket::Phase::kFinalists: return slices(b->candidates[order[0]].algorithm);
-    case Bucket::Phase::kSlices: {
-      // Candidate 0 is the default slice size.
+    case Bucket::Phase::kFinalists: return variants(b->candidates[order[0]].algorithm);
+    case Bucket::Phase::kVariants: {
+      // Candidate 0 is the algorithm as it is.
       const size_t winner = order[0];
-      return settle(winner != 0 && score[winner] < kSliceMargin * score[0] ? b->candidates[winner]
+      return settle(winner != 0 && score[winner] < kVariantMargin * score[0] ? b->candidates[winner]
                                                                            : b->candidates[0]);
     }
     default: throwInternal("autotune: a stage finished in a bucket not under trial");
@@ -191,7 +204,8 @@ void AutotuneTable::load(const AlgoRules& tuned) {
           Bucket* b = bucketFor(c, width, bucketLo(k));
           if (!b) continue;
           b->phase = Bucket::Phase::kSettled;
-          b->best = {rule.algorithm, rule.sliceBytes == chunkBytes_ ? 0 : rule.sliceBytes};
+          b->best = {rule.algorithm, rule.sliceBytes == chunkBytes_ ? 0 : rule.sliceBytes,
+                     rule.sockets == defaultSockets_ ? 0 : rule.sockets};
         }
       }
     }
@@ -215,6 +229,10 @@ std::string AutotuneTable::asRules() const {
       if (open->best.sliceBytes) {
         entry += '@';
         entry += formatSize(open->best.sliceBytes);
+      }
+      if (open->best.sockets) {
+        entry += '/';
+        entry += std::to_string(open->best.sockets);
       }
       open = nullptr;
     };

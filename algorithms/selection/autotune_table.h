@@ -3,10 +3,13 @@
 //   1. every algorithm the cost model can price for the call (up to six, in the order of its prediction: the prior
 //      orders them and breaks ties, but does not rule any out, since a model fed the wrong link parameters would
 //      rule out the right one), three calls each (two each for six), interleaved; the two fastest go on;
-//   2. those two, four calls each; the faster (by median) is the algorithm;
-//   3. where the message spans a slice, that algorithm at a quarter, one and four times the communicator's slice
-//      size, three calls each; another slice size wins only if its median beats the default's by 3%.
-// At most 32 calls per bucket; after that the bucket is settled and a call costs one array lookup.
+//   2. those two, three calls each; the faster (by median) is the algorithm;
+//   3. that algorithm as it is, against each variant that can matter: where the message spans a slice, a quarter and
+//      four times the communicator's slice size; where TCP pairs have sockets to choose from and the message is
+//      large enough to stripe, 1, 2 or 4 sockets per rail instead of CHORUS_NSOCKS; three calls each for up to three
+//      candidates, two each for more; a variant wins only if its score beats the default's by 3%.
+// At most 31 calls per bucket (5 x 3 + 2 x 3 + 5 x 2); after that the bucket is settled and a call costs one array
+// lookup.
 // This table is bookkeeping only: the communicator (src/comm/comm_engine_autotune.cc) times the calls and agrees
 // each stage's times with the other ranks (the slowest rank's time per call) before finishStage(), so that every
 // rank feeds the table the same numbers in the same order and takes the same decisions.
@@ -27,14 +30,17 @@ namespace chorus {
 struct TuneCandidate {
   AlgorithmId algorithm = AlgorithmId::kRing;
   size_t sliceBytes = 0;  // 0: the communicator's slice size
+  int sockets = 0;        // 0: the pairs' default stripe width (CHORUS_NSOCKS); else sockets per rail
   bool operator==(const TuneCandidate&) const = default;
 };
 
 class AutotuneTable {
  public:
   // inputs: the world (the prior's cost model); forced: CHORUS_ALGO (calls its rules cover are never tuned);
-  // chunkBytes: the communicator's slice size.
-  AutotuneTable(const CostInputs& inputs, AlgoRules forced, size_t chunkBytes);
+  // chunkBytes: the communicator's slice size; sockets: the most sockets per rail any TCP pair of the communicator
+  // can stripe over (1: nothing to choose), defaultSockets the width they stripe over by default.
+  AutotuneTable(const CostInputs& inputs, AlgoRules forced, size_t chunkBytes, int sockets = 1,
+                int defaultSockets = 1);
   ~AutotuneTable();
   // Settles the buckets a table in CHORUS_ALGO syntax (asRules()'s) covers whole: they are not tried again.
   void load(const AlgoRules& tuned);
@@ -61,7 +67,10 @@ class AutotuneTable {
 
   static constexpr int kPriorCandidates = 6;
   // Rounds of each stage: every candidate once per round.
-  static constexpr int kFirstRounds = 3, kFirstRoundsForSix = 2, kFinalRounds = 4, kSliceRounds = 3;
+  static constexpr int kFirstRounds = 3, kFirstRoundsForSix = 2, kFinalRounds = 3, kVariantRounds = 3,
+                       kVariantRoundsForMore = 2;
+  // TCP stripes messages from this size (transports/tcp/stripe_cuts.h): smaller calls have no sockets to tune.
+  static constexpr size_t kStripedFromBytes = 256 * 1024;
   static constexpr int kMaxCallsPerBucket = 32;
 
  private:
@@ -73,6 +82,7 @@ class AutotuneTable {
   CostInputs inputs_;
   AlgoRules forced_;
   size_t chunkBytes_;
+  int sockets_, defaultSockets_;
   std::vector<std::unique_ptr<Bucket>> buckets_;  // by index(); made at a bucket's first call
   Bucket* pending_ = nullptr;                     // the bucket of the last trial pick
   int settled_ = 0, trials_ = 0;

@@ -451,6 +451,7 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       const Op& run = wireInPlace(o);
       io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &run);
       io.setSliceBytes(algo.sliceBytes ? algo.sliceBytes : config_.chunkSize);
+      io.setStripeWidth(algo.sockets);
       const auto began = trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       algo.run(io, run);
       if (io.wire().active()) agreeAfterWire(run);

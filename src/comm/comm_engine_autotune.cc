@@ -27,7 +27,13 @@ size_t CommEngine::largestSlice(const CommConfig& config) {
 
 void CommEngine::startAutotune(const CostInputs& in, Deadline deadline) {
   if (!config_.autotune) return;
-  autotune_ = std::make_unique<AutotuneTable>(in, AlgoRules::parse(config_.algo), config_.chunkSize);
+  // The sockets a TCP pair can stripe over: the most any connection of this communicator has per rail.
+  size_t sockets = 1;
+  for (const auto& c : conns_) {
+    if (c) sockets = std::max(sockets, c->maxStripeWidth());
+  }
+  autotune_ = std::make_unique<AutotuneTable>(in, AlgoRules::parse(config_.algo), config_.chunkSize,
+                                              static_cast<int>(sockets), config_.socketsPerPeer);
   CHORUS_INFO(rank_, "autotune: on" << (config_.algo.empty() ? "" : " where CHORUS_ALGO does not decide"));
   if (config_.autotuneFile.empty()) return;
   // Rank 0's file, for every rank: ranks that loaded different tables would run different algorithms.
@@ -61,7 +67,8 @@ AlgorithmChoice CommEngine::chooseAlgorithm(const Op& o, bool deviceCall, bool* 
         autotune_->pick(o.collective, static_cast<int>(typeSize(o.type)), selectionBytes(o, size_));
     if (p.tuned) {
       *trial = p.trial;
-      return {p.candidate.algorithm, findAlgorithm(o.collective, p.candidate.algorithm)->run, p.candidate.sliceBytes};
+      return {p.candidate.algorithm, findAlgorithm(o.collective, p.candidate.algorithm)->run, p.candidate.sliceBytes,
+              p.candidate.sockets};
     }
   }
   return selector_->choose(o, size_);

@@ -31,6 +31,7 @@ void CommIO::begin(const CallTags& tags, LazyDeadline deadline, const Op* op) {
   op_ = op;
   wire_.begin(op, size_, deviceApi_ == nullptr);
   singleCopyHint_ = false;
+  stripeWidth_ = 0;
   active_.clear();
   times_.clear();
   postedBytes_ = 0;
@@ -85,6 +86,7 @@ void CommIO::beginUntracked(uint32_t tag, LazyDeadline deadline) {
   op_ = nullptr;
   wire_.begin(nullptr, size_, true);
   singleCopyHint_ = false;
+  stripeWidth_ = 0;
   active_.clear();
   times_.clear();
 }
@@ -103,6 +105,7 @@ Connection* CommIO::connectionTo(int peer) {
 Request CommIO::isend(int peer, const void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
   c->setSingleCopyHint(singleCopyHint_);
+  c->setStripeWidth(stripeWidth_);
   postedBytes_ += bytes;
   if (wire_.compresses(peer, bytes)) {
     size_t wireSize = 0;
@@ -116,6 +119,7 @@ Request CommIO::isend(int peer, const void* buf, size_t bytes) {
 
 Request CommIO::irecv(int peer, void* buf, size_t bytes) {
   Connection* c = connectionTo(peer);
+  c->setStripeWidth(stripeWidth_);
   postedBytes_ += bytes;
   if (wire_.compresses(peer, bytes)) {
     size_t wireSize = 0;

@@ -72,6 +72,8 @@ class CommIO final : public PeerIO {
   // The slice size of the calls that follow (CHORUS_CHUNK_SIZE, or what a rule or the tuner chose for the call), at
   // most a staging slot (the communicator sizes its slots for the largest it may choose).
   void setSliceBytes(size_t bytes) { sliceBytes_ = std::min(bytes, staging_.sliceBytes()); }
+  // The sockets per rail this call's TCP messages stripe over (0, as every call begins: each pair's default).
+  void setStripeWidth(int sockets) { stripeWidth_ = static_cast<size_t>(std::max(0, sockets)); }
   size_t sliceBytes() const override { return sliceBytes_; }
 
  private:
@@ -115,6 +117,7 @@ class CommIO final : public PeerIO {
   std::vector<std::unique_ptr<Connection>>& conns_;
   StagingMemory& staging_;
   size_t sliceBytes_;  // setSliceBytes
+  size_t stripeWidth_ = 0;  // setStripeWidth
   Reducer& reducer_;
   int spinRounds_;
   int yieldRounds_;

@@ -85,6 +85,20 @@ TEST_P(AutotuneTest, ForcedRulesAreNeverOverridden) {
   EXPECT_NE(table.find("broadcast.32:"), std::string::npos) << table;
 }
 
+// Over TCP every pair opens four sockets and the tuner tries striping over 1, 2 and 4 at sizes that stripe: the
+// ranks must try them alike (a pair that disagreed would fail the call as a mismatch), and results stay right.
+TEST(AutotuneSocketsTest, RanksTrySocketsAlikeOverTcp) {
+  Config config{.timeoutSeconds = 60, .transports = "tcp", .autotune = true};
+  runThreadWorld(3, [](chorusComm_t comm, int r) {
+    std::vector<float> x(size_t{1} << 18);  // 1 MiB
+    for (int call = 0; call < kCalls; ++call) {
+      std::fill(x.begin(), x.end(), static_cast<float>(r + call));
+      ASSERT_EQ(chorusAllReduce(x.data(), x.data(), x.size(), chorusFloat32, chorusSum, comm, nullptr), chorusSuccess);
+      ASSERT_EQ(x.back(), static_cast<float>(3 + 3 * call)) << "call " << call;
+    }
+  }, 120s, config);
+}
+
 TEST(AutotuneFileTest, ATableThatDoesNotParseFailsTheInitNamingTheFile) {
   const std::string file =
       (std::filesystem::temp_directory_path() / ("chorus-autotune-bad-" + std::to_string(::getpid()))).string();

@@ -97,6 +97,49 @@ TEST(AutotuneTableTest, TablesFedTheSameTimesDecideAlike) {
   EXPECT_FALSE(a.asRules().empty());
 }
 
+// With TCP pairs that have four sockets per rail and stripe over one by default, a striped size tries 2 and 4 too
+// (with the slice sizes, two calls each) and keeps the one that wins, within the budget; the table says so ("/2")
+// and reads back.
+TEST(AutotuneTableTest, SocketsPerRailAreTriedWhereMessagesStripe) {
+  AutotuneTable t(twoHosts(), AlgoRules(), kChunk, 4, 1);
+  std::map<int, int> triedSockets;
+  const Timing timing = [&](const TuneCandidate& c) {
+    ++triedSockets[c.sockets];
+    if (c.algorithm != AlgorithmId::kRing) return 10.0;
+    return c.sockets == 2 ? 5.0 : 8.0;
+  };
+  const int calls = converge(t, Collective::kAllReduce, 4, 4 << 20, timing);
+  ASSERT_GT(calls, 0);
+  EXPECT_LE(calls, AutotuneTable::kMaxCallsPerBucket);
+  EXPECT_EQ(triedSockets[2], AutotuneTable::kVariantRoundsForMore);
+  EXPECT_EQ(triedSockets[4], AutotuneTable::kVariantRoundsForMore);
+  EXPECT_EQ(triedSockets.count(1), 0u) << "1 is the default: tried as sockets 0";
+  const AutotuneTable::Pick p = t.pick(Collective::kAllReduce, 4, 4 << 20);
+  EXPECT_FALSE(p.trial);
+  EXPECT_EQ(p.candidate.sockets, 2);
+  EXPECT_EQ(t.asRules(), "allreduce.32:4M-8M=ring/2");
+  AutotuneTable loaded(twoHosts(), AlgoRules(), kChunk, 4, 1);
+  loaded.load(AlgoRules::parse(t.asRules()));
+  EXPECT_EQ(loaded.pick(Collective::kAllReduce, 4, 4 << 20).candidate.sockets, 2);
+  // Below the striping size, and where no pair has sockets to choose from, sockets are not tried.
+  triedSockets.clear();
+  ASSERT_GT(converge(t, Collective::kAllReduce, 4, 64 << 10, timing), 0);
+  EXPECT_EQ(triedSockets.size(), 1u);
+  AutotuneTable single(twoHosts(), AlgoRules(), kChunk, 1, 1);
+  triedSockets.clear();
+  ASSERT_GT(converge(single, Collective::kAllReduce, 4, 4 << 20, timing), 0);
+  EXPECT_EQ(triedSockets.size(), 1u);
+}
+
+// The most calls a bucket can take: five algorithms, then every variant.
+TEST(AutotuneTableTest, TheWorstCaseStaysWithinTheBudget) {
+  AutotuneTable t(twoHosts(), AlgoRules(), kChunk, 4, 2);
+  const Timing flat = [](const TuneCandidate&) { return 1.0; };
+  const int calls = converge(t, Collective::kAllReduce, 4, 64 << 20, flat);
+  ASSERT_GT(calls, 0);
+  EXPECT_LE(calls, AutotuneTable::kMaxCallsPerBucket);
+}
+
 TEST(AutotuneTableTest, CallsAForcedRuleCoversAreNeverTuned) {
   AutotuneTable t(twoHosts(), AlgoRules::parse("allreduce:0-1M=ring"), kChunk);
   EXPECT_FALSE(t.pick(Collective::kAllReduce, 4, 64 << 10).tuned);

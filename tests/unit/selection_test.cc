@@ -68,6 +68,21 @@ TEST(AlgoRulesTest, WidthsAndSlicesApplyPerCall) {
   EXPECT_NE(parseError("allreduce:ring@").find("expected a size"), std::string::npos);
 }
 
+TEST(AlgoRulesTest, SocketsPerRailApplyPerCall) {
+  AlgoRules r = AlgoRules::parse("allreduce:256K-4M=ring@2M/2;broadcast:tree/4");
+  EXPECT_TRUE(r.perCall());
+  const AlgoRule* a = r.lookup(Collective::kAllReduce, 1 << 20);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->algorithm, AlgorithmId::kRing);
+  EXPECT_EQ(a->sliceBytes, size_t{2} << 20);
+  EXPECT_EQ(a->sockets, 2);
+  EXPECT_EQ(r.lookup(Collective::kBroadcast, 8)->sockets, 4);
+  EXPECT_TRUE(AlgoRules::parse("allreduce:ring/1").perCall());
+  for (const char* bad : {"allreduce:ring/0", "allreduce:ring/17", "allreduce:ring/x", "allreduce:ring/"}) {
+    EXPECT_NE(parseError(bad).find("sockets per rail after '/' must be 1..16"), std::string::npos) << bad;
+  }
+}
+
 TEST(AlgoRulesTest, BadStringsSayWhatIsWrong) {
   EXPECT_NE(parseError("no_such_algorithm").find("'no_such_algorithm': not an algorithm name"), std::string::npos);
   EXPECT_NE(parseError("allreduce:0-64K").find("expected lo-hi=algorithm"), std::string::npos)

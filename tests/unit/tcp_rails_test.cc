@@ -160,5 +160,41 @@ TEST(TcpRails, AConnectionStripesByTheRailsWeights) {
   EXPECT_EQ(in, out);
 }
 
+// Four sockets, one rail: a call may stripe over fewer; both ends alike deliver, ends that disagree fail as a
+// mismatch naming the sizes, never as wrong data.
+TEST(TcpRails, AStripeWidthChosenPerMessage) {
+  std::vector<int> mine, theirs;
+  for (int i = 0; i < 4; ++i) {
+    int sp[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
+    mine.push_back(sp[0]);
+    theirs.push_back(sp[1]);
+  }
+  RailPlan plan{{"lo"}, {}, 4, 1};  // four sockets, one used by default
+  TcpConnection a(0, 1, "pair", mine, {}, plan), b(1, 0, "pair", theirs, {}, plan);
+  EXPECT_EQ(a.maxStripeWidth(), 4u);
+  std::vector<char> out(2 << 20), in(out.size());
+  std::iota(out.begin(), out.end(), 0);
+  for (size_t width : {0, 1, 2, 4, 9}) {
+    a.setStripeWidth(width);
+    b.setStripeWidth(width);
+    std::fill(in.begin(), in.end(), 0);
+    const uint64_t s = a.isend(out.data(), out.size(), 7);
+    const uint64_t r = b.irecv(in.data(), in.size(), 7);
+    ASSERT_TRUE(drive(a, b, [&] { return a.sendsDone() > s && b.recvsDone() > r; })) << width;
+    EXPECT_EQ(in, out) << width;
+  }
+  a.setStripeWidth(1);
+  b.setStripeWidth(4);
+  a.isend(out.data(), out.size(), 7);
+  b.irecv(in.data(), in.size(), 7);
+  try {
+    drive(a, b, [&] { return false; });
+    FAIL() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.failure(), Failure::kMismatch) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace chorus::test

@@ -27,8 +27,13 @@ constexpr size_t kTurnBytes = 256 * 1024;
 
 TcpConnection::TcpConnection(int rank, int peer, std::string address, const std::vector<int>& fds,
                              const std::vector<TcpLinkKeys>& keys, RailPlan rails)
-    : rank_(rank), peer_(peer), address_(std::move(address)), rails_(std::move(rails)), cuts_(rails_.cuts(fds.size())) {
+    : rank_(rank), peer_(peer), address_(std::move(address)), rails_(std::move(rails)) {
   if (!keys.empty() && keys.size() != fds.size()) throwInternal("TcpConnection: one key pair per socket, or none");
+  const bool railed = !rails_.weights.empty() && fds.size() == rails_.weights.size() * rails_.perRail;
+  perRail_ = std::max<size_t>(1, railed ? rails_.perRail : fds.size());
+  for (size_t w = 0; w <= perRail_; ++w) cuts_.push_back(rails_.cuts(fds.size(), std::max<size_t>(w, 1)));
+  defaultWidth_ = rails_.defaultWidth == 0 ? perRail_ : std::min(rails_.defaultWidth, perRail_);
+  width_ = defaultWidth_;
   description_ = "tcp " + address_ + " x" + std::to_string(fds.size()) + rails_.describe() +
                  (keys.empty() ? "" : " aes-gcm");
   streams_.reserve(fds.size());
@@ -51,7 +56,7 @@ void TcpConnection::post(bool isSend, char* buf, size_t bytes, uint32_t tag, uin
   uint32_t slices = 0;
   for (size_t i = 0; i < streams_.size(); ++i) {
     size_t b, e;
-    cuts_.cut(bytes, i, &b, &e);
+    cuts_[width_].cut(bytes, i, &b, &e);
     if (e <= b && !(i == 0 && bytes == 0)) continue;  // a zero-byte message still sends its header on socket 0
     Stream& s = streams_[i];
     std::deque<Slice>& q = isSend ? s.sends : s.recvs;

@@ -2,6 +2,7 @@
 // (CHORUS_ENCRYPT), every frame's payload travels as AES-128-GCM records (core/security/record_cipher.h).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -61,6 +62,8 @@ class TcpConnection final : public Connection {
   bool peeks() const override { return true; }
   void addHangupFds(std::vector<pollfd>& fds) const override;
   void checkAlive() override;
+  void setStripeWidth(size_t width) override { width_ = width == 0 ? defaultWidth_ : std::min(width, perRail_); }
+  size_t maxStripeWidth() const override { return perRail_; }
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
 
@@ -109,7 +112,8 @@ class TcpConnection final : public Connection {
   std::string address_, description_;
   std::vector<Stream> streams_;
   RailPlan rails_;
-  StripeCuts cuts_;
+  size_t perRail_, defaultWidth_, width_;  // sockets per rail; how many a message stripes over by default, and now
+  std::vector<StripeCuts> cuts_;           // by width, 1..perRail_ (index 0 unused)
   unsigned idleRounds_ = 0;
   std::chrono::steady_clock::time_point lastInterfaceCheck_{};
   // Slices still outstanding for each message not yet complete, oldest first.

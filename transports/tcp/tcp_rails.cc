@@ -50,11 +50,16 @@ std::vector<std::pair<size_t, size_t>> pairRails(const std::vector<std::string>&
   return pairs;
 }
 
-StripeCuts RailPlan::cuts(size_t sockets) const {
-  if (weights.empty() || sockets != weights.size() * perRail) return StripeCuts::even(sockets);
-  std::vector<uint32_t> each;
-  for (size_t i = 0; i < sockets; ++i) each.push_back(weights[railOf(i)]);
-  return StripeCuts(each);
+StripeCuts RailPlan::cuts(size_t sockets, size_t width) const {
+  const bool weighted = !weights.empty() && sockets == weights.size() * perRail;
+  const size_t each = weighted ? perRail : sockets;  // sockets per rail (unweighted: all on one)
+  if (width == 0 || width > each) width = each;
+  std::vector<uint32_t> w;
+  for (size_t i = 0; i < sockets; ++i) {
+    const bool used = i % each < width;
+    w.push_back(used ? (weighted ? weights[railOf(i)] : 1) : 0);
+  }
+  return StripeCuts(w);
 }
 
 std::string RailPlan::describe() const {

@@ -37,10 +37,12 @@ struct RailPlan {
   std::vector<std::string> interfaces;  // this end's, one per rail ("" where unnamed)
   std::vector<uint32_t> weights;        // one per rail; empty: all alike
   size_t perRail = 1;
+  size_t defaultWidth = 0;  // the sockets per rail a message stripes over unless a call says (0: all of them)
 
   size_t rails() const { return interfaces.empty() ? 1 : interfaces.size(); }
-  // The cuts over every socket of the pair: a rail's weight shared by its sockets.
-  StripeCuts cuts(size_t sockets) const;
+  // The cuts over every socket of the pair when messages stripe over the first `width` sockets of each rail (0:
+  // all): a rail's weight shared by those sockets, the others idle.
+  StripeCuts cuts(size_t sockets, size_t width = 0) const;
   // The rail socket `i` sits on.
   size_t railOf(size_t socket) const { return socket / perRail; }
   // " over eth0 (512/1024), eth1 (512/1024)" for a connection's description; "" for one rail.

@@ -419,6 +419,7 @@ std::map<int, RailPlan> TcpTransport::planRails(std::map<int, std::vector<int>>&
   for (auto& [peer, v] : fds) {  // in rank order
     RailPlan& plan = plans[peer];
     plan.perRail = static_cast<size_t>(perRail.at(peer));
+    plan.defaultWidth = defaultWidth_;
     const size_t rails = v.size() / plan.perRail;
     for (const auto& rail : railsOf.at(peer)) plan.interfaces.push_back(rails_[rail.first].name);
     if (rails < 2) continue;

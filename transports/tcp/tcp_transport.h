@@ -7,6 +7,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ class TcpTransport final : public Transport {
   static constexpr size_t kMaxPendingConnections = 64;
   // At most this many interfaces are striped over (and no more than the sockets a pair may have, 16, allow).
   static constexpr size_t kMaxRails = 4;
+  // The sockets per rail a pair opens when the autotuner may choose among 1, 2 and 4 (CHORUS_AUTOTUNE).
+  static constexpr int kTunedSockets = 4;
 
   // jobKey keeps connections of other jobs or communicators out; nsocks sockets per peer (1..16).
   // The secret is CHORUS_SECRET (params::secret()); empty: connections are not authenticated.
@@ -36,6 +39,9 @@ class TcpTransport final : public Transport {
   // The card entries' prefix ("tcp": tcp.addr, tcp.nsocks): another transport that keeps TCP connections of its
   // own beside its data path (ib's out-of-band channel) publishes them under its own.
   void setCardPrefix(std::string prefix) { cardPrefix_ = std::move(prefix); }
+  // Messages stripe over this many of a pair's sockets per rail unless a call says otherwise (the rest stay open
+  // for calls that ask for them: the autotuner's); 0: all.
+  void setDefaultStripeWidth(int sockets) { defaultWidth_ = static_cast<size_t>(std::max(0, sockets)); }
   // Only the first interface CHORUS_SOCKET_IFNAME picks (ib's out-of-band channel carries too little to stripe).
   void useOneRail() { maxRails_ = 1; }
   // Every data socket carries AES-128-GCM records keyed from its handshake (CHORUS_ENCRYPT). Throws
@@ -68,6 +74,7 @@ class TcpTransport final : public Transport {
   std::string ifnameSpec_;
   std::string cardPrefix_ = "tcp";
   size_t maxRails_ = kMaxRails;
+  size_t defaultWidth_ = 0;
   std::vector<NetworkInterface> rails_;  // chosen when the card is written
   boost::asio::io_context io_;
   std::vector<boost::asio::ip::tcp::acceptor> acceptors_;  // one per rail

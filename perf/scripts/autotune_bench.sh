@@ -3,8 +3,10 @@
 # parameters that misdescribe this machine (the network as fast as 40 GB/s and 0.2 us; shared memory as slow as
 # 0.5 GB/s and 20 us), so that its default choice is wrong. chorus-perf --algos runs the default, an autotuned
 # communicator and every forced allreduce algorithm side by side, interleaved; the autotuned one is warmed up past
-# its 32 trial calls per size. Prints the table with default/best and autotune/best per size.
+# its 31 trial calls per size. Prints the table with default/best and autotune/best per size.
 #   perf/scripts/autotune_bench.sh BUILD_DIR [chorus-perf options...]    (default: allreduce -b 64K -e 16M -f 4)
+# LAB=perf/labs/two_by_two.json runs it in the topology lab instead (2 hosts x 2 ranks on 1 Gbit/s links; root),
+# the model misled the same way about the lab's links.
 set -euo pipefail
 build=${1:?usage: autotune_bench.sh BUILD_DIR [chorus-perf options]}
 shift
@@ -20,5 +22,7 @@ host["links"] = {"network": {"latency_us": 0.2, "bandwidth_gbs": 40.0},
                  "same_numa": {"latency_us": 20.0, "bandwidth_gbs": 0.5}}
 json.dump(host, open(sys.argv[2], "w"), indent=1)
 PY
-CHORUS_TOPO_FILE="$dir/misled.json" "$build/launcher/chorusrun" -n 4 --hosts 2 -- "$build/perf/chorus-perf" "${args[@]}" \
+launch=("$build/launcher/chorusrun" -n 4 --hosts 2 --)
+[ -z "${LAB:-}" ] || launch=(python3 "$build/perf/chorus-lab" run "$LAB" --timeout 1800 --)
+CHORUS_TOPO_FILE="$dir/misled.json" "${launch[@]}" "$build/perf/chorus-perf" "${args[@]}" \
   --algos autotune,ring,tree,halving_doubling,hierarchical,recursive_doubling -w 32

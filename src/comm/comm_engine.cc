@@ -464,7 +464,9 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       runCollective(ops[0], 1);
     } else {
       // A batch: its allreduces fused where they fit (host buffers only: the fusion buffer is host memory).
-      const size_t threshold = deviceCall ? 0 : config_.fusionThreshold;
+      bool fusionTrial = false;
+      const size_t threshold = fusionThreshold(ops, deviceCall, &fusionTrial);
+      const auto began = fusionTrial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       for (const std::vector<size_t>& entry : planFusion(ops, threshold)) {
         if (entry.size() == 1) {
           runCollective(ops[entry.front()], 1);
@@ -486,6 +488,9 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
         packFused(ops, entry, fusionBuffer_.data());
         runCollective(fused_, fused);
         unpackFused(ops, entry, fusionBuffer_.data());
+      }
+      if (fusionTrial) {
+        recordFusionTrial(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), io);
       }
     }
   } catch (const Error& raw) {

@@ -13,6 +13,7 @@
 #include "core/collective.h"
 #include "algorithms/hierarchical/hierarchy.h"
 #include "algorithms/selection/autotune_table.h"
+#include "algorithms/selection/fusion_tuner.h"
 #include "algorithms/selector.h"
 #include "core/bootstrap/launch_spec.h"
 #include "core/bootstrap/store.h"
@@ -156,6 +157,11 @@ class CommEngine {
   AlgorithmChoice chooseAlgorithm(const Op& o, bool deviceCall, bool* trial);
   // A trial call's time; at the end of a stage, agrees the stage's times with the other ranks through `io`.
   void recordTrial(double seconds, CommIO& io);
+  // The fusion threshold of a batch (the tuner's for groups it tunes); trial: its time goes to recordFusionTrial.
+  size_t fusionThreshold(std::span<const Op> ops, bool deviceCall, bool* trial);
+  void recordFusionTrial(double seconds, CommIO& io);
+  // Replaces every rank's `times` with the slowest rank's, call by call (an allreduce through `io`).
+  void agreeTimes(std::vector<double>& times, CommIO& io);
   // CHORUS_AUTOTUNE_FILE, by rank 0 at destroy; a failure is logged, never thrown.
   void writeAutotuneFile() noexcept;
   // The largest slice size a call of a communicator with `config` may use (its staging slots' size).
@@ -198,6 +204,7 @@ class CommEngine {
   std::shared_ptr<StagingMemory> staging_;  // shared with children of the same slice size (they share the lane)
   std::unique_ptr<Selector> selector_;
   std::unique_ptr<AutotuneTable> autotune_;  // null: CHORUS_AUTOTUNE off
+  std::unique_ptr<FusionTuner> fusionTuner_;  // null: CHORUS_AUTOTUNE off
   Hierarchy hierarchy_;
   std::unique_ptr<GlobalTopology> world_;
   LinkModel links_;

@@ -34,6 +34,7 @@ void CommEngine::startAutotune(const CostInputs& in, Deadline deadline) {
   }
   autotune_ = std::make_unique<AutotuneTable>(in, AlgoRules::parse(config_.algo), config_.chunkSize,
                                               static_cast<int>(sockets), config_.socketsPerPeer);
+  fusionTuner_ = std::make_unique<FusionTuner>(config_.fusionThreshold);
   CHORUS_INFO(rank_, "autotune: on" << (config_.algo.empty() ? "" : " where CHORUS_ALGO does not decide"));
   if (config_.autotuneFile.empty()) return;
   // Rank 0's file, for every rank: ranks that loaded different tables would run different algorithms.
@@ -74,11 +75,7 @@ AlgorithmChoice CommEngine::chooseAlgorithm(const Op& o, bool deviceCall, bool* 
   return selector_->choose(o, size_);
 }
 
-void CommEngine::recordTrial(double seconds, CommIO& io) {
-  if (!autotune_->record(seconds)) return;
-  // The stage is complete on every rank at this same call: agree on its times (the slowest rank's, call by call),
-  // so that every rank's table takes the same decision.
-  std::vector<double>& times = autotune_->stageTimes();
+void CommEngine::agreeTimes(std::vector<double>& times, CommIO& io) {
   Op agree;
   agree.collective = Collective::kAllReduce;
   agree.send = times.data();
@@ -91,12 +88,42 @@ void CommEngine::recordTrial(double seconds, CommIO& io) {
   io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &agree);
   io.setSliceBytes(config_.chunkSize);
   selector_->choose(agree, size_).run(io, agree);
+}
+
+void CommEngine::recordTrial(double seconds, CommIO& io) {
+  if (!autotune_->record(seconds)) return;
+  // The stage is complete on every rank at this same call: agree on its times (the slowest rank's, call by call),
+  // so that every rank's table takes the same decision.
+  agreeTimes(autotune_->stageTimes(), io);
   const int settled = autotune_->settledBuckets();
   autotune_->finishStage();
   if (autotune_->settledBuckets() != settled) {
     CHORUS_INFO(rank_, "autotune: " << autotune_->settledBuckets() << " size(s) settled after "
                                     << autotune_->trialCalls() << " trial calls: " << autotune_->asRules());
   }
+}
+
+size_t CommEngine::fusionThreshold(std::span<const Op> ops, bool deviceCall, bool* trial) {
+  *trial = false;
+  if (deviceCall) return 0;  // the fusion buffer is host memory
+  if (!fusionTuner_) return config_.fusionThreshold;
+  size_t allreduces = 0, bytes = 0;
+  for (const Op& o : ops) {
+    if (o.collective != Collective::kAllReduce) continue;
+    ++allreduces;
+    bytes += o.count * typeSize(o.type);
+  }
+  const FusionTuner::Pick p = fusionTuner_->pick(allreduces, bytes);
+  *trial = p.trial;
+  return p.threshold;
+}
+
+void CommEngine::recordFusionTrial(double seconds, CommIO& io) {
+  if (!fusionTuner_->record(seconds)) return;
+  agreeTimes(fusionTuner_->stageTimes(), io);
+  fusionTuner_->finishStage();
+  CHORUS_INFO(rank_, "autotune: " << fusionTuner_->settled() << " group shape(s) settled, the last on a fusion "
+                                  << "threshold of " << formatSize(fusionTuner_->lastSettledThreshold()));
 }
 
 void CommEngine::writeAutotuneFile() noexcept {

@@ -99,6 +99,29 @@ TEST(AutotuneSocketsTest, RanksTrySocketsAlikeOverTcp) {
   }, 120s, config);
 }
 
+// Groups of 40 allreduces of 64 KiB (2.5 MiB in all) with a 2 MiB threshold: the tuner fuses them at 2 MiB and at
+// 512 KiB (and 128 KiB) three times each and keeps one; every rank must fuse alike (ranks that did not would call
+// different collectives and fail), and every result stays right.
+TEST_P(AutotuneTest, GroupsTryFusionThresholdsAlike) {
+  const int n = GetParam();
+  Config config{.timeoutSeconds = 60, .fusionThreshold = size_t{2} << 20, .autotune = true};
+  runThreadWorld(n, [n](chorusComm_t comm, int r) {
+    constexpr size_t kTensors = 40, kCount = 16384;
+    std::vector<std::vector<float>> grads(kTensors, std::vector<float>(kCount));
+    for (int step = 0; step < 15; ++step) {
+      for (size_t t = 0; t < kTensors; ++t) std::fill(grads[t].begin(), grads[t].end(), static_cast<float>(r + t));
+      ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+      for (auto& g : grads) {
+        ASSERT_EQ(chorusAllReduce(g.data(), g.data(), kCount, chorusFloat32, chorusSum, comm, nullptr), chorusSuccess);
+      }
+      ASSERT_EQ(chorusGroupEnd(), chorusSuccess);
+      for (size_t t = 0; t < kTensors; ++t) {
+        ASSERT_EQ(grads[t].back(), static_cast<float>(n * (n - 1) / 2 + n * static_cast<int>(t))) << "step " << step;
+      }
+    }
+  }, 120s, config);
+}
+
 TEST(AutotuneFileTest, ATableThatDoesNotParseFailsTheInitNamingTheFile) {
   const std::string file =
       (std::filesystem::temp_directory_path() / ("chorus-autotune-bad-" + std::to_string(::getpid()))).string();

@@ -8,13 +8,14 @@
 namespace chorus {
 
 FusionTuner::Pick FusionTuner::pick(size_t allreduces, size_t bytes) {
-  if (threshold_ == 0 || allreduces < 2) return {threshold_, false};
+  if (threshold_ == 0 || allreduces < 2) return {threshold_, false};  // nothing to fuse, or fusion off
   Shape& s = shapes_[{allreduces, static_cast<int>(std::bit_width(bytes))}];
   if (s.candidates.empty() && !s.settled) {
     s.candidates.push_back(threshold_);
-    for (size_t t : {threshold_ / 4, threshold_ / 16}) {
+    for (size_t t : {threshold_ / 8, threshold_ / 64}) {
       if (t > 0 && t < bytes) s.candidates.push_back(t);
     }
+    s.candidates.push_back(0);  // no fusion
     if (s.candidates.size() == 1) {
       s.settled = true;
       s.best = threshold_;

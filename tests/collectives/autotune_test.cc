@@ -99,9 +99,9 @@ TEST(AutotuneSocketsTest, RanksTrySocketsAlikeOverTcp) {
   }, 120s, config);
 }
 
-// Groups of 40 allreduces of 64 KiB (2.5 MiB in all) with a 2 MiB threshold: the tuner fuses them at 2 MiB and at
-// 512 KiB (and 128 KiB) three times each and keeps one; every rank must fuse alike (ranks that did not would call
-// different collectives and fail), and every result stays right.
+// Groups of 40 allreduces of 64 KiB (2.5 MiB in all) with a 2 MiB threshold: the tuner fuses them at 2 MiB, 256
+// KiB and 32 KiB and not at all, three times each, and keeps one; every rank must fuse alike (ranks that did not
+// would call different collectives and fail), and every result stays right.
 TEST_P(AutotuneTest, GroupsTryFusionThresholdsAlike) {
   const int n = GetParam();
   Config config{.timeoutSeconds = 60, .fusionThreshold = size_t{2} << 20, .autotune = true};

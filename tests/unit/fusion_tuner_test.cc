@@ -1,6 +1,6 @@
 // The fusion threshold's tuner (algorithms/selection/fusion_tuner.h) on made-up timings: it tries the configured
-// threshold, a quarter and a sixteenth where they fuse the group differently, keeps a smaller one only when it wins
-// by more than noise, and leaves groups it cannot change alone.
+// threshold, an eighth and a sixty-fourth where they fuse the group differently, and no fusion, keeps another only
+// when it wins by more than noise, and leaves groups it cannot change alone.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -28,11 +28,13 @@ size_t settle(FusionTuner& t, size_t allreduces, size_t bytes, const std::functi
 TEST(FusionTunerTest, KeepsASmallerThresholdThatWins) {
   FusionTuner t(kThreshold);
   std::set<size_t> tried;
-  const size_t kept = settle(t, 200, 100 << 20, [](size_t th) { return th == kThreshold / 4 ? 1.0 : 2.0; }, &tried);
-  EXPECT_EQ(kept, kThreshold / 4);
-  EXPECT_EQ(tried, (std::set<size_t>{kThreshold, kThreshold / 4, kThreshold / 16}));
+  const size_t kept = settle(t, 200, 100 << 20, [](size_t th) { return th == kThreshold / 8 ? 1.0 : 2.0; }, &tried);
+  EXPECT_EQ(kept, kThreshold / 8);
+  EXPECT_EQ(tried, (std::set<size_t>{kThreshold, kThreshold / 8, kThreshold / 64, 0}));
   EXPECT_EQ(t.settled(), 1);
-  EXPECT_EQ(t.pick(200, (100 << 20) + 1000).threshold, kThreshold / 4) << "same shape: settled";
+  EXPECT_EQ(t.pick(200, (100 << 20) + 1000).threshold, kThreshold / 8) << "same shape: settled";
+  std::set<size_t> again;
+  EXPECT_EQ(settle(t, 64, 64 << 20, [](size_t th) { return th == 0 ? 1.0 : 2.0; }, &again), 0u) << "unfused won";
 }
 
 TEST(FusionTunerTest, NoiseKeepsTheConfiguredThreshold) {
@@ -44,10 +46,9 @@ TEST(FusionTunerTest, NoiseKeepsTheConfiguredThreshold) {
 TEST(FusionTunerTest, GroupsNoThresholdChangesAreNotTried) {
   FusionTuner t(kThreshold);
   EXPECT_FALSE(t.pick(1, 100 << 20).trial) << "one allreduce: nothing to fuse";
-  EXPECT_FALSE(t.pick(10, 1 << 20).trial) << "a sixteenth (4 MiB) still fuses 1 MiB whole";
   std::set<size_t> tried;
-  settle(t, 10, 8 << 20, [](size_t) { return 1.0; }, &tried);
-  EXPECT_EQ(tried, (std::set<size_t>{kThreshold, kThreshold / 16})) << "a quarter (16 MiB) fuses 8 MiB whole";
+  settle(t, 10, 4 << 20, [](size_t) { return 1.0; }, &tried);
+  EXPECT_EQ(tried, (std::set<size_t>{kThreshold, kThreshold / 64, 0})) << "an eighth (8 MiB) fuses 4 MiB whole";
   FusionTuner off(0);
   EXPECT_EQ(off.pick(100, 100 << 20).threshold, 0u);
   EXPECT_FALSE(off.pick(100, 100 << 20).trial);

@@ -11,21 +11,12 @@ shapes=${3:-"two_hosts four_hosts two_by_two"}
 collectives=${4:-"allreduce broadcast reduce allgather reducescatter"}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
-algos_of() {  # every algorithm the collective has across hosts (hierarchical needs several ranks per host)
-  local multi=$2
-  case $1 in
-    allreduce) echo "ring,recursive_doubling,halving_doubling,tree${multi:+,hierarchical}" ;;
-    broadcast|reduce) echo "ring,tree,halving_doubling${multi:+,hierarchical}" ;;
-    allgather|reducescatter) echo "ring,halving_doubling" ;;
-  esac
-}
+# The sweep compares the default with every algorithm the cost model prices for the shape (its default --algos).
 for shape in $shapes; do
-  multi=""
-  [[ $shape == two_by_two ]] && multi=1
   for c in $collectives; do
     echo "== $c on $shape" >&2
     "$build/perf/chorus-lab" sweep "$here/perf/labs/$shape.json" --timeout 900 --collective "$c" \
-      --algos "$(algos_of "$c" "$multi")" -b 8 -e 16M -f 8 -n 2 --out "$out/$c-$shape" >"$out/$c-$shape.log" 2>&1 ||
+      -b 8 -e 16M -f 8 -n 2 --out "$out/$c-$shape" >"$out/$c-$shape.log" 2>&1 ||
       { echo "sweep failed: $out/$c-$shape.log" >&2; tail -5 "$out/$c-$shape.log" >&2; }
   done
 done

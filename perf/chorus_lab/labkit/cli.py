@@ -168,12 +168,9 @@ def cmd_sweep(args, tools_dir):
     os.makedirs(args.out, exist_ok=True)
     perf = args.perf or os.path.join(tools_dir, "chorus-perf")
     command = [perf, args.collective, "-b", args.b, "-e", args.e, "-f", str(args.f), "-n", str(args.n), "-w", "2"]
-    command += ["--algos", args.algos] if args.algos else []
     raw = os.path.join(args.out, "chorus-perf.txt")
     with jobs.Stop() as stop, Session(spec, tools_dir) as s:
         topo_path = s.topo_file() if os.path.exists(s.topo_file()) else None
-        with open(raw, "w") as out:
-            code = jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo_path, rank0_out=out)
         lab = s.lab
         predicted = {}
         chorus_topo = os.path.join(tools_dir, "chorus-topo")
@@ -184,6 +181,17 @@ def cmd_sweep(args, tools_dir):
             cluster_path = os.path.join(args.out, "cluster.json")
             with open(cluster_path, "w") as f:
                 json.dump(cluster, f, indent=1)
+        # Without --algos: every algorithm the model prices for this world (hierarchical only with several ranks
+        # per host), so that the default selection always has its rivals beside it.
+        algos = args.algos
+        if not algos and topo_path and os.path.exists(chorus_topo):
+            algos = ",".join(model.algorithms(chorus_topo, cluster_path, spec.nranks, args.collective))
+        if not algos:
+            raise LabError("sweep: name the algorithms to compare (--algos ring,tree,...): chorus-topo could not "
+                           "list them for this lab")
+        command += ["--algos", algos]
+        with open(raw, "w") as out:
+            code = jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo_path, rank0_out=out)
     with open(raw) as f:
         text = f.read()
     if code != 0:
@@ -223,7 +231,8 @@ def parser():
     w = sub.add_parser("sweep", help="chorus-perf --algos in the lab, beside the model's predictions")
     add_lab_arguments(w)
     w.add_argument("--collective", default="allreduce")
-    w.add_argument("--algos", default="", help="forced algorithms beside the default selection (comma list)")
+    w.add_argument("--algos", default="", help="forced algorithms beside the default selection (comma list; default: "
+                   "every one the cost model prices for the lab's world)")
     w.add_argument("-b", default="64K")
     w.add_argument("-e", default="16M")
     w.add_argument("-f", type=int, default=4)

@@ -95,3 +95,9 @@ def predictions(chorus_topo, cluster_path, nranks, collective, sizes):
             out[(row["bytes"], algo)] = us
         out[(row["bytes"], "default")] = row["algorithms"].get(row["selected"])
     return out
+
+
+def algorithms(chorus_topo, cluster_path, nranks, collective):
+    """Every algorithm of `collective` the cost model prices in this world (chorus-lab sweep's default --algos)."""
+    priced = predictions(chorus_topo, cluster_path, nranks, collective, [1 << 20])
+    return [algo for (_, algo), us in priced.items() if algo != "default" and us is not None]

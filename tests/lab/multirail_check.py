@@ -1,11 +1,12 @@
 """TCP over two NICs per host, as CI runs it (root): in a 2-host lab with two 200 Mbit/s NICs per host, a 2-rank
 allreduce stripes over both (the connection names both rails, the results check, the busbw is well past one
-link's), and when one host's second NIC goes down mid-run both ranks fail within seconds, the one that lost it
+link's), rails of unequal rates are weighed by their rates, and when one host's second NIC goes down mid-run both ranks fail within seconds, the one that lost it
 naming the interface. Nothing of the lab is left after. Skipped (77) without root or network namespaces.
 Usage: multirail_check.py BUILD_DIR"""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,6 +54,26 @@ with tempfile.TemporaryDirectory(prefix="chorus-rails-") as d:
         assert len(rows) == 1 and rows[0][8] == "0" and rows[0][12] == "0", done.stdout
         busbw = float(rows[0][7]) * 1e9 * 8
         assert busbw >= 1.5 * RATE, f"busbw {busbw / 1e6:.0f} Mbit/s over two 200 Mbit/s NICs"
+
+        # Unequal rails: each host's eth1 (and its switch port) reshaped to a quarter of eth0's rate; the probe must
+        # weigh the rails about 4:1, or the slow one would hold the pair to twice its own rate.
+        for i in range(2):
+            for ns, dev in ((f"chlab-{NAME}-h{i}", "eth1"), (f"chlab-{NAME}-sw", f"p{i}r1")):
+                subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:",
+                                "tbf", "rate", "50mbit", "burst", "64kb", "latency", "10ms"], check=True)
+        done = subprocess.run([sys.executable, lab, "run", path, "--timeout", "120", "--", "env", "CHORUS_DEBUG=INFO",
+                               "CHORUS_TRANSPORT=tcp", perf, "allreduce", "-b", "1M", "-e", "1M", "-n", "1", "-w", "0"],
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, f"exit {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        weights = re.search(r"rails to rank 1 over eth0 \((\d+)/1024\), eth1 \((\d+)/1024\)", done.stdout + done.stderr)
+        assert weights, done.stdout + done.stderr
+        ratio = int(weights.group(1)) / int(weights.group(2))
+        assert 2.5 <= ratio <= 6.0, f"rails weighed {weights.group(0)} for 200 and 50 Mbit/s links"
+        print(f"unequal rails weighed {ratio:.2f}:1 (links 4:1)")
+        for i in range(2):
+            for ns, dev in ((f"chlab-{NAME}-h{i}", "eth1"), (f"chlab-{NAME}-sw", f"p{i}r1")):
+                subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:",
+                                "tbf", "rate", "200mbit", "burst", "64kb", "latency", "10ms"], check=True)
 
         # One NIC down mid-run: a clear error naming it within seconds, not a hang until the timeout.
         run = subprocess.Popen([sys.executable, lab, "run", path, "--timeout", "120", "--", "env", "CHORUS_TIMEOUT=100",

@@ -114,6 +114,7 @@ class TcpConnection final : public Connection {
   RailPlan rails_;
   size_t perRail_, defaultWidth_, width_;  // sockets per rail; how many a message stripes over by default, and now
   std::vector<StripeCuts> cuts_;           // by width, 1..perRail_ (index 0 unused)
+  std::vector<bool> watched_;  // per rail: its interface was up when the connection was made
   unsigned idleRounds_ = 0;
   std::chrono::steady_clock::time_point lastInterfaceCheck_{};
   // Slices still outstanding for each message not yet complete, oldest first.

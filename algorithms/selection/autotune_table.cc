@@ -28,19 +28,6 @@ int widthIndex(int elementBytes) {
 size_t bucketLo(int k) { return k == 0 ? 0 : size_t{1} << (k - 1); }
 size_t bucketHi(int k) { return k == 0 ? 1 : k == kSizeBuckets - 1 ? SIZE_MAX : size_t{1} << k; }
 
-// The score of each candidate from the stage's agreed per-call times: the median of three or more calls, the best of
-// fewer (a lone slow call is noise far more often than a fast one).
-std::vector<double> scores(size_t candidates, const std::vector<int>& schedule, const std::vector<double>& times) {
-  std::vector<std::vector<double>> per(candidates);
-  for (size_t i = 0; i < times.size(); ++i) per[static_cast<size_t>(schedule[i])].push_back(times[i]);
-  std::vector<double> out;
-  for (auto& v : per) {
-    std::sort(v.begin(), v.end());
-    out.push_back(v.empty() ? INFINITY : v.size() >= 3 ? v[v.size() / 2] : v.front());
-  }
-  return out;
-}
-
 // Candidate indices, fastest first (ties: the prior's order).
 std::vector<size_t> ranked(const std::vector<double>& score) {
   std::vector<size_t> order(score.size());
@@ -58,8 +45,7 @@ struct AutotuneTable::Bucket {
   int size = 0;  // its size bucket
   Phase phase = Phase::kNew;
   std::vector<TuneCandidate> candidates;  // this stage's
-  std::vector<int> schedule;              // the candidate of each call of the stage
-  std::vector<double> times;              // each call's time, as far as the stage went
+  TrialStage stage;
   TuneCandidate best;
 };
 
@@ -92,12 +78,7 @@ AutotuneTable::Bucket* AutotuneTable::bucketFor(Collective c, int elementBytes, 
 
 void AutotuneTable::startStage(Bucket& b, std::vector<TuneCandidate> candidates, int rounds) {
   b.candidates = std::move(candidates);
-  b.schedule.clear();
-  b.times.clear();
-  // Interleaved (a b c a b c): a drift of the machine's speed weighs on every candidate alike.
-  for (int r = 0; r < rounds; ++r) {
-    for (size_t i = 0; i < b.candidates.size(); ++i) b.schedule.push_back(static_cast<int>(i));
-  }
+  b.stage.start(b.candidates.size(), rounds);
 }
 
 AutotuneTable::Pick AutotuneTable::pick(Collective c, int elementBytes, size_t bytes) {
@@ -128,33 +109,31 @@ AutotuneTable::Pick AutotuneTable::pick(Collective c, int elementBytes, size_t b
   if (b->phase == Bucket::Phase::kUntuned) return {};
   if (b->phase == Bucket::Phase::kSettled) return {true, false, b->best};
   pending_ = b;
-  return {true, true, b->candidates[static_cast<size_t>(b->schedule[b->times.size()])]};
+  return {true, true, b->candidates[b->stage.next()]};
 }
 
 bool AutotuneTable::record(double seconds) {
   if (!pending_) throwInternal("autotune: a time recorded without a trial");
-  pending_->times.push_back(seconds);
   ++trials_;
-  return pending_->times.size() == pending_->schedule.size();
+  return pending_->stage.record(seconds);
 }
 
 std::vector<double>& AutotuneTable::stageTimes() {
   if (!pending_) throwInternal("autotune: no stage under way");
-  return pending_->times;
+  return pending_->stage.times;
 }
 
 void AutotuneTable::finishStage() {
   Bucket* b = pending_;
-  if (!b || b->times.size() != b->schedule.size()) throwInternal("autotune: a stage finished before its last call");
+  if (!b || !b->stage.complete()) throwInternal("autotune: a stage finished before its last call");
   pending_ = nullptr;
-  const std::vector<double> score = scores(b->candidates.size(), b->schedule, b->times);
+  const std::vector<double> score = b->stage.scores(b->candidates.size());
   const std::vector<size_t> order = ranked(score);
   auto settle = [&](TuneCandidate c) {
     b->best = c;
     b->phase = Bucket::Phase::kSettled;
     b->candidates.clear();
-    b->schedule.clear();
-    b->times.clear();
+    b->stage.clear();
     ++settled_;
   };
   // The algorithm found: its variants next (slice sizes where a message spans a slice, sockets where it stripes).

@@ -23,6 +23,7 @@
 #include "algorithms/algorithm_id.h"
 #include "algorithms/selection/algo_rules.h"
 #include "algorithms/selection/cost_model.h"
+#include "algorithms/selection/trial_stage.h"
 #include "core/collective.h"
 
 namespace chorus {

@@ -1,6 +1,5 @@
 #include "algorithms/selection/fusion_tuner.h"
 
-#include <algorithm>
 #include <bit>
 
 #include "core/error.h"
@@ -20,38 +19,29 @@ FusionTuner::Pick FusionTuner::pick(size_t allreduces, size_t bytes) {
       s.settled = true;
       s.best = threshold_;
     } else {
-      for (int r = 0; r < kRounds; ++r) {
-        for (size_t i = 0; i < s.candidates.size(); ++i) s.schedule.push_back(static_cast<int>(i));
-      }
+      s.stage.start(s.candidates.size(), kRounds);
     }
   }
   if (s.settled) return {s.best, false};
   pending_ = &s;
-  return {s.candidates[static_cast<size_t>(s.schedule[s.times.size()])], true};
+  return {s.candidates[s.stage.next()], true};
 }
 
 bool FusionTuner::record(double seconds) {
   if (!pending_) throwInternal("fusion tuner: a time recorded without a trial");
-  pending_->times.push_back(seconds);
-  return pending_->times.size() == pending_->schedule.size();
+  return pending_->stage.record(seconds);
 }
 
 std::vector<double>& FusionTuner::stageTimes() {
   if (!pending_) throwInternal("fusion tuner: no stage under way");
-  return pending_->times;
+  return pending_->stage.times;
 }
 
 void FusionTuner::finishStage() {
   Shape* s = pending_;
-  if (!s || s->times.size() != s->schedule.size()) throwInternal("fusion tuner: a stage finished early");
+  if (!s || !s->stage.complete()) throwInternal("fusion tuner: a stage finished early");
   pending_ = nullptr;
-  std::vector<std::vector<double>> per(s->candidates.size());
-  for (size_t i = 0; i < s->times.size(); ++i) per[static_cast<size_t>(s->schedule[i])].push_back(s->times[i]);
-  std::vector<double> median;
-  for (auto& v : per) {
-    std::sort(v.begin(), v.end());
-    median.push_back(v[v.size() / 2]);
-  }
+  const std::vector<double> median = s->stage.scores(s->candidates.size());  // kRounds >= 3: medians
   size_t best = 0;
   for (size_t i = 1; i < median.size(); ++i) {
     if (median[i] < kMargin * median[0] && median[i] < median[best]) best = i;
@@ -59,8 +49,7 @@ void FusionTuner::finishStage() {
   s->best = s->candidates[best];
   s->settled = true;
   s->candidates.clear();
-  s->schedule.clear();
-  s->times.clear();
+  s->stage.clear();
   ++settled_;
   lastSettled_ = s->best;
 }

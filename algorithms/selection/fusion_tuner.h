@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "algorithms/selection/trial_stage.h"
+
 namespace chorus {
 
 class FusionTuner {
@@ -43,8 +45,7 @@ class FusionTuner {
   struct Shape {
     bool settled = false;
     std::vector<size_t> candidates;  // [0]: the configured threshold
-    std::vector<int> schedule;
-    std::vector<double> times;
+    TrialStage stage;
     size_t best = 0;
   };
   size_t threshold_;

@@ -32,6 +32,16 @@ std::vector<std::string> names(const std::vector<NetworkInterface>& rails) {
   return out;
 }
 
+// n non-blocking socketpairs: one end of each in *mine, the other in *theirs.
+void socketPairs(int n, std::vector<int>* mine, std::vector<int>* theirs) {
+  for (int i = 0; i < n; ++i) {
+    int sp[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
+    mine->push_back(sp[0]);
+    theirs->push_back(sp[1]);
+  }
+}
+
 TEST(TcpRails, ByDefaultEveryUpInterfaceOfTheFirstOnesKindAndFamily) {
   EXPECT_EQ(names(chooseRails(host(), "", 4)), (std::vector<std::string>{"eth0 10.0.0.1", "eth1 10.1.0.1"}));
   EXPECT_EQ(names(chooseRails(host(), "", 1)), (std::vector<std::string>{"eth0 10.0.0.1"}));
@@ -113,17 +123,17 @@ TEST(TcpRails, WeightsFollowTheRatesAndAddUp) {
 
 // Two rails as two socketpairs; both ends of the probe agree on the weights.
 TEST(TcpRails, BothEndsOfTheProbeTakeTheSameWeights) {
-  int a[2], b[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, a), 0);
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, b), 0);
+  std::vector<int> mine, theirs;
+  ASSERT_NO_FATAL_FAILURE(socketPairs(2, &mine, &theirs));
   std::vector<uint32_t> sent, received;
-  std::thread receiver([&] { received = probeRailsAsReceiver({a[1], b[1]}, Deadline::after(20), "receiver"); });
-  sent = probeRailsAsSender({a[0], b[0]}, Deadline::after(20), "sender");
+  std::thread receiver([&] { received = probeRailsAsReceiver(theirs, Deadline::after(20), "receiver"); });
+  sent = probeRailsAsSender(mine, Deadline::after(20), "sender");
   receiver.join();
   EXPECT_EQ(sent, received);
   ASSERT_EQ(sent.size(), 2u);
   EXPECT_NEAR(sent[0] + sent[1], kWeightScale, 1);
-  for (int fd : {a[0], a[1], b[0], b[1]}) ::close(fd);
+  for (int fd : mine) ::close(fd);
+  for (int fd : theirs) ::close(fd);
 }
 
 TEST(TcpRails, AProbeWhosePeerLeavesFailsNamingIt) {
@@ -143,12 +153,7 @@ TEST(TcpRails, AProbeWhosePeerLeavesFailsNamingIt) {
 // connection says which interfaces it stripes over.
 TEST(TcpRails, AConnectionStripesByTheRailsWeights) {
   std::vector<int> mine, theirs;
-  for (int i = 0; i < 4; ++i) {
-    int sp[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
-    mine.push_back(sp[0]);
-    theirs.push_back(sp[1]);
-  }
+  ASSERT_NO_FATAL_FAILURE(socketPairs(4, &mine, &theirs));
   RailPlan plan{{"lo", "lo"}, {768, 256}, 2};
   TcpConnection a(0, 1, "pair", mine, {}, plan), b(1, 0, "pair", theirs, {}, plan);
   EXPECT_NE(std::string(a.describe()).find("over lo (768/1024), lo (256/1024)"), std::string::npos) << a.describe();
@@ -164,12 +169,7 @@ TEST(TcpRails, AConnectionStripesByTheRailsWeights) {
 // mismatch naming the sizes, never as wrong data.
 TEST(TcpRails, AStripeWidthChosenPerMessage) {
   std::vector<int> mine, theirs;
-  for (int i = 0; i < 4; ++i) {
-    int sp[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sp), 0);
-    mine.push_back(sp[0]);
-    theirs.push_back(sp[1]);
-  }
+  ASSERT_NO_FATAL_FAILURE(socketPairs(4, &mine, &theirs));
   RailPlan plan{{"lo"}, {}, 4, 1};  // four sockets, one used by default
   TcpConnection a(0, 1, "pair", mine, {}, plan), b(1, 0, "pair", theirs, {}, plan);
   EXPECT_EQ(a.maxStripeWidth(), 4u);

@@ -29,8 +29,7 @@ TcpConnection::TcpConnection(int rank, int peer, std::string address, const std:
                              const std::vector<TcpLinkKeys>& keys, RailPlan rails)
     : rank_(rank), peer_(peer), address_(std::move(address)), rails_(std::move(rails)) {
   if (!keys.empty() && keys.size() != fds.size()) throwInternal("TcpConnection: one key pair per socket, or none");
-  const bool railed = !rails_.weights.empty() && fds.size() == rails_.weights.size() * rails_.perRail;
-  perRail_ = std::max<size_t>(1, railed ? rails_.perRail : fds.size());
+  perRail_ = std::max<size_t>(1, rails_.socketsPerRail(fds.size()));
   for (size_t w = 0; w <= perRail_; ++w) cuts_.push_back(rails_.cuts(fds.size(), std::max<size_t>(w, 1)));
   defaultWidth_ = rails_.defaultWidth == 0 ? perRail_ : std::min(rails_.defaultWidth, perRail_);
   // Only an interface seen up here can be reported down later: one that never shows a carrier (some tunnels) must

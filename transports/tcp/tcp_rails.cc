@@ -51,8 +51,8 @@ std::vector<std::pair<size_t, size_t>> pairRails(const std::vector<std::string>&
 }
 
 StripeCuts RailPlan::cuts(size_t sockets, size_t width) const {
-  const bool weighted = !weights.empty() && sockets == weights.size() * perRail;
-  const size_t each = weighted ? perRail : sockets;  // sockets per rail (unweighted: all on one)
+  const bool weighted = weighs(sockets);
+  const size_t each = socketsPerRail(sockets);
   if (width == 0 || width > each) width = each;
   std::vector<uint32_t> w;
   for (size_t i = 0; i < sockets; ++i) {

@@ -40,6 +40,10 @@ struct RailPlan {
   size_t defaultWidth = 0;  // the sockets per rail a message stripes over unless a call says (0: all of them)
 
   size_t rails() const { return interfaces.empty() ? 1 : interfaces.size(); }
+  // Whether the plan's weighted rails account for all of a connection's `sockets`.
+  bool weighs(size_t sockets) const { return !weights.empty() && sockets == weights.size() * perRail; }
+  // The sockets each rail holds among them: perRail where the plan weighs them, else all on the one rail.
+  size_t socketsPerRail(size_t sockets) const { return weighs(sockets) ? perRail : sockets; }
   // The cuts over every socket of the pair when messages stripe over the first `width` sockets of each rail (0:
   // all): a rail's weight shared by those sockets, the others idle.
   StripeCuts cuts(size_t sockets, size_t width = 0) const;

@@ -420,8 +420,8 @@ std::map<int, RailPlan> TcpTransport::planRails(std::map<int, std::vector<int>>&
     RailPlan& plan = plans[peer];
     plan.perRail = static_cast<size_t>(perRail.at(peer));
     plan.defaultWidth = defaultWidth_;
-    const size_t rails = v.size() / plan.perRail;
     for (const auto& rail : railsOf.at(peer)) plan.interfaces.push_back(rails_[rail.first].name);
+    const size_t rails = plan.interfaces.size();
     if (rails < 2) continue;
     std::vector<int> first;
     for (size_t r = 0; r < rails; ++r) first.push_back(v[r * plan.perRail]);

@@ -9,27 +9,15 @@ import subprocess
 import sys
 import time
 
+from lab_check_support import lab_namespaces, require_lab
+
 build = sys.argv[1]
 lab = os.path.join(build, "perf", "chorus-lab")
 import tempfile  # noqa: E402
 perf = os.path.join(build, "perf", "chorus-perf")
 RATE = 200e6  # bit/s
 
-
-def lab_namespaces():
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.startswith("chlab")]
-
-
-if os.geteuid() != 0 or not os.path.exists(perf):
-    print("needs root and chorus-perf: skipped")
-    sys.exit(77)
-probe = subprocess.run(["ip", "netns", "add", "chlabprobe"], capture_output=True, text=True)
-if probe.returncode != 0:
-    print(f"network namespaces unavailable ({probe.stderr.strip()}): skipped")
-    sys.exit(77)
-subprocess.run(["ip", "netns", "del", "chlabprobe"])
-assert not lab_namespaces(), f"leftovers before the test: {lab_namespaces()}"
+require_lab(perf)
 
 # A sweep across the shaped link: chorus-perf checks every result (#wrong must be 0) and the busbw must be the link's.
 done = subprocess.run([sys.executable, lab, "run", "--hosts", "2", "--rate", "200mbit", "--timeout", "120", "--",

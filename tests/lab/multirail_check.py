@@ -1,7 +1,7 @@
 """TCP over two NICs per host, as CI runs it (root): in a 2-host lab with two 200 Mbit/s NICs per host, a 2-rank
 allreduce stripes over both (the connection names both rails, the results check, the busbw is well past one
-link's), rails of unequal rates are weighed by their rates, and when one host's second NIC goes down mid-run both ranks fail within seconds, the one that lost it
-naming the interface. Nothing of the lab is left after. Skipped (77) without root or network namespaces.
+link's), rails of unequal rates are weighed by their rates, and when one host's second NIC goes down mid-run both
+ranks fail within seconds, the one that lost it naming the interface. Nothing of the lab is left after. Skipped (77) without root or network namespaces.
 Usage: multirail_check.py BUILD_DIR"""
 
 import json
@@ -13,27 +13,15 @@ import tempfile
 import threading
 import time
 
+from lab_check_support import lab_namespaces, require_lab
+
 build = sys.argv[1]
 lab = os.path.join(build, "perf", "chorus-lab")
 perf = os.path.join(build, "perf", "chorus-perf")
 RATE = 200e6  # bit/s per NIC
 NAME = "ci-rails"
 
-
-def lab_namespaces():
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in out.splitlines() if line.startswith("chlab")]
-
-
-if os.geteuid() != 0 or not os.path.exists(perf):
-    print("needs root and chorus-perf: skipped")
-    sys.exit(77)
-probe = subprocess.run(["ip", "netns", "add", "chlabprobe"], capture_output=True, text=True)
-if probe.returncode != 0:
-    print(f"network namespaces unavailable ({probe.stderr.strip()}): skipped")
-    sys.exit(77)
-subprocess.run(["ip", "netns", "del", "chlabprobe"])
-assert not lab_namespaces(), f"leftovers before the test: {lab_namespaces()}"
+require_lab(perf)
 
 with tempfile.TemporaryDirectory(prefix="chorus-rails-") as d:
     path = os.path.join(d, "rails.json")

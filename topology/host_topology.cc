@@ -62,6 +62,7 @@ std::vector<const PciDevice*> HostTopology::gpuDevices() const {
 LinkModel linkModelOf(const HostTopology& host) {
   LinkModel model;
   for (const auto& [c, p] : host.linkOverrides) model.set(c, p, LinkSource::kFile);
+  model.setFabric(host.fabric);
   return model;
 }
 

@@ -58,6 +58,7 @@ struct HostTopology {
   std::vector<CacheGroup> caches;                 // ascending level, then size
   std::vector<PciDevice> pciDevices;              // ascending bus id: GPU index g is the g-th GPU here (PCI bus order)
   std::map<LinkClass, LinkParams> linkOverrides;  // from a topology file's "links"
+  RackFabric fabric;                              // from a topology file's "fabric"; never detected
 
   bool operator==(const HostTopology&) const = default;
 

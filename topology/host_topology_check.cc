@@ -167,6 +167,11 @@ void validateHostTopology(const HostTopology& t) {
     }
   }
 
+  if (t.fabric.hostsPerRack < 0) broken("fabric.hosts_per_rack", "must be 1 or more");
+  if (t.fabric.hostsPerRack > 0 &&
+      (!std::isfinite(t.fabric.uplinkGBs) || !(t.fabric.uplinkGBs > 0) || t.fabric.uplinkGBs > 1e6)) {
+    broken("fabric.uplink_gbs", "must be a finite number in (0, 1e6]");
+  }
   for (const auto& [c, p] : t.linkOverrides) {
     const std::string where = std::string("links.") + linkClassName(c);
     if (!std::isfinite(p.latencyUs) || p.latencyUs < 0 || p.latencyUs > 1e7) {

@@ -75,6 +75,14 @@ LinkModel::LinkModel() {
   }
 }
 
+void LinkModel::setFabric(RackFabric f) {
+  if (f.hostsPerRack < 0 || (f.hostsPerRack > 0 && (!std::isfinite(f.uplinkGBs) || !(f.uplinkGBs > 0)))) {
+    throwInvalidArgument("fabric: " + std::to_string(f.hostsPerRack) + " hosts per rack with an uplink of " +
+                         std::to_string(f.uplinkGBs) + " GB/s (needs hosts per rack >= 0 and an uplink > 0)");
+  }
+  fabric_ = f;
+}
+
 void LinkModel::set(LinkClass c, LinkParams p, LinkSource from) {
   if (!std::isfinite(p.latencyUs) || p.latencyUs < 0 || !std::isfinite(p.bandwidthGBs) || !(p.bandwidthGBs > 0)) {
     throwInvalidArgument(std::string("link ") + linkClassName(c) + ": latency " + std::to_string(p.latencyUs) +

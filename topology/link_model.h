@@ -27,6 +27,14 @@ struct LinkParams {
   bool operator==(const LinkParams&) const = default;
 };
 
+// Racks: hosts in contiguous blocks of hostsPerRack (by host order, as ranks are numbered) reach the other racks
+// through one uplink of uplinkGBs each. hostsPerRack 0: one switch, no uplink to share.
+struct RackFabric {
+  int hostsPerRack = 0;
+  double uplinkGBs = 0;
+  bool operator==(const RackFabric&) const = default;
+};
+
 // Where a class's figures came from.
 enum class LinkSource { kDefault, kFile, kProbe };
 // "default", "file", "probe".
@@ -46,6 +54,10 @@ class LinkModel {
   void set(LinkClass c, LinkParams p, LinkSource from);
   // Predicted one-way time of `bytes` over one link of class c: latency + bytes / bandwidth, in microseconds.
   double transferUs(LinkClass c, size_t bytes) const;
+  // The network's racks (a topology file's "fabric"); one switch unless set.
+  const RackFabric& fabric() const { return fabric_; }
+  // Throws chorusInvalidArgument unless hostsPerRack >= 0 and, with racks, the uplink is finite and > 0.
+  void setFabric(RackFabric f);
 
   bool operator==(const LinkModel&) const = default;
 
@@ -53,6 +65,7 @@ class LinkModel {
   static size_t index(LinkClass c) { return static_cast<size_t>(c); }
   std::array<LinkParams, kLinkClassCount> params_;
   std::array<LinkSource, kLinkClassCount> sources_;
+  RackFabric fabric_;
 };
 
 // The default figures of class c (see link_model.cc for where they come from).

@@ -71,6 +71,10 @@ std::string describeHost(const HostTopology& host) {
     out << "  link override " << linkClassName(c) << ": " << figure(p.latencyUs) << " us, " << figure(p.bandwidthGBs)
         << " GB/s\n";
   }
+  if (host.fabric.hostsPerRack > 0) {
+    out << "  fabric: racks of " << plural(host.fabric.hostsPerRack, "host", "hosts") << ", uplinks at "
+        << figure(host.fabric.uplinkGBs) << " GB/s\n";
+  }
   return out.str();
 }
 

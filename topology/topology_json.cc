@@ -278,7 +278,13 @@ HostTopology readTopology(const Json& doc) {
       t.linkOverrides[*c] = p;
     }
   }
-  top.rejectUnknown({"links", "caches", "pci", "source", "hostname"});
+  if (top.has("fabric")) {
+    ObjectReader f(top.object("fabric"), "fabric");
+    t.fabric.hostsPerRack = static_cast<int>(f.integer("hosts_per_rack", 1, 1 << 20));
+    t.fabric.uplinkGBs = f.number("uplink_gbs");
+    f.rejectUnknown();
+  }
+  top.rejectUnknown({"links", "fabric", "caches", "pci", "source", "hostname"});
   return t;
 }
 
@@ -357,6 +363,9 @@ std::string topologyToJson(const HostTopology& t) {
       links[linkClassName(c)] = {{"latency_us", p.latencyUs}, {"bandwidth_gbs", p.bandwidthGBs}};
     }
     doc["links"] = std::move(links);
+  }
+  if (t.fabric.hostsPerRack > 0) {
+    doc["fabric"] = {{"hosts_per_rack", t.fabric.hostsPerRack}, {"uplink_gbs", t.fabric.uplinkGBs}};
   }
   // One entry per line: a 2-socket box stays a screenful, and diffs show which entry changed. Invalid UTF-8 (a
   // device name from a broken driver) is replaced rather than thrown on.

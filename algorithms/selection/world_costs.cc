@@ -28,6 +28,11 @@ CostInputs costInputsFor(const GlobalTopology& world, const LinkModel& links, bo
   in.intraHostMemory = !sameHostOverNetwork;
   in.interHost = costOf(links.params(network));
   in.sliceBytes = sliceBytes;
+  // Racks matter once the hosts fill more than one (the uplinks then carry what crosses between racks).
+  if (links.fabric().hostsPerRack > 0 && in.nhosts > links.fabric().hostsPerRack) {
+    in.hostsPerRack = links.fabric().hostsPerRack;
+    in.rackUplinkGBs = links.fabric().uplinkGBs;
+  }
   return in;
 }
 

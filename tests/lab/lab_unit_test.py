@@ -95,7 +95,13 @@ lab.latency_us = None
 assert model.network_link(measured)["latency_us"] == 18.0
 cluster = model.cluster_of(measured, {"packages": [{"cores": 2}], "links": {}})
 assert cluster["ranks_per_host"] == 2 and cluster["cores_per_host"] == 2 and cluster["nics_per_host"] == 2
-assert cluster["fabric"] == {"hosts_per_rack": 2, "uplink_gbs": 0.125} and cluster["nic"]["latency_us"] == 18.0
+assert cluster["fabric"] == {"hosts_per_rack": 2, "uplink_gbs": round(0.125 * 1448 / 1514, 6)}, cluster["fabric"]
+assert cluster["nic"]["latency_us"] == 18.0
+# The ranks' topology file carries the same racks; racks that are not contiguous blocks of hosts carry none.
+assert model.fabric(measured) == cluster["fabric"]
+scattered = Lab(S.parse_lab(json.dumps({"format": "chorus-lab/1", "hosts": [{"rack": 0}, {"rack": 1}, {"rack": 0}, {"rack": 1}],
+                                        "fabric": {"kind": "racks", "racks": 2, "uplink_rate": "1gbit"}})), tag)
+assert model.fabric(scattered) is None
 
 TABLE = """# out-of-place time per call (us): median over the rounds, the algorithms' calls interleaved round by round
 #   size (B)     default        ring  hierarchical         best forced  default/best  #wrong

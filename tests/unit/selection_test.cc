@@ -7,6 +7,7 @@
 #include "algorithms/selection/algo_rules.h"
 #include "algorithms/selection/cost_model.h"
 #include "algorithms/selection/decision_table.h"
+#include "algorithms/selection/world_costs.h"
 #include "core/error.h"
 
 namespace chorus {
@@ -177,6 +178,31 @@ TEST(DecisionTableTest, RulesOverrideOnlyWhereTheyApply) {
   EXPECT_TRUE(t.lookup(Collective::kAllReduce, 2 << 20).forced);
   EXPECT_FALSE(t.lookup(Collective::kAllReduce, 1000).forced);
   EXPECT_FALSE(t.lookup(Collective::kBroadcast, 2 << 20).forced);
+}
+
+// A topology file's racks reach the runtime selection. 4 hosts of one rank at 1 Gbit/s in 2 racks with a 1 Gbit/s
+// uplink each (perf/labs/two_racks.json): halving-doubling's far steps put two flows on each uplink (the lab
+// measured 0.06 GB/s at 16 MiB against the ring's 0.12, one flow per uplink direction), so the ring must win there.
+TEST(DecisionTableTest, RacksFromTheTopologyFileSteerTheSelection) {
+  std::vector<RankPlacement> placements;
+  for (int r = 0; r < 4; ++r) placements.push_back(RankPlacement{.rank = r, .hostId = "h" + std::to_string(r)});
+  const GlobalTopology world(placements);
+  LinkModel links;
+  links.set(LinkClass::kNetwork, {20, 0.119}, LinkSource::kFile);
+  const CostInputs oneSwitch = costInputsFor(world, links, false, 512 << 10);
+  EXPECT_EQ(oneSwitch.hostsPerRack, 0);
+  links.setFabric({2, 0.119});
+  const CostInputs racks = costInputsFor(world, links, false, 512 << 10);
+  EXPECT_EQ(racks.hostsPerRack, 2);
+  EXPECT_DOUBLE_EQ(racks.rackUplinkGBs, 0.119);
+  const size_t big = 16 << 20;
+  EXPECT_GT(predictUs(Collective::kAllReduce, AlgorithmId::kHalvingDoubling, big, racks),
+            1.5 * predictUs(Collective::kAllReduce, AlgorithmId::kHalvingDoubling, big, oneSwitch));
+  EXPECT_EQ(DecisionTable(racks, {}).lookup(Collective::kAllReduce, big).algorithm, AlgorithmId::kRing);
+  // Two hosts fill one rack: no uplink on the way.
+  const GlobalTopology pair(std::vector<RankPlacement>(placements.begin(), placements.begin() + 2));
+  EXPECT_EQ(costInputsFor(pair, links, false, 512 << 10).hostsPerRack, 0);
+  EXPECT_THROW(links.setFabric({2, 0}), Error);
 }
 
 }  // namespace

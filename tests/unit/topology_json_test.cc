@@ -108,6 +108,18 @@ TEST(TopologyJsonTest, FlatVmExampleOverridesTheNetworkLink) {
   EXPECT_EQ(parseTopologyJson(topologyToJson(t)), t);
 }
 
+TEST(TopologyJsonTest, RacksRoundTripAndReachTheLinkModel) {
+  HostTopology t = loadTopologyFile(kDataDir + "flat_vm.json");
+  t.fabric = {2, 0.25};
+  const std::string text = topologyToJson(t);
+  EXPECT_NE(text.find("\"fabric\""), std::string::npos) << text;
+  EXPECT_EQ(parseTopologyJson(text), t);
+  EXPECT_EQ(linkModelOf(t).fabric(), (RackFabric{2, 0.25}));
+  EXPECT_NE(describeHost(t).find("fabric: racks of 2 hosts, uplinks at 0.25 GB/s"), std::string::npos) << describeHost(t);
+  t.fabric = {2, -1};
+  EXPECT_THROW(validateHostTopology(t), Error);
+}
+
 TEST(TopologyJsonTest, EntriesComeBackSorted) {
   std::string doc = twoNodeDocument(R"([{"id":1,"cpus":"4-7","cores":4},{"id":0,"cpus":"0-3","cores":4}])",
                                     R"([{"id":1,"cpus":"4-7","cores":4,"memory_bytes":0},)"

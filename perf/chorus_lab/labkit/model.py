@@ -54,13 +54,27 @@ def network_link(lab):
             "bandwidth_gbs": round(lab.spec.rate_bps / 8e9 * TCP_PAYLOAD_SHARE, 6)}
 
 
+def fabric(lab):
+    """The racks as the cost model sees them (hosts in contiguous blocks of hosts_per_rack sharing an uplink), or
+    None for one switch, or for racks that are not such blocks (the model could not describe them)."""
+    spec = lab.spec
+    if spec.racks == 1:
+        return None
+    per = max(len(spec.hosts_in_rack(k)) for k in range(spec.racks))
+    if any(h.rack != i // per for i, h in enumerate(spec.hosts)):
+        return None
+    return {"hosts_per_rack": per, "uplink_gbs": round(spec.uplink_bps / 8e9 * TCP_PAYLOAD_SHARE, 6)}
+
+
 def write_topology_file(lab, chorus_topo, path):
-    """This host's topology (chorus-topo --json) with the lab's network link, for CHORUS_TOPO_FILE."""
+    """This host's topology (chorus-topo --json) with the lab's network link and racks, for CHORUS_TOPO_FILE."""
     done = subprocess.run([chorus_topo, "--json"], capture_output=True, text=True)
     if done.returncode != 0:
         raise LabError(f"{chorus_topo} --json: {done.stderr.strip() or 'exit ' + str(done.returncode)}")
     topo = json.loads(done.stdout)
     topo.setdefault("links", {})["network"] = network_link(lab)
+    if fabric(lab):
+        topo["fabric"] = fabric(lab)
     with open(path, "w") as f:
         json.dump(topo, f, indent=1)
     return topo
@@ -76,9 +90,8 @@ def cluster_of(lab, topo):
                "nic": network_link(lab)}
     if intra:
         cluster["intra_host"] = intra
-    if spec.racks > 1:
-        cluster["fabric"] = {"hosts_per_rack": max(len(spec.hosts_in_rack(k)) for k in range(spec.racks)),
-                             "uplink_gbs": spec.uplink_bps / 8e9}
+    if fabric(lab):
+        cluster["fabric"] = fabric(lab)
     return cluster
 
 

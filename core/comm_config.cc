@@ -14,9 +14,7 @@ size_t chunkSize() {
   return static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), L::kMinChunk, L::kMaxChunk));
 }
 int socketsPerPeer() {
-  const std::string v = params::nsocks();
-  if (v == "auto") return kAutoSockets;
-  return static_cast<int>(params::asInt("CHORUS_NSOCKS", v, L::kMinSockets, L::kMaxSockets));
+  return static_cast<int>(params::asInt("CHORUS_NSOCKS", params::nsocks(), L::kMinSockets, L::kMaxSockets));
 }
 bool checkMismatch() { return params::asInt("CHORUS_CHECK_MISMATCH", params::checkMismatch(), 0, 1) == 1; }
 size_t shmBufferBytes() {
@@ -75,12 +73,6 @@ std::string compressionProblem(const std::string& text) {
   }
   return "expected none, bf16, fp16, bf16:all or fp16:all";
 }
-
-// Two sockets per pair: on loopback (2 ranks over TCP, alternated with one socket in one sitting) 1 MiB allreduces
-// took 204-231 us against 292-400, 16 MiB 3.3-3.6 ms against 7.6-8.7 (perf/RESULTS.md, session 17): one socket's
-// send and receive take turns in the progress loop, two keep both directions moving. Every rank connects to every
-// other at init, so a large world would pay twice the descriptors for it: from 65 ranks, one.
-int defaultSocketsPerPeer(int nranks) { return nranks <= 64 ? 2 : 1; }
 
 std::string withCommName(const std::string& commName, const std::string& message) {
   if (commName.empty()) return message;

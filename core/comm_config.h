@@ -13,7 +13,7 @@ struct CommConfig {
   std::string algo;             // CHORUS_ALGO syntax; empty: the cost model decides everything
   std::string transports;       // CHORUS_TRANSPORT syntax; empty: every transport, in probe order
   size_t chunkSize = 512 << 10;  // CHORUS_CHUNK_SIZE
-  int socketsPerPeer = 0;        // CHORUS_NSOCKS; 0 (kAutoSockets): defaultSocketsPerPeer of the world's size
+  int socketsPerPeer = 1;        // CHORUS_NSOCKS
   bool checkMismatch = true;     // CHORUS_CHECK_MISMATCH
   std::string commName;          // empty: unnamed
   size_t shmBufferBytes = 1 << 20;  // CHORUS_SHM_BUFFER
@@ -58,10 +58,6 @@ struct CommConfigLimits {
   static constexpr int kMaxIbRetryCnt = 7;
   static constexpr int kMinIbQps = 1, kMaxIbQps = 16;
 };
-
-// TCP sockets per peer pair and rail when CHORUS_NSOCKS says "auto" (its default) and no config field is set.
-inline constexpr int kAutoSockets = 0;
-int defaultSocketsPerPeer(int nranks);
 
 // One setting from its variable, each as fromEnvironment() reads it (for fields the caller left unset).
 namespace env_config {

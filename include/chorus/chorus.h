@@ -84,7 +84,7 @@ typedef struct {
   const char* algo;       /* CHORUS_ALGO syntax: "ring", "allreduce:0-64K=recursive_doubling,64K-inf=ring", ... */
   const char* transports; /* CHORUS_TRANSPORT syntax: comma list restricting the transports, e.g. "tcp" */
   size_t chunkSize;       /* CHORUS_CHUNK_SIZE: bytes per pipelined slice (4K..64M) */
-  int socketsPerPeer;     /* CHORUS_NSOCKS: TCP sockets per peer pair and rail (1..16; unset: auto, 2 up to 64 ranks) */
+  int socketsPerPeer;     /* CHORUS_NSOCKS: TCP sockets per peer pair (1..16) */
   int checkMismatch;      /* CHORUS_CHECK_MISMATCH: 1 lists ranks that called different collectives; 0 off */
   const char* commName;   /* shown in every log line and error message of this communicator (no env variable) */
   size_t shmBufferBytes;  /* CHORUS_SHM_BUFFER: shared ring bytes per direction of a shared-memory pair (64K..64M) */

@@ -16,8 +16,7 @@ namespace chorus::topo {
 
 void printTcpInterfaces(std::ostream& out, const GlobalTopology& world) {
   const std::string spec = params::socketIfname();
-  const bool automatic = env_config::socketsPerPeer() == kAutoSockets;
-  const int nsocks = automatic ? defaultSocketsPerPeer(world.nranks()) : env_config::socketsPerPeer();
+  const int nsocks = env_config::socketsPerPeer();
   const size_t fit = std::max<size_t>(1, TcpHello::kMaxSockets / static_cast<size_t>(nsocks));
   const std::vector<NetworkInterface> rails =
       chooseNetworkInterfaces(spec, std::min(TcpTransport::kMaxRails, fit));
@@ -25,8 +24,7 @@ void printTcpInterfaces(std::ostream& out, const GlobalTopology& world) {
                                                                       "and every other up of its kind"
                                                                     : "'" + spec + "'")
       << "): " << rails.size() << (rails.size() == 1 ? " rail" : " rails") << ", " << nsocks
-      << (nsocks == 1 ? " socket" : " sockets") << " per rail and peer (CHORUS_NSOCKS"
-      << (automatic ? "=auto, at " + std::to_string(world.nranks()) + " ranks)\n" : ")\n");
+      << (nsocks == 1 ? " socket" : " sockets") << " per rail and peer (CHORUS_NSOCKS)\n";
   std::vector<std::string> names;
   for (size_t r = 0; r < rails.size(); ++r) {
     out << "  rail " << r + 1 << "  " << rails[r].name << "  " << rails[r].address << "  "

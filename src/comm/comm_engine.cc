@@ -43,16 +43,10 @@ std::string machineOf(const PeerCard& c) {
   return it == c.entries.end() ? c.hostId : it->second;
 }
 
-// CHORUS_NSOCKS=auto (kAutoSockets) becomes `automatic`; a number stays.
-CommConfig withSockets(CommConfig c, int automatic) {
-  if (c.socketsPerPeer == kAutoSockets) c.socketsPerPeer = automatic;
-  return c;
-}
-
 }  // namespace
 
 CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_ptr<StoreServer> sharedStore)
-    : config_(withSockets(std::move(config), defaultSocketsPerPeer(spec.nranks))), rank_(spec.rank), size_(spec.nranks), spec_(spec),
+    : config_(std::move(config)), rank_(spec.rank), size_(spec.nranks), spec_(spec),
       storeServer_(std::move(sharedStore)) {
   spec_.serveStore = false;
   CommLogScope logScope(config_.commName);
@@ -79,9 +73,7 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
 
 CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>& members, const LaunchSpec& spec,
                        CommConfig config)
-    // Its sockets are the parent's.
-    : config_(withSockets(std::move(config), parent.config_.socketsPerPeer)), rank_(spec.rank), size_(spec.nranks),
-      spec_(spec),
+    : config_(std::move(config)), rank_(spec.rank), size_(spec.nranks), spec_(spec),
       storeServer_(parent.storeServer_) {
   CommLogScope logScope(config_.commName);
   identity_ = spec.jobId + "/" + spec.keyPrefix;
@@ -186,7 +178,7 @@ void CommEngine::deregisterBuffer(void* handle) {
 
 bool CommEngine::canShareWith(const CommConfig& c) const {
   return config_.splitShare && c.splitShare && c.transports == config_.transports &&
-         (c.socketsPerPeer == kAutoSockets || c.socketsPerPeer == config_.socketsPerPeer) && c.shmBufferBytes == config_.shmBufferBytes &&
+         c.socketsPerPeer == config_.socketsPerPeer && c.shmBufferBytes == config_.shmBufferBytes &&
          c.shmCma == config_.shmCma && c.socketIfname == config_.socketIfname && c.ibEmulation == config_.ibEmulation &&
          c.ibHca == config_.ibHca && c.ibGidIndex == config_.ibGidIndex && c.ibTimeout == config_.ibTimeout &&
          c.ibRetryCnt == config_.ibRetryCnt && c.ibDisable == config_.ibDisable &&

@@ -207,7 +207,6 @@ TEST(StrangerTest, TheJobCompletesWhileStrangersKnockAndEveryRefusalIsLogged) {
   options.env = {{kWorkerVariable, std::to_string(report.fd[1]) + "," + std::to_string(go.fd[0])},
                  {"CHORUS_TRANSPORT", "tcp"},     // same-host ranks would otherwise pick shared memory
                  {"CHORUS_SOCKET_IFNAME", "lo"},  // the stranger stays on loopback
-                 {"CHORUS_NSOCKS", "1"},          // the stranger's hello claims stripe 0 of 1
                  {"CHORUS_TIMEOUT", "60"}};
   options.deadline = 120s;
   testing::internal::CaptureStderr();  // the store serves in this process: its refusals are logged here

@@ -24,7 +24,7 @@ TEST(Params, EveryKnobIsInTheReadmeTable) {
 
 TEST(Params, DefaultsAndOverrides) {
   unsetenv("CHORUS_NSOCKS");
-  EXPECT_EQ(params::nsocks(), "auto");
+  EXPECT_EQ(params::nsocks(), "1");
   setenv("CHORUS_NSOCKS", "4", 1);
   EXPECT_EQ(params::nsocks(), "4");
   EXPECT_TRUE(params::isSet("CHORUS_NSOCKS"));

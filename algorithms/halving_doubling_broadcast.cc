@@ -34,9 +34,7 @@ void halvingDoublingBroadcast(PeerIO& io, const Op& op) {
       exchangeWithPeer(io, realRank(p.scatterPartner(i)), nullptr, 0, recv + mine.begin * es, mine.len * es);
     } else if (p.scatterSends(i, vroot)) {
       const Range theirs = blocks.elements(p.scatterSent(i));
-      // One at a time, the largest (farthest) block first, so that its receiver relays while the root goes on.
-      // Posted together they shared the root's link, and the farthest block, which is relayed on, came last.
-      if (theirs.len > 0) io.wait(io.isend(realRank(p.scatterPartner(i)), source + theirs.begin * es, theirs.len * es));
+      if (theirs.len > 0) io.isend(realRank(p.scatterPartner(i)), source + theirs.begin * es, theirs.len * es);
     }
   }
   if (isRoot) copyIfOutOfPlace(io, op.send, op.recv, bytes);

@@ -71,6 +71,27 @@ Link stepLink(const CostInputs& in, int distance) {
 // at 0.95 (docs/cost_model.md).
 constexpr double kUnslicedAcrossHosts = 1.1;
 
+// The binomial scatter that opens a halving-doubling broadcast. A holder of m posts all its blocks at once (m/2 to
+// the farthest partner, m/4 to the next, ...), and the kernel's socket buffers take them all, so the blocks that
+// leave on one link share it: the farthest, which its receiver relays on, arrives only when all of them have. Its
+// receiver then does the same with m/2. In the lab at 4 hosts x 1 this scatter took 1.16x the root's link time for
+// n, not (p-1)/p of it (the trace of a 16 MiB broadcast, perf/RESULTS.md, session 17); at 2 hosts x 2 the far block
+// has the network link to itself and the near ones go over shared memory.
+double scatterRelay(double n, int p2, const CostInputs& in) {
+  const int k = std::max(1, in.maxRanksPerHost);
+  const double acrossBeta = linkFor(in, true, k).beta, withinBeta = linkFor(in, false, k).beta;
+  double t = 0, m = n;
+  for (int top = p2 / 2; top >= 1; top /= 2, m /= 2) {
+    const bool across = top >= k;
+    double sameLink = 0;  // what leaves on the farthest block's link, the farthest block included
+    for (int d = top; d >= 1; d /= 2) {
+      if ((d >= k) == across) sameLink += m * d / (2.0 * top);
+    }
+    t += sameLink * (across ? acrossBeta : withinBeta);
+  }
+  return t;
+}
+
 double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const CostInputs& in) {
   const int p = in.nranks;
   const int p2 = 1 << floorLog2(p);
@@ -87,12 +108,15 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const CostInpu
       t += s.alpha + m * (s.beta + s.gamma);
     } else if (c == Collective::kAllReduce) {
       t += 2 * s.alpha + m * (2 * s.beta + s.gamma);  // halving, then the mirrored doubling step
-    } else if (c == Collective::kBroadcast || c == Collective::kReduce) {
+    } else if (c == Collective::kBroadcast) {
+      t += 2 * s.alpha + m * s.beta;  // the doubling allgather's step (its scatter: scatterRelay, below)
+    } else if (c == Collective::kReduce) {
       t += 2 * s.alpha + m * (s.beta + g) + m * one.beta;  // all ranks exchange one way; the root alone the other
     } else {
       t += s.alpha + m * (s.beta + g);  // reduce-scatter or allgather: one pass
     }
   }
+  if (c == Collective::kBroadcast) t += scatterRelay(n, p2, in);
   if (p2 != p) {
     const bool blocks = c == Collective::kAllGather || c == Collective::kReduceScatter;
     t += blocks ? near.alpha + n / p * near.beta : 2 * (near.alpha + n * near.beta) + (reduce ? n * near.gamma : 0);

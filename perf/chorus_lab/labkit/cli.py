@@ -50,9 +50,7 @@ class Session:
         self.kept = state is not None
         self.lab = net.Lab(spec, plan.named_tag(spec.name) if self.kept else plan.ephemeral_tag(os.getpid()))
         if state:
-            self.lab.capacity = state["capacity_bps"] and state["capacity_bps"] / 8
-            self.lab.latency_us = state["latency_us"]
-            self.lab.alpha_us = state.get("alpha_us")
+            self.lab.restore(state)
 
     def topo_file(self):
         return os.path.join(net.state_dir(self.lab.tag), "topo.json")

@@ -201,6 +201,12 @@ class Lab:
                        "alpha_us": self.alpha_us}, f,
                       indent=1)
 
+    def restore(self, state):
+        """The measured figures back from `state` (what save wrote, as load_state reads it)."""
+        self.capacity = state["capacity_bps"] and state["capacity_bps"] / 8
+        self.latency_us = state["latency_us"]
+        self.alpha_us = state.get("alpha_us")
+
     def down(self):
         for ns in reversed(self.made or plan.namespaces_of(self.spec, self.tag)):
             sh(["ip", "netns", "del", ns], check=False)

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "transports/tcp/socket_exact.h"
 
 namespace chorus {
 
@@ -60,21 +61,6 @@ void moveAll(const std::vector<int>& fds, std::vector<size_t> want, bool send, D
 }
 
 // A small control message (the go byte, the weights), whole.
-void moveOne(int fd, void* buf, size_t bytes, bool send, Deadline deadline, const std::string& context) {
-  size_t at = 0;
-  while (at < bytes) {
-    if (deadline.expired()) throw Error(chorusTimeout, context + ": timed out measuring the rails");
-    pollfd p{fd, static_cast<short>(send ? POLLOUT : POLLIN), 0};
-    ::poll(&p, 1, deadline.remainingMs(100));
-    const ssize_t r = send ? ::send(fd, static_cast<char*>(buf) + at, bytes - at, MSG_DONTWAIT | MSG_NOSIGNAL)
-                           : ::recv(fd, static_cast<char*>(buf) + at, bytes - at, MSG_DONTWAIT);
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-    if (r < 0) throwSystemError(context + ": measuring the rails", send ? "send" : "recv", errno);
-    if (r == 0) throw Error(chorusRemoteError, context + ": the peer closed while the rails were measured");
-    at += static_cast<size_t>(r);
-  }
-}
-
 }  // namespace
 
 std::vector<uint32_t> railWeights(const std::vector<double>& seconds) {
@@ -91,12 +77,12 @@ std::vector<uint32_t> railWeights(const std::vector<double>& seconds) {
 
 std::vector<uint32_t> probeRailsAsSender(const std::vector<int>& fds, Deadline deadline, const std::string& context) {
   uint8_t go = 0;
-  moveOne(fds[0], &go, 1, false, deadline, context);
+  recvExact(fds[0], &go, 1, deadline, context + ": measuring the rails");
   if (go != kGo) throw Error(chorusRemoteError, context + ": the rail probe's go byte is wrong");
   moveAll(fds, std::vector<size_t>(fds.size(), kRailProbeBytes), true, deadline, context, [](size_t) {},
           [](size_t) {});
   std::vector<uint32_t> weights(fds.size());
-  moveOne(fds[0], weights.data(), weights.size() * sizeof(uint32_t), false, deadline, context);
+  recvExact(fds[0], weights.data(), weights.size() * sizeof(uint32_t), deadline, context + ": measuring the rails");
   uint64_t total = 0;
   for (uint32_t w : weights) total += w;
   if (total == 0 || total > 2 * kWeightScale) {
@@ -108,7 +94,7 @@ std::vector<uint32_t> probeRailsAsSender(const std::vector<int>& fds, Deadline d
 std::vector<uint32_t> probeRailsAsReceiver(const std::vector<int>& fds, Deadline deadline,
                                            const std::string& context) {
   uint8_t go = kGo;
-  moveOne(fds[0], &go, 1, true, deadline, context);
+  sendExact(fds[0], &go, 1, deadline, context + ": measuring the rails");
   bool started = false;
   Clock::time_point start;
   std::vector<double> seconds(fds.size(), 0);
@@ -119,7 +105,7 @@ std::vector<uint32_t> probeRailsAsReceiver(const std::vector<int>& fds, Deadline
           },
           [&](size_t i) { seconds[i] = std::chrono::duration<double>(Clock::now() - start).count(); });
   std::vector<uint32_t> weights = railWeights(seconds);
-  moveOne(fds[0], weights.data(), weights.size() * sizeof(uint32_t), true, deadline, context);
+  sendExact(fds[0], weights.data(), weights.size() * sizeof(uint32_t), deadline, context + ": measuring the rails");
   return weights;
 }
 

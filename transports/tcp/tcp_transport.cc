@@ -19,6 +19,7 @@
 #include "core/params.h"
 #include "core/security/channel_auth.h"
 #include "topology/network_interfaces.h"
+#include "transports/tcp/socket_exact.h"
 #include "transports/tcp/tcp_connection.h"
 #include "transports/tcp/tcp_hello.h"
 #include "transports/tcp/tcp_rail_probe.h"
@@ -32,24 +33,6 @@ using asio::ip::tcp;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Blocks (polling) until all of buf is written or the deadline passes.
-void writeAll(int fd, const void* buf, size_t n, Deadline deadline, const std::string& context) {
-  const char* p = static_cast<const char*>(buf);
-  while (n > 0) {
-    ssize_t r = ::send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (r > 0) {
-      p += r;
-      n -= static_cast<size_t>(r);
-      continue;
-    }
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) throwSystemError(context, "send", errno);
-    if (deadline.expired()) throw Error(chorusTimeout, context + ": timed out writing");
-    pollfd pfd{fd, POLLOUT, 0};
-    ::poll(&pfd, 1, deadline.remainingMs(100));
-  }
-}
 
 // The stripe count a peer's card asks for; a card without a sane one is malformed.
 int cardSockets(const PeerCard& card, int selfRank, const std::string& key) {
@@ -185,7 +168,7 @@ TcpTransport::Dialled TcpTransport::dial(const std::string& address, const Netwo
       hello.flags = (secret_.empty() ? 0 : TcpHello::kFlagAuthenticate) | (encrypt_ ? TcpHello::kFlagEncrypt : 0);
       hello.jobKeyHash = sha256(jobKey_);
       const auto bytes = hello.encode();
-      writeAll(s.native_handle(), bytes.data(), bytes.size(), deadline, context);
+      sendExact(s.native_handle(), bytes.data(), bytes.size(), deadline, context);
       Dialled d{std::move(s), peer, index, nullptr};
       if (!secret_.empty()) {
         d.auth = std::make_unique<ChannelAuthenticator>(d.sock.native_handle(), secret_, tcpAuthContext(bytes),

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "tests/unit/device_test_support.h"
 #include "topology/network_interfaces.h"
+#include "transports/tcp/socket_exact.h"
 #include "transports/tcp/stripe_cuts.h"
 #include "transports/tcp/tcp_connection.h"
 #include "transports/tcp/tcp_rail_probe.h"
@@ -147,6 +148,40 @@ TEST(TcpRails, AProbeWhosePeerLeavesFailsNamingIt) {
     EXPECT_NE(std::string(e.what()).find("rank 0: tcp rails to rank 1"), std::string::npos) << e.what();
   }
   ::close(a[0]);
+}
+
+// The small control messages around the probe (and the hello's answer) move whole, or fail as what they are.
+TEST(TcpRails, ExactMovesArriveWholeAndFailByKind) {
+  std::vector<int> mine, theirs;
+  ASSERT_NO_FATAL_FAILURE(socketPairs(1, &mine, &theirs));
+  const std::vector<char> sent(300000, 'x');  // more than a socketpair buffers: the sender must wait for the reader
+  std::thread reader([&] {
+    std::vector<char> got(sent.size());
+    recvExact(theirs[0], got.data(), got.size(), Deadline::after(10), "reader");
+    EXPECT_EQ(got, sent);
+  });
+  sendExact(mine[0], sent.data(), sent.size(), Deadline::after(10), "writer");
+  reader.join();
+  char byte = 0;
+  try {
+    recvExact(theirs[0], &byte, 1, Deadline::after(0.05), "rank 1: waiting for a go byte");
+    FAIL() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), chorusTimeout) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 1: waiting for a go byte: timed out receiving"), std::string::npos);
+  }
+  ::close(mine[0]);
+  EXPECT_THROW(
+      {
+        try {
+          recvExact(theirs[0], &byte, 1, Deadline::after(5), "rank 1");
+        } catch (const Error& e) {
+          EXPECT_EQ(e.code(), chorusRemoteError) << e.what();
+          throw;
+        }
+      },
+      Error);
+  ::close(theirs[0]);
 }
 
 // A connection over two rails of two sockets each, the first rail weighted 3:1: data arrives whole, and the

@@ -10,12 +10,13 @@
 namespace chorus {
 namespace {
 
-void moveExact(int fd, char* p, size_t n, bool send, Deadline deadline, const std::string& context) {
-  while (n > 0) {
-    const ssize_t r = send ? ::send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL) : ::recv(fd, p, n, MSG_DONTWAIT);
+// `call(at)` moves what is left from byte `at` on (one send or recv); until all n bytes have gone.
+template <typename Call>
+void moveExact(int fd, size_t n, bool send, Deadline deadline, const std::string& context, Call call) {
+  for (size_t at = 0; at < n;) {
+    const ssize_t r = call(at);
     if (r > 0) {
-      p += r;
-      n -= static_cast<size_t>(r);
+      at += static_cast<size_t>(r);
       continue;
     }
     if (r == 0 && !send) throw Error(chorusRemoteError, context + ": the peer closed the connection");
@@ -30,11 +31,14 @@ void moveExact(int fd, char* p, size_t n, bool send, Deadline deadline, const st
 }  // namespace
 
 void sendExact(int fd, const void* buf, size_t bytes, Deadline deadline, const std::string& context) {
-  moveExact(fd, const_cast<char*>(static_cast<const char*>(buf)), bytes, true, deadline, context);
+  const char* p = static_cast<const char*>(buf);
+  moveExact(fd, bytes, true, deadline, context,
+            [&](size_t at) { return ::send(fd, p + at, bytes - at, MSG_DONTWAIT | MSG_NOSIGNAL); });
 }
 
 void recvExact(int fd, void* buf, size_t bytes, Deadline deadline, const std::string& context) {
-  moveExact(fd, static_cast<char*>(buf), bytes, false, deadline, context);
+  char* p = static_cast<char*>(buf);
+  moveExact(fd, bytes, false, deadline, context, [&](size_t at) { return ::recv(fd, p + at, bytes - at, MSG_DONTWAIT); });
 }
 
 }  // namespace chorus

@@ -60,7 +60,6 @@ void moveAll(const std::vector<int>& fds, std::vector<size_t> want, bool send, D
   }
 }
 
-// A small control message (the go byte, the weights), whole.
 }  // namespace
 
 std::vector<uint32_t> railWeights(const std::vector<double>& seconds) {

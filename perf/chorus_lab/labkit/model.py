@@ -73,8 +73,9 @@ def write_topology_file(lab, chorus_topo, path):
         raise LabError(f"{chorus_topo} --json: {done.stderr.strip() or 'exit ' + str(done.returncode)}")
     topo = json.loads(done.stdout)
     topo.setdefault("links", {})["network"] = network_link(lab)
-    if fabric(lab):
-        topo["fabric"] = fabric(lab)
+    racks = fabric(lab)
+    if racks:
+        topo["fabric"] = racks
     with open(path, "w") as f:
         json.dump(topo, f, indent=1)
     return topo
@@ -90,8 +91,9 @@ def cluster_of(lab, topo):
                "nic": network_link(lab)}
     if intra:
         cluster["intra_host"] = intra
-    if fabric(lab):
-        cluster["fabric"] = fabric(lab)
+    racks = fabric(lab)
+    if racks:
+        cluster["fabric"] = racks
     return cluster
 
 

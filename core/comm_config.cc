@@ -13,6 +13,10 @@ std::string transports() { return params::transport(); }
 size_t chunkSize() {
   return static_cast<size_t>(params::asBytes("CHORUS_CHUNK_SIZE", params::chunkSize(), L::kMinChunk, L::kMaxChunk));
 }
+size_t deviceChunkSize() {
+  return static_cast<size_t>(
+      params::asBytes("CHORUS_DEVICE_CHUNK_SIZE", params::deviceChunkSize(), L::kMinChunk, L::kMaxChunk));
+}
 int socketsPerPeer() {
   return static_cast<int>(params::asInt("CHORUS_NSOCKS", params::nsocks(), L::kMinSockets, L::kMaxSockets));
 }
@@ -86,6 +90,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.algo = env_config::algo();
   c.transports = env_config::transports();
   c.chunkSize = env_config::chunkSize();
+  c.deviceChunkSize = env_config::deviceChunkSize();
   c.socketsPerPeer = env_config::socketsPerPeer();
   c.checkMismatch = env_config::checkMismatch();
   c.shmBufferBytes = env_config::shmBufferBytes();

@@ -13,6 +13,7 @@ struct CommConfig {
   std::string algo;             // CHORUS_ALGO syntax; empty: the cost model decides everything
   std::string transports;       // CHORUS_TRANSPORT syntax; empty: every transport, in probe order
   size_t chunkSize = 512 << 10;  // CHORUS_CHUNK_SIZE
+  size_t deviceChunkSize = size_t{8} << 20;  // CHORUS_DEVICE_CHUNK_SIZE: device-buffer calls' slices
   int socketsPerPeer = 1;        // CHORUS_NSOCKS
   bool checkMismatch = true;     // CHORUS_CHECK_MISMATCH
   std::string commName;          // empty: unnamed
@@ -65,6 +66,7 @@ double timeoutSeconds();
 std::string algo();
 std::string transports();
 size_t chunkSize();
+size_t deviceChunkSize();
 int socketsPerPeer();
 bool checkMismatch();
 size_t shmBufferBytes();

@@ -110,6 +110,7 @@ typedef struct {
   int deviceCalls;          /* CHORUS_DEVICE_CALLS: 0 auto, 1 stream (the caller's stream waits for the result), 2
                                blocking (the caller's thread waits; the stream is never held) */
   int encrypt;              /* CHORUS_ENCRYPT: 1 every TCP link carries AES-128-GCM records keyed from the secret */
+  size_t deviceChunkSize;   /* CHORUS_DEVICE_CHUNK_SIZE: bytes per pipelined slice of device-buffer calls (4K..64M) */
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
@@ -127,7 +128,7 @@ typedef struct {
         CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
-        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT                                                    \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_SIZE                          \
   }
 
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */

@@ -85,6 +85,7 @@ struct Config {
   std::optional<int> traceLevel{};            // CHORUS_TRACE_LEVEL: 0 call, 1 transfer
   std::optional<int> deviceCalls{};           // CHORUS_DEVICE_CALLS: 0 auto, 1 stream, 2 blocking
   std::optional<bool> encrypt{};              // CHORUS_ENCRYPT
+  std::optional<size_t> deviceChunkSize{};    // CHORUS_DEVICE_CHUNK_SIZE
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -116,6 +117,7 @@ struct Config {
     if (traceLevel) c.traceLevel = *traceLevel;
     if (deviceCalls) c.deviceCalls = *deviceCalls;
     if (encrypt) c.encrypt = *encrypt ? 1 : 0;
+    if (deviceChunkSize) c.deviceChunkSize = *deviceChunkSize;
     return c;
   }
 };

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The GPU checklist (README "GPU"): the GPU tests, the reduction kernels against the device copy, and a two-rank
 # device allreduce sweep, plus the figures that say where device calls' time goes (slice size, small-call latency,
-# every collective at 64 MiB). For a machine with a CUDA GPU, from a build configured with -DCHORUS_CUDA=ON.
+# every collective at 64 MiB), then the same allreduce figures under MPS where the machine has it (two ranks on
+# one GPU otherwise pay for its context switches: perf/RESULTS.md, session 15). For a machine with a CUDA GPU, from
+# a build configured with -DCHORUS_CUDA=ON, or a copy of its four programs at the same paths under BUILD_DIR (a
+# build carried to a device machine: then the GPU test binary runs directly, filtered as ctest would).
 #
 #   perf/scripts/gpu_checklist.sh BUILD_DIR [LOG_DIR]
 #
@@ -28,13 +31,32 @@ step() {  # step NAME SECONDS CMD...: runs CMD under a deadline, tees its output
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv | tee "$logs/gpu.log"
 run="$build/launcher/chorusrun"
 perf="$build/perf/chorus-perf"
-step ctest 200 ctest --test-dir "$build" -R 'Cuda|Gpu|MemoryLocation' --output-on-failure --timeout 120
+if [[ -f "$build/CTestTestfile.cmake" ]]; then
+  step ctest 200 ctest --test-dir "$build" -R 'Cuda|Gpu|MemoryLocation' --output-on-failure --timeout 120
+else
+  step gpu_tests 200 "$build/tests/gpu/chorus_gpu_tests" --gtest_filter='*Cuda*:*Gpu*:*MemoryLocation*'
+fi
 step reduce_bench 60 "$build/perf/gpu_bench/chorus-reduce-bench-gpu"
 step allreduce 120 "$run" -n 2 --timeout 110 "$perf" allreduce -b 1M -e 1G -f 4 --device gpu
-step allreduce_chunk4m 60 env CHORUS_CHUNK_SIZE=4M "$run" -n 2 --timeout 55 "$perf" allreduce -b 1M -e 256M -f 4 \
-  --device gpu
+step allreduce_slice512k 60 env CHORUS_DEVICE_CHUNK_SIZE=512K "$run" -n 2 --timeout 55 "$perf" allreduce -b 1M \
+  -e 256M -f 4 --device gpu
 step allreduce_small 60 "$run" -n 2 --timeout 55 "$perf" allreduce -b 8 -e 8 -n 200 --device gpu
 for c in broadcast reduce allgather reducescatter; do
   step "$c" 60 "$run" -n 2 --timeout 55 "$perf" "$c" -b 64M -e 64M --device gpu
 done
+
+# Under MPS: one shared context, as one rank per GPU would have. The daemon gets its own pipe and log folders and
+# is stopped before the script ends, whatever the steps gave.
+if command -v nvidia-cuda-mps-control >/dev/null; then
+  export CUDA_MPS_PIPE_DIRECTORY=$logs/mps-pipe CUDA_MPS_LOG_DIRECTORY=$logs/mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if nvidia-cuda-mps-control -d; then
+    trap 'echo quit | nvidia-cuda-mps-control' EXIT
+    step mps_allreduce 120 "$run" -n 2 --timeout 110 "$perf" allreduce -b 1M -e 1G -f 4 --device gpu
+    step mps_allreduce_small 60 "$run" -n 2 --timeout 55 "$perf" allreduce -b 8 -e 8 -n 200 --device gpu
+    step mps_broadcast 60 "$run" -n 2 --timeout 55 "$perf" broadcast -b 64M -e 64M --device gpu
+  else
+    echo "=== MPS: nvidia-cuda-mps-control -d failed; no MPS figures"
+  fi
+fi
 exit $failed

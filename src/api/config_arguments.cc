@@ -145,6 +145,9 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const C
                       otherwise(env_config::autotune, &CommConfig::autotune));
   r.autotuneFile = f.text(CHORUS_FIELD_END(autotuneFile), c.autotuneFile,
                           otherwise(env_config::autotuneFile, &CommConfig::autotuneFile));
+  r.deviceChunkSize = f.number(CHORUS_FIELD_END(deviceChunkSize), "deviceChunkSize", c.deviceChunkSize,
+                               size_t{CHORUS_CONFIG_UNDEF_SIZE}, L::kMinChunk, L::kMaxChunk,
+                               otherwise(env_config::deviceChunkSize, &CommConfig::deviceChunkSize));
   r.encrypt = f.flag(CHORUS_FIELD_END(encrypt), "encrypt", c.encrypt, otherwise(env_config::encrypt, &CommConfig::encrypt));
   r.deviceCalls = f.number(CHORUS_FIELD_END(deviceCalls), "deviceCalls", c.deviceCalls, int{CHORUS_CONFIG_UNDEF_INT}, 0,
                            2, otherwise(env_config::deviceCalls, &CommConfig::deviceCalls));

@@ -450,7 +450,7 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       // Compressed calls whose ranks must agree run in place: every send then comes from memory the call may round.
       const Op& run = wireInPlace(o);
       io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &run);
-      io.setSliceBytes(algo.sliceBytes ? algo.sliceBytes : config_.chunkSize);
+      io.setSliceBytes(algo.sliceBytes ? algo.sliceBytes : deviceCall ? config_.deviceChunkSize : config_.chunkSize);
       io.setStripeWidth(algo.sockets);
       const auto began = trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       algo.run(io, run);

@@ -164,8 +164,10 @@ class CommEngine {
   void agreeTimes(std::vector<double>& times, CommIO& io);
   // CHORUS_AUTOTUNE_FILE, by rank 0 at destroy; a failure is logged, never thrown.
   void writeAutotuneFile() noexcept;
-  // The largest slice size a call of a communicator with `config` may use (its staging slots' size).
+  // The largest slice size a host call of a communicator with `config` may use (its staging slots' size).
   static size_t largestSlice(const CommConfig& config);
+  // The same for its device calls (their device staging slots' size): deviceChunkSize or a rule's slice.
+  static size_t largestDeviceSlice(const CommConfig& config);
   // What carries bytes between ranks of one host, the same answer on every rank (a rank alone on its host must not
   // plan with other costs than the rest: the ranks would choose different algorithms and wait on each other): the
   // transport of the first two ranks of each host with several, network if any of those is.

@@ -17,12 +17,24 @@
 
 namespace chorus {
 
-size_t CommEngine::largestSlice(const CommConfig& config) {
-  size_t largest = config.chunkSize;
-  if (config.autotune) largest = std::max(largest, std::min(config.chunkSize * 4, kMaxSliceBytes));
-  const AlgoRules rules = AlgoRules::parse(config.algo);
+namespace {
+// The largest slice any CHORUS_ALGO rule of `algo` asks for (0: none does).
+size_t largestRuleSlice(const std::string& algo) {
+  const AlgoRules rules = AlgoRules::parse(algo);
+  size_t largest = 0;
   for (const AlgoRule& rule : rules.rules()) largest = std::max(largest, rule.sliceBytes);
   return largest;
+}
+}  // namespace
+
+size_t CommEngine::largestSlice(const CommConfig& config) {
+  size_t largest = std::max(config.chunkSize, largestRuleSlice(config.algo));
+  if (config.autotune) largest = std::max(largest, std::min(config.chunkSize * 4, kMaxSliceBytes));
+  return largest;
+}
+
+size_t CommEngine::largestDeviceSlice(const CommConfig& config) {
+  return std::max(config.deviceChunkSize, largestRuleSlice(config.algo));  // device calls are never tuned
 }
 
 void CommEngine::startAutotune(const CostInputs& in, Deadline deadline) {

@@ -105,13 +105,13 @@ DeviceResources& CommEngine::deviceResources(int device) {
   // The progress thread is ours: it stays on this GPU for good.
   api.setDevice(device);
   r->stream = api.createStream();
-  const size_t sliceBytes = staging_->sliceBytes();
+  const size_t sliceBytes = largestDeviceSlice(config_);
   DeviceResources* resources = r.get();
   StagingAllocator onDevice{[&api](size_t bytes) { return static_cast<char*>(api.deviceAlloc(bytes)); },
                             [resources](char* p, size_t) { resources->retiredStaging.push_back(p); }};
   r->staging = std::make_unique<StagingMemory>(staging_->slots(), sliceBytes, 64 << 10, std::move(onDevice));
   // Collective: every rank reaches its first device call at the same point of its call sequence.
-  r->conns = makeDeviceConnections(rank_, conns_, sameMachine_, api, Deadline::after(timeoutSeconds_));
+  r->conns = makeDeviceConnections(rank_, conns_, sameMachine_, api, Deadline::after(timeoutSeconds_), sliceBytes);
   r->io = std::make_unique<CommIO>(rank_, size_, r->conns, *r->staging, api.reducer(r->stream), spinRounds_,
                                    yieldRounds_, aborted_, wakeFd_);
   r->io->setHierarchy(&hierarchy_);

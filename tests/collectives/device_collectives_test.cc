@@ -60,6 +60,13 @@ TEST_P(DeviceCollectivesTest, MixedBuffersRefusedAndHostCallsFollowDeviceCalls) 
   EXPECT_TRUE(r.allSucceeded()) << r.describe();
 }
 
+// The suite slices device calls at 4 KiB; users get CHORUS_DEVICE_CHUNK_SIZE's default, with host calls' slices
+// apart (CHORUS_CHUNK_SIZE stays at the suite's 4 KiB).
+TEST(DeviceSliceTest, DefaultDeviceSlicesApartFromHostSlices) {
+  ProcessWorldResult r = runDeviceWorld(2, "collectives", {{"CHORUS_DEVICE_CHUNK_SIZE", std::nullopt}});
+  EXPECT_TRUE(r.allSucceeded()) << r.describe();
+}
+
 INSTANTIATE_TEST_SUITE_P(Worlds, DeviceCollectivesTest, ::testing::Values(2, 3, 4),
                          [](const auto& info) { return std::to_string(info.param) + "ranks"; });
 

@@ -16,12 +16,13 @@ using EnvSettings = std::vector<std::pair<std::string, std::optional<std::string
 // How long one test's calls may take before its world is aborted (well under the ctest TIMEOUT).
 inline constexpr std::chrono::seconds kCaseDeadline{150};
 
-// For process worlds, whose ranks take their settings from the environment they inherit: 4 KiB slices (so that a
-// thousand elements already span several), a 30 s timeout on every blocking wait, the algorithm chosen by size, one
+// For process worlds, whose ranks take their settings from the environment they inherit: 4 KiB slices, host and
+// device (so that a thousand elements already span several), a 30 s timeout on every blocking wait, the algorithm chosen by size, one
 // socket per pair; `overrides` replace any of these or add others. Thread worlds take suiteConfig() instead.
 inline EnvSettings suiteKnobs(const EnvSettings& overrides = {}) {
   EnvSettings settings = {
       {"CHORUS_CHUNK_SIZE", "4096"},
+      {"CHORUS_DEVICE_CHUNK_SIZE", "4096"},
       {"CHORUS_TIMEOUT", "30"},
       {"CHORUS_ALGO", std::nullopt},
       {"CHORUS_NSOCKS", std::nullopt},
@@ -45,6 +46,7 @@ inline EnvSettings suiteKnobs(const EnvSettings& overrides = {}) {
 inline Config suiteConfig() {
   Config c;
   c.chunkSize = 4096;
+  c.deviceChunkSize = 4096;
   c.timeoutSeconds = 30;
   c.algo = "";
   c.socketsPerPeer = 1;

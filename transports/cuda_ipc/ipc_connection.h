@@ -14,14 +14,15 @@
 
 namespace chorus {
 
-// The ring is kIpcSlots x kIpcSlotBytes bytes, and kIpcSlotBytes is also the largest piece (the setup offer,
-// transports/device/device_connections.cc, sends the ring's shape so; there are no slots as such any more).
-// 1 MiB pieces: what a piece costs besides its bytes (a copy launch, an event poll, two control messages) is noise
-// next to its copy (a few us over NVLink, ~40 us over PCIe 4), and a large message still keeps four in flight, so
-// the copy in, the control round trip and the copy out overlap. 4 MiB in all: it absorbs four times what a default
-// shared-memory pair does (CHORUS_SHM_BUFFER, 1 MiB), so every algorithm that posts sends ahead of its receives on
-// shared memory can do so here; it is NCCL's default buffer per peer and channel; and it costs 4 MiB of device
-// memory per peer (28 MiB per GPU of an 8-GPU machine).
+// A ring is kIpcSlots pieces of its largest piece (the setup offer, transports/device/device_connections.cc, sends
+// the ring's shape; there are no slots as such any more). The communicator makes a piece one device slice
+// (CHORUS_DEVICE_CHUNK_SIZE, 8 MiB by default): what a piece costs besides its bytes (a copy launch, an event
+// poll, two control messages through the progress thread) was 15-20 us on an H200, where 1 MiB copies in a few
+// us, and 1 MiB pieces held a 2-rank allreduce to 30-40 GB/s against 110-360 with pieces of one slice of 4-64 MiB
+// (perf/RESULTS.md, session 18). Four in flight still overlap the copy in, the control round trip and the copy out,
+// and hold four times what a default shared-memory pair does (CHORUS_SHM_BUFFER, 1 MiB), so every algorithm that
+// posts sends ahead of its receives on shared memory can do so here. kIpcSlotBytes is the piece of callers that
+// name none (tests).
 inline constexpr size_t kIpcSlots = 4;
 inline constexpr size_t kIpcSlotBytes = size_t{1} << 20;
 // Copy batches in flight per direction (each holds an event): a step's batch is usually done by the next step, so

@@ -123,12 +123,12 @@ void exchange(int rank, std::vector<std::unique_ptr<Connection>>& hostConns, con
 }
 
 // The offer to peer p; allocates and exports p's ring into `ring` when IPC may work.
-DeviceOffer makeOffer(int rank, int peer, bool tryIpc, DeviceApi& api, DeviceRegion& ring) {
-  DeviceOffer offer{kOfferMagic, kOfferVersion, 0, static_cast<uint32_t>(kIpcSlots), kIpcSlotBytes, processToken(), {}};
+DeviceOffer makeOffer(int rank, int peer, bool tryIpc, size_t pieceBytes, DeviceApi& api, DeviceRegion& ring) {
+  DeviceOffer offer{kOfferMagic, kOfferVersion, 0, static_cast<uint32_t>(kIpcSlots), pieceBytes, processToken(), {}};
   if (!tryIpc) return offer;
   const char* call = "deviceAlloc";
   try {
-    const size_t bytes = kIpcSlots * kIpcSlotBytes;
+    const size_t bytes = kIpcSlots * pieceBytes;
     ring = DeviceRegion(api, api.deviceAlloc(bytes), bytes, DeviceRegion::Ownership::kAllocated);
     call = "ipcExport";
     api.ipcExport(ring.data(), &offer.handle);
@@ -159,7 +159,7 @@ void checkOffer(int rank, int peer, const DeviceOffer& o) {
 std::vector<std::unique_ptr<Connection>> makeDeviceConnections(int rank,
                                                                std::vector<std::unique_ptr<Connection>>& hostConns,
                                                                const std::vector<bool>& sameMachine, DeviceApi& api,
-                                                               Deadline deadline) {
+                                                               Deadline deadline, size_t pieceBytes) {
   const size_t n = hostConns.size();
   if (sameMachine.size() != n) {
     throwInternal("rank " + std::to_string(rank) + ": makeDeviceConnections got " + std::to_string(n) +
@@ -172,7 +172,7 @@ std::vector<std::unique_ptr<Connection>> makeDeviceConnections(int rank,
   for (size_t p = 0; p < n; ++p) {
     if (!hostConns[p]) continue;
     peers.push_back(static_cast<int>(p));
-    mine[p] = makeOffer(rank, static_cast<int>(p), deviceUsable && sameMachine[p], api, local[p]);
+    mine[p] = makeOffer(rank, static_cast<int>(p), deviceUsable && sameMachine[p], pieceBytes, api, local[p]);
   }
   exchange(rank, hostConns, peers, mine, theirs, deadline, "offers");
 

@@ -31,9 +31,8 @@ void exchangeAndReduce(PeerIO& io, int peer, const char* give, size_t giveElems,
   }
   for (size_t s = 0; s < keepSlices; ++s) {
     Range r = splitEven(keepElems, keepSlices, s);
-    io.wait(arrivals[s]);
     const size_t at = r.begin * es;
-    io.reducer().reduce(out + at, landing + at, mine + at, r.len, type, op);
+    io.waitAndReduce(arrivals[s], landing + at, out + at, mine + at, r.len, type, op);
   }
   io.waitAll();
 }

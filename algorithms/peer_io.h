@@ -30,6 +30,14 @@ class PeerIO {
   virtual Request irecv(int peer, void* buf, size_t bytes) = 0;
   // Drives every busy connection until `r` completes; throws on loss, timeout, abort or mismatch.
   virtual void wait(const Request& r) = 0;
+  // Waits for the receive `r` into `landing`, then out = landing op with (`count` elements; out may alias with).
+  // An IO may reduce straight from where the bytes arrived instead (a compressed receive's wire buffer), leaving
+  // `landing` unwritten: algorithms call this only where the arrival has no other use.
+  virtual void waitAndReduce(const Request& r, const void* landing, void* out, const void* with, size_t count,
+                             chorusDataType_t type, chorusRedOp_t op) {
+    wait(r);
+    reducer().reduce(out, landing, with, count, type, op);
+  }
   // Sends `bytes` from `send` to `peer` and receives as many from it into `recv` (the two must not overlap);
   // returns once both are done.
   virtual void exchange(int peer, const void* send, void* recv, size_t bytes) {

@@ -56,12 +56,13 @@ void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
       ++posted;
     }
     Posted& p = ring[done % window];
-    io.wait(p.req);
     const IncomingSlice& s = p.slice;
     if (!s.reduceWith) {
+      io.wait(p.req);
       if (s.forward) io.isend(spec.next, s.landing, s.bytes);
       continue;
     }
+    // A reduced slice: its output made free first, then the arrival waited for and reduced in one step.
     void* out = s.out;
     if (s.waitForwardOf != SIZE_MAX) {
       while (!reusedForwards.empty() && reusedForwards.front().first < s.waitForwardOf) reusedForwards.pop_front();
@@ -78,7 +79,7 @@ void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
       out = io.slot(1, static_cast<int>(k));
     }
     size_t count = s.bytes / esize;
-    io.reducer().reduce(out, io.slot(0, static_cast<int>(done % window)), s.reduceWith, count, spec.type, spec.op);
+    io.waitAndReduce(p.req, io.slot(0, static_cast<int>(done % window)), out, s.reduceWith, count, spec.type, spec.op);
     if (s.average) io.reducer().finishAverage(out, count, spec.type, io.size());
     if (s.forward) {
       Request r = io.isend(spec.next, out, s.bytes);

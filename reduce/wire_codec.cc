@@ -107,6 +107,28 @@ void decodeWire(WireFormat format, const void* wire, size_t count, void* out) {
   for (; i < count; ++i) store(dst, i, halfToFloat(in[i]) * unscale);
 }
 
+void decodeWireAdd(WireFormat format, const void* wire, size_t count, const void* with, void* out) {
+  const char* w = static_cast<const char*>(wire);
+  const char* other = static_cast<const char*>(with);
+  char* dst = static_cast<char*>(out);
+  const auto* k = fast();
+  if (format == WireFormat::kBf16) {
+    const auto* in = reinterpret_cast<const uint16_t*>(w);
+    size_t i = k ? k->bf16DecodeAdd(in, count, with, out) : 0;
+    for (; i < count; ++i) store(dst, i, bfloat16ToFloat(in[i]) + load(other, i));
+    return;
+  }
+  int32_t e = 0;
+  std::memcpy(&e, w, sizeof(e));
+  const float unscale = std::ldexp(1.0f, e);
+  const auto* in = reinterpret_cast<const uint16_t*>(w + 4);
+  size_t i = k ? k->fp16DecodeAdd(in, count, unscale, with, out) : 0;
+  for (; i < count; ++i) {
+    const float decoded = halfToFloat(in[i]) * unscale;  // exact: a power of two
+    store(dst, i, decoded + load(other, i));
+  }
+}
+
 void roundSignificands(WireFormat format, void* values, size_t count) {
   if (format == WireFormat::kNone) return;
   const int dropped = format == WireFormat::kBf16 ? 16 : 13;  // float32 has 23 significand bits

@@ -22,6 +22,9 @@ size_t wireBytes(WireFormat format, size_t count);
 void encodeWire(WireFormat format, const void* values, size_t count, void* wire, void* roundedOut);
 // Reads what encodeWire wrote for `count` floats into `out`.
 void decodeWire(WireFormat format, const void* wire, size_t count, void* out);
+// out[i] = decoded[i] + with[i], in float32: decodeWire and a float32 sum in one pass, bit for bit the same (the
+// decoded value is exact). `out` may alias `with`.
+void decodeWireAdd(WireFormat format, const void* wire, size_t count, const void* with, void* out);
 // Rounds each finite value's significand, in place, to the format's (7 bits for bfloat16, 10 for float16), ties to
 // even, ignoring float16's exponent range: idempotent, and a no-op on every value a message decoded to (save
 // float16 subnormals, which it leaves alone too). Ranks that hold either x or x's wire rounding agree after it.

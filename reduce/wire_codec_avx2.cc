@@ -103,6 +103,32 @@ size_t fp16Decode(const uint16_t* in, size_t n, float unscale, void* out) {
   return i;
 }
 
+size_t bf16DecodeAdd(const uint16_t* in, size_t n, const void* with, void* out) {
+  const char* w = static_cast<const char*>(with);
+  char* dst = static_cast<char*>(out);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    const __m256 v = _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+    const __m256 sum = _mm256_add_ps(v, _mm256_loadu_ps(reinterpret_cast<const float*>(w + 4 * i)));
+    _mm256_storeu_ps(reinterpret_cast<float*>(dst + 4 * i), sum);
+  }
+  return i;
+}
+
+size_t fp16DecodeAdd(const uint16_t* in, size_t n, float unscale, const void* with, void* out) {
+  const char* w = static_cast<const char*>(with);
+  char* dst = static_cast<char*>(out);
+  const __m256 u = _mm256_set1_ps(unscale);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))), u);
+    const __m256 sum = _mm256_add_ps(v, _mm256_loadu_ps(reinterpret_cast<const float*>(w + 4 * i)));
+    _mm256_storeu_ps(reinterpret_cast<float*>(dst + 4 * i), sum);
+  }
+  return i;
+}
+
 size_t roundSignificands(void* values, size_t n, int dropped) {
   char* p = static_cast<char*>(values);
   const __m128i shift = _mm_cvtsi32_si128(dropped);
@@ -123,7 +149,8 @@ size_t roundSignificands(void* values, size_t n, int dropped) {
   return i;
 }
 
-const Kernels kTable = {bf16Encode, bf16Decode, maxAbs, fp16Encode, fp16Decode, roundSignificands};
+const Kernels kTable = {bf16Encode,    bf16Decode,    maxAbs, fp16Encode, fp16Decode, bf16DecodeAdd,
+                        fp16DecodeAdd, roundSignificands};
 
 }  // namespace
 

@@ -15,6 +15,9 @@ struct Kernels {
   // out = float16(in * scale); rounded = float(out) * unscale.
   size_t (*fp16Encode)(const void* in, size_t n, float scale, float unscale, uint16_t* out, void* rounded);
   size_t (*fp16Decode)(const uint16_t* in, size_t n, float unscale, void* out);
+  // out = decoded in + with (decodeWireAdd).
+  size_t (*bf16DecodeAdd)(const uint16_t* in, size_t n, const void* with, void* out);
+  size_t (*fp16DecodeAdd)(const uint16_t* in, size_t n, float unscale, const void* with, void* out);
   // roundSignificands: drop `dropped` low significand bits, ties to even, skipping infinities and NaNs; a vector
   // whose values do not change is not stored.
   size_t (*roundSignificands)(void* values, size_t n, int dropped);

@@ -18,6 +18,10 @@ class SubgroupIO final : public PeerIO {
   Request isend(int peer, const void* buf, size_t bytes) override;
   Request irecv(int peer, void* buf, size_t bytes) override;
   void wait(const Request& r) override { parent_.wait(r); }
+  void waitAndReduce(const Request& r, const void* landing, void* out, const void* with, size_t count,
+                     chorusDataType_t type, chorusRedOp_t op) override {
+    parent_.waitAndReduce(r, landing, out, with, count, type, op);
+  }
   void exchange(int peer, const void* send, void* recv, size_t bytes) override {
     parent_.exchange(global(peer), send, recv, bytes);
   }

@@ -331,14 +331,34 @@ void CommIO::driveLoop(Pred finished) {
   }
 }
 
-void CommIO::wait(const Request& r) {
+void CommIO::waitUndecoded(const Request& r) {
   if (trace_ == nullptr) {
     driveUntil([&] { return done(r); });
   } else {
     traced(r.isSend ? "send" : "recv", r.conn->peer(), r.bytes, [&] { driveUntil([&] { return done(r); }); });
     postedBytes_ -= std::min(postedBytes_, r.bytes);
   }
+}
+
+void CommIO::wait(const Request& r) {
+  waitUndecoded(r);
   if (!r.isSend && wire_.active()) wire_.expand(r.conn, r.id);
+}
+
+void CommIO::waitAndReduce(const Request& r, const void* landing, void* out, const void* with, size_t count,
+                           chorusDataType_t type, chorusRedOp_t op) {
+  waitUndecoded(r);
+  if (!r.isSend && wire_.active()) {
+    if (type == chorusFloat32 && (op == chorusSum || op == chorusAvg)) {
+      const double start = trace_ != nullptr ? CallTrace::nowUs() : 0;
+      if (wire_.expandAdding(r.conn, r.id, with, out)) {
+        if (trace_ != nullptr) times_.reduceUs += CallTrace::nowUs() - start;
+        return;
+      }
+    }
+    wire_.expand(r.conn, r.id);
+  }
+  reducer().reduce(out, landing, with, count, type, op);
 }
 
 void CommIO::exchange(int peer, const void* send, void* recv, size_t bytes) {

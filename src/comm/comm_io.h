@@ -47,6 +47,9 @@ class CommIO final : public PeerIO {
   Request isend(int peer, const void* buf, size_t bytes) override;
   Request irecv(int peer, void* buf, size_t bytes) override;
   void wait(const Request& r) override;
+  // A compressed float32 sum reduces straight from the wire buffer (decode and add in one pass).
+  void waitAndReduce(const Request& r, const void* landing, void* out, const void* with, size_t count,
+                     chorusDataType_t type, chorusRedOp_t op) override;
   void exchange(int peer, const void* send, void* recv, size_t bytes) override;
   void waitAll() override;
   void postingTogether() override { singleCopyHint_ = true; }
@@ -78,6 +81,7 @@ class CommIO final : public PeerIO {
 
  private:
   static bool done(const Request& r);
+  void waitUndecoded(const Request& r);  // wait() without a compressed receive's decode
   Connection* connectionTo(int peer);
   [[noreturn, gnu::cold, gnu::noinline]] void badPeer(int peer) const;
   template <class Pred>

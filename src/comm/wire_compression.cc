@@ -105,14 +105,26 @@ char* WireCompressor::receiveBuffer(void* buf, size_t bytes, size_t* wireSize) {
 
 void WireCompressor::received(Connection* conn, uint64_t id) { sent(conn, id); }
 
-void WireCompressor::expand(Connection* conn, uint64_t id) {
+WireCompressor::Buffer* WireCompressor::pendingReceive(Connection* conn, uint64_t id) {
   for (Buffer& b : buffers_) {
-    if (b.busy && !b.isSend && b.posted && b.conn == conn && b.id == id) {
-      decodeWire(format_, b.bytes.data(), b.count, b.out);
-      b.busy = false;
-      return;
-    }
+    if (b.busy && !b.isSend && b.posted && b.conn == conn && b.id == id) return &b;
   }
+  return nullptr;
+}
+
+void WireCompressor::expand(Connection* conn, uint64_t id) {
+  if (Buffer* b = pendingReceive(conn, id)) {
+    decodeWire(format_, b->bytes.data(), b->count, b->out);
+    b->busy = false;
+  }
+}
+
+bool WireCompressor::expandAdding(Connection* conn, uint64_t id, const void* with, void* out) {
+  Buffer* b = pendingReceive(conn, id);
+  if (b == nullptr) return false;
+  decodeWireAdd(format_, b->bytes.data(), b->count, with, out);
+  b->busy = false;
+  return true;
 }
 
 void WireCompressor::expandAll() {

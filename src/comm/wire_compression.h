@@ -38,6 +38,9 @@ class WireCompressor {
   void received(Connection* conn, uint64_t id);
   // Decodes the receive `id` of conn (complete by now) into its buffer, if it was compressed and not yet decoded.
   void expand(Connection* conn, uint64_t id);
+  // For a float32 sum: out = the receive `id` of conn (complete by now) + with, straight from its wire buffer, its
+  // own buffer left unwritten (decodeWireAdd), if it was compressed and not yet decoded; false otherwise.
+  bool expandAdding(Connection* conn, uint64_t id, const void* with, void* out);
   // Decodes every completed receive of this call not yet decoded.
   void expandAll();
 
@@ -53,6 +56,7 @@ class WireCompressor {
     size_t count = 0;     // floats
   };
   size_t acquire(size_t bytes);
+  Buffer* pendingReceive(Connection* conn, uint64_t id);  // compressed, complete and not yet decoded
   bool readOnly(const void* buf, size_t bytes) const;
 
   WireFormat format_ = WireFormat::kNone;

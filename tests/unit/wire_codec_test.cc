@@ -52,6 +52,34 @@ TEST(WireCodec, Bfloat16MatchesTheScalarConversionAndRoundsInPlaceToWhatIsDecode
   }
 }
 
+// Decoding and adding in one pass gives, bit for bit, what decoding and then a float32 sum give (NaN for NaN), in
+// place on the addend too.
+TEST(WireCodec, DecodeAddEqualsDecodeThenSum) {
+  for (WireFormat f : {WireFormat::kBf16, WireFormat::kFp16}) {
+    for (size_t n : {0u, 1u, 7u, 8u, 9u, 1000u}) {
+      std::vector<float> v = samples(std::max<size_t>(n, 14)), with = samples(n + 20);
+      v.resize(n);
+      with.erase(with.begin(), with.begin() + 20);  // other values than v's, specials elsewhere
+      std::vector<char> wire(wireBytes(f, n));
+      std::vector<float> decoded(n), fused(n);
+      encodeWire(f, v.data(), n, wire.data(), nullptr);
+      decodeWire(f, wire.data(), n, decoded.data());
+      decodeWireAdd(f, wire.data(), n, with.data(), fused.data());
+      std::vector<float> inPlace = with;
+      decodeWireAdd(f, wire.data(), n, inPlace.data(), inPlace.data());
+      for (size_t i = 0; i < n; ++i) {
+        const float expected = decoded[i] + with[i];
+        if (std::isnan(expected)) {
+          EXPECT_TRUE(std::isnan(fused[i]) && std::isnan(inPlace[i])) << wireFormatName(f) << " " << n << " " << i;
+        } else {
+          EXPECT_TRUE(sameBits(fused[i], expected)) << wireFormatName(f) << " " << n << " " << i;
+          EXPECT_TRUE(sameBits(inPlace[i], expected)) << wireFormatName(f) << " " << n << " " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(WireCodec, Float16IsScaledSoThatLargeValuesNeitherOverflowNorLosePrecision) {
   for (float big : {1e9f, 2e38f, 65504.0f, 1e-12f, 1e-40f}) {
     std::vector<float> v(37);

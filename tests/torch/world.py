@@ -1,5 +1,8 @@
 """Runs a function on N processes that each join one torch.distributed group, with a deadline: every rank's
-exception is reported, and no process outlives the test."""
+exception is reported, and no process outlives the test.
+
+Ranks start from a fork server that imported torch and chorus_torch once (it lives as long as the test session
+and leaves with it): a process spawned afresh would import torch again, seconds of CPU per rank."""
 
 import os
 import tempfile
@@ -21,14 +24,18 @@ def _rank_main(rank, fn, n, init_file, backend, errors):
         raise
 
 
+_START = "forkserver"
+
+
 def run_world(fn, n, backend="chorus", deadline=120):
     """fn(rank, world_size) runs on every rank; raises AssertionError naming each failed rank."""
-    ctx = mp.get_context("spawn")
+    ctx = mp.get_context(_START)
+    ctx.set_forkserver_preload(["torch", "torch.distributed", "chorus_torch"])
     errors = ctx.SimpleQueue()
     with tempfile.TemporaryDirectory() as tmp:
         init_file = os.path.join(tmp, "init")
         context = mp.start_processes(_rank_main, args=(fn, n, init_file, backend, errors), nprocs=n, join=False,
-                                     start_method="spawn")
+                                     start_method=_START)
         end = time.monotonic() + deadline
         timed_out = False
         try:

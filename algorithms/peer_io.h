@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/datatype.h"
 #include "reduce/reducer.h"
 
 namespace chorus {
@@ -37,6 +38,13 @@ class PeerIO {
                              chorusDataType_t type, chorusRedOp_t op) {
     wait(r);
     reducer().reduce(out, landing, with, count, type, op);
+  }
+  // waitAndReduce, then sends `out` to `peer` and returns the send. An IO may prepare the send in the same pass (a
+  // compressed link's encoding).
+  virtual Request waitReduceAndSend(const Request& r, const void* landing, void* out, const void* with, size_t count,
+                                    chorusDataType_t type, chorusRedOp_t op, int peer) {
+    waitAndReduce(r, landing, out, with, count, type, op);
+    return isend(peer, out, count * typeSize(type));
   }
   // Sends `bytes` from `send` to `peer` and receives as many from it into `recv` (the two must not overlap);
   // returns once both are done.

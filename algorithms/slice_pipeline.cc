@@ -79,10 +79,18 @@ void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
       out = io.slot(1, static_cast<int>(k));
     }
     size_t count = s.bytes / esize;
-    io.waitAndReduce(p.req, io.slot(0, static_cast<int>(done % window)), out, s.reduceWith, count, spec.type, spec.op);
+    const void* arrived = io.slot(0, static_cast<int>(done % window));
+    // A forward of the plain sum leaves in the same step (an IO may encode it in the reduction's pass).
+    const bool sendWithReduce = s.forward && !s.average;
+    Request forwarded;
+    if (sendWithReduce) {
+      forwarded = io.waitReduceAndSend(p.req, arrived, out, s.reduceWith, count, spec.type, spec.op, spec.next);
+    } else {
+      io.waitAndReduce(p.req, arrived, out, s.reduceWith, count, spec.type, spec.op);
+    }
     if (s.average) io.reducer().finishAverage(out, count, spec.type, io.size());
     if (s.forward) {
-      Request r = io.isend(spec.next, out, s.bytes);
+      Request r = sendWithReduce ? forwarded : io.isend(spec.next, out, s.bytes);
       if (k < window) {
         resultSend[k] = r;
         resultBusy[k] = true;

@@ -129,6 +129,25 @@ void decodeWireAdd(WireFormat format, const void* wire, size_t count, const void
   }
 }
 
+void decodeWireAddEncode(WireFormat format, const void* wire, size_t count, const void* with, void* out,
+                         void* wireOut) {
+  if (format != WireFormat::kBf16) {
+    decodeWireAdd(format, wire, count, with, out);
+    encodeWire(format, out, count, wireOut, out);
+    return;
+  }
+  const auto* in = static_cast<const uint16_t*>(wire);
+  const char* other = static_cast<const char*>(with);
+  char* dst = static_cast<char*>(out);
+  auto* w = static_cast<uint16_t*>(wireOut);
+  const auto* k = fast();
+  size_t i = k ? k->bf16DecodeAddEncode(in, count, with, out, w) : 0;
+  for (; i < count; ++i) {
+    w[i] = floatToBfloat16(bfloat16ToFloat(in[i]) + load(other, i));
+    store(dst, i, bfloat16ToFloat(w[i]));
+  }
+}
+
 void roundSignificands(WireFormat format, void* values, size_t count) {
   if (format == WireFormat::kNone) return;
   const int dropped = format == WireFormat::kBf16 ? 16 : 13;  // float32 has 23 significand bits

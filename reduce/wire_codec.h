@@ -25,6 +25,10 @@ void decodeWire(WireFormat format, const void* wire, size_t count, void* out);
 // out[i] = decoded[i] + with[i], in float32: decodeWire and a float32 sum in one pass, bit for bit the same (the
 // decoded value is exact). `out` may alias `with`.
 void decodeWireAdd(WireFormat format, const void* wire, size_t count, const void* with, void* out);
+// decodeWireAdd, then encodeWire of `out` into `wireOut` with `out` rounded in place to what it decodes to: in one
+// pass for bfloat16 (float16's scale needs the sums' largest first: two passes).
+void decodeWireAddEncode(WireFormat format, const void* wire, size_t count, const void* with, void* out,
+                         void* wireOut);
 // Rounds each finite value's significand, in place, to the format's (7 bits for bfloat16, 10 for float16), ties to
 // even, ignoring float16's exponent range: idempotent, and a no-op on every value a message decoded to (save
 // float16 subnormals, which it leaves alone too). Ranks that hold either x or x's wire rounding agree after it.

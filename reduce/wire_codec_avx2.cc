@@ -116,6 +116,26 @@ size_t bf16DecodeAdd(const uint16_t* in, size_t n, const void* with, void* out) 
   return i;
 }
 
+size_t bf16DecodeAddEncode(const uint16_t* in, size_t n, const void* with, void* out, uint16_t* wireOut) {
+  const char* w = static_cast<const char*>(with);
+  char* dst = static_cast<char*>(out);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i packedIn = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    const __m128i packedIn2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i + 8));
+    const __m256 va = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(packedIn), 16));
+    const __m256 vb = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(packedIn2), 16));
+    const __m256 sa = _mm256_add_ps(va, _mm256_loadu_ps(reinterpret_cast<const float*>(w + 4 * i)));
+    const __m256 sb = _mm256_add_ps(vb, _mm256_loadu_ps(reinterpret_cast<const float*>(w + 4 * i + 32)));
+    const __m256i a = bf16Bits(_mm256_castps_si256(sa)), b = bf16Bits(_mm256_castps_si256(sb));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(wireOut + i),
+                        _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 4 * i), _mm256_slli_epi32(a, 16));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 4 * i + 32), _mm256_slli_epi32(b, 16));
+  }
+  return i;
+}
+
 size_t fp16DecodeAdd(const uint16_t* in, size_t n, float unscale, const void* with, void* out) {
   const char* w = static_cast<const char*>(with);
   char* dst = static_cast<char*>(out);
@@ -149,8 +169,8 @@ size_t roundSignificands(void* values, size_t n, int dropped) {
   return i;
 }
 
-const Kernels kTable = {bf16Encode,    bf16Decode,    maxAbs, fp16Encode, fp16Decode, bf16DecodeAdd,
-                        fp16DecodeAdd, roundSignificands};
+const Kernels kTable = {bf16Encode,    bf16Decode,          maxAbs,           fp16Encode, fp16Decode, bf16DecodeAdd,
+                        fp16DecodeAdd, bf16DecodeAddEncode, roundSignificands};
 
 }  // namespace
 

@@ -18,6 +18,8 @@ struct Kernels {
   // out = decoded in + with (decodeWireAdd).
   size_t (*bf16DecodeAdd)(const uint16_t* in, size_t n, const void* with, void* out);
   size_t (*fp16DecodeAdd)(const uint16_t* in, size_t n, float unscale, const void* with, void* out);
+  // out = the bfloat16 rounding of (decoded in + with); wireOut = its bfloat16 bits.
+  size_t (*bf16DecodeAddEncode)(const uint16_t* in, size_t n, const void* with, void* out, uint16_t* wireOut);
   // roundSignificands: drop `dropped` low significand bits, ties to even, skipping infinities and NaNs; a vector
   // whose values do not change is not stored.
   size_t (*roundSignificands)(void* values, size_t n, int dropped);

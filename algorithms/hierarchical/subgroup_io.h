@@ -22,6 +22,10 @@ class SubgroupIO final : public PeerIO {
                      chorusDataType_t type, chorusRedOp_t op) override {
     parent_.waitAndReduce(r, landing, out, with, count, type, op);
   }
+  Request waitReduceAndSend(const Request& r, const void* landing, void* out, const void* with, size_t count,
+                            chorusDataType_t type, chorusRedOp_t op, int peer) override {
+    return parent_.waitReduceAndSend(r, landing, out, with, count, type, op, global(peer));
+  }
   void exchange(int peer, const void* send, void* recv, size_t bytes) override {
     parent_.exchange(global(peer), send, recv, bytes);
   }

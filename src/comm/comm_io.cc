@@ -348,8 +348,35 @@ void CommIO::wait(const Request& r) {
 void CommIO::waitAndReduce(const Request& r, const void* landing, void* out, const void* with, size_t count,
                            chorusDataType_t type, chorusRedOp_t op) {
   waitUndecoded(r);
+  reduceArrived(r, landing, out, with, count, type, op);
+}
+
+Request CommIO::waitReduceAndSend(const Request& r, const void* landing, void* out, const void* with, size_t count,
+                                  chorusDataType_t type, chorusRedOp_t op, int peer) {
+  waitUndecoded(r);
+  const size_t bytes = count * typeSize(type);
+  if (!r.isSend && compressibleSum(type, op) && wire_.compresses(peer, bytes)) {
+    const double start = trace_ != nullptr ? CallTrace::nowUs() : 0;
+    size_t wireSize = 0;
+    if (const char* wire = wire_.expandAddingEncoded(r.conn, r.id, with, out, &wireSize)) {
+      if (trace_ != nullptr) times_.reduceUs += CallTrace::nowUs() - start;  // the encoding counts as reducing
+      Connection* c = connectionTo(peer);
+      c->setSingleCopyHint(singleCopyHint_);
+      c->setStripeWidth(stripeWidth_);
+      postedBytes_ += bytes;
+      const uint64_t id = c->isend(wire, wireSize, sendTag(peer));
+      wire_.sent(c, id);
+      return Request{c, true, id, bytes};
+    }
+  }
+  reduceArrived(r, landing, out, with, count, type, op);
+  return isend(peer, out, bytes);
+}
+
+void CommIO::reduceArrived(const Request& r, const void* landing, void* out, const void* with, size_t count,
+                           chorusDataType_t type, chorusRedOp_t op) {
   if (!r.isSend && wire_.active()) {
-    if (type == chorusFloat32 && (op == chorusSum || op == chorusAvg)) {
+    if (compressibleSum(type, op)) {
       const double start = trace_ != nullptr ? CallTrace::nowUs() : 0;
       if (wire_.expandAdding(r.conn, r.id, with, out)) {
         if (trace_ != nullptr) times_.reduceUs += CallTrace::nowUs() - start;

@@ -50,6 +50,9 @@ class CommIO final : public PeerIO {
   // A compressed float32 sum reduces straight from the wire buffer (decode and add in one pass).
   void waitAndReduce(const Request& r, const void* landing, void* out, const void* with, size_t count,
                      chorusDataType_t type, chorusRedOp_t op) override;
+  // ... and encodes the sum for a compressed send in the same pass.
+  Request waitReduceAndSend(const Request& r, const void* landing, void* out, const void* with, size_t count,
+                            chorusDataType_t type, chorusRedOp_t op, int peer) override;
   void exchange(int peer, const void* send, void* recv, size_t bytes) override;
   void waitAll() override;
   void postingTogether() override { singleCopyHint_ = true; }
@@ -82,6 +85,12 @@ class CommIO final : public PeerIO {
  private:
   static bool done(const Request& r);
   void waitUndecoded(const Request& r);  // wait() without a compressed receive's decode
+  // waitAndReduce once the receive is complete.
+  void reduceArrived(const Request& r, const void* landing, void* out, const void* with, size_t count,
+                     chorusDataType_t type, chorusRedOp_t op);
+  static bool compressibleSum(chorusDataType_t type, chorusRedOp_t op) {
+    return type == chorusFloat32 && (op == chorusSum || op == chorusAvg);
+  }
   Connection* connectionTo(int peer);
   [[noreturn, gnu::cold, gnu::noinline]] void badPeer(int peer) const;
   template <class Pred>

@@ -105,26 +105,45 @@ char* WireCompressor::receiveBuffer(void* buf, size_t bytes, size_t* wireSize) {
 
 void WireCompressor::received(Connection* conn, uint64_t id) { sent(conn, id); }
 
-WireCompressor::Buffer* WireCompressor::pendingReceive(Connection* conn, uint64_t id) {
-  for (Buffer& b : buffers_) {
-    if (b.busy && !b.isSend && b.posted && b.conn == conn && b.id == id) return &b;
+size_t WireCompressor::pendingReceive(Connection* conn, uint64_t id) const {
+  size_t i = 0;
+  for (; i < buffers_.size(); ++i) {
+    const Buffer& b = buffers_[i];
+    if (b.busy && !b.isSend && b.posted && b.conn == conn && b.id == id) break;
   }
-  return nullptr;
+  return i;
 }
 
 void WireCompressor::expand(Connection* conn, uint64_t id) {
-  if (Buffer* b = pendingReceive(conn, id)) {
-    decodeWire(format_, b->bytes.data(), b->count, b->out);
-    b->busy = false;
-  }
+  const size_t i = pendingReceive(conn, id);
+  if (i == buffers_.size()) return;
+  Buffer& b = buffers_[i];
+  decodeWire(format_, b.bytes.data(), b.count, b.out);
+  b.busy = false;
 }
 
 bool WireCompressor::expandAdding(Connection* conn, uint64_t id, const void* with, void* out) {
-  Buffer* b = pendingReceive(conn, id);
-  if (b == nullptr) return false;
-  decodeWireAdd(format_, b->bytes.data(), b->count, with, out);
-  b->busy = false;
+  const size_t i = pendingReceive(conn, id);
+  if (i == buffers_.size()) return false;
+  Buffer& b = buffers_[i];
+  decodeWireAdd(format_, b.bytes.data(), b.count, with, out);
+  b.busy = false;
   return true;
+}
+
+const char* WireCompressor::expandAddingEncoded(Connection* conn, uint64_t id, const void* with, void* out,
+                                                size_t* wireSize) {
+  const size_t in = pendingReceive(conn, id);
+  if (in == buffers_.size()) return nullptr;
+  const size_t count = buffers_[in].count;
+  *wireSize = wireBytes(format_, count);
+  last_ = acquire(*wireSize);  // may add a buffer: indices stay, references would not
+  Buffer& send = buffers_[last_];
+  Buffer& arrived = buffers_[in];
+  send.isSend = true;
+  decodeWireAddEncode(format_, arrived.bytes.data(), count, with, out, send.bytes.data());
+  arrived.busy = false;
+  return send.bytes.data();
 }
 
 void WireCompressor::expandAll() {

@@ -41,6 +41,10 @@ class WireCompressor {
   // For a float32 sum: out = the receive `id` of conn (complete by now) + with, straight from its wire buffer, its
   // own buffer left unwritten (decodeWireAdd), if it was compressed and not yet decoded; false otherwise.
   bool expandAdding(Connection* conn, uint64_t id, const void* with, void* out);
+  // expandAdding, and `out` encoded for sending in the same pass (decodeWireAddEncode; `out` rounded in place to
+  // what its receiver decodes): the send's wire buffer, with *wireSize; call sent() with the send's id at once.
+  // Null (nothing done) where the receive was not compressed or is decoded already.
+  const char* expandAddingEncoded(Connection* conn, uint64_t id, const void* with, void* out, size_t* wireSize);
   // Decodes every completed receive of this call not yet decoded.
   void expandAll();
 
@@ -56,7 +60,8 @@ class WireCompressor {
     size_t count = 0;     // floats
   };
   size_t acquire(size_t bytes);
-  Buffer* pendingReceive(Connection* conn, uint64_t id);  // compressed, complete and not yet decoded
+  // The receive's buffer if it is compressed, complete and not yet decoded; else buffers_.size().
+  size_t pendingReceive(Connection* conn, uint64_t id) const;
   bool readOnly(const void* buf, size_t bytes) const;
 
   WireFormat format_ = WireFormat::kNone;

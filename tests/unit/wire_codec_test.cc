@@ -80,6 +80,32 @@ TEST(WireCodec, DecodeAddEqualsDecodeThenSum) {
   }
 }
 
+// Decoding, adding and encoding the sum in one pass gives what decodeWireAdd and then encodeWire with the sum
+// rounded in place give, bit for bit (wire and rounded sum).
+TEST(WireCodec, DecodeAddEncodeEqualsDecodeAddThenEncode) {
+  for (WireFormat f : {WireFormat::kBf16, WireFormat::kFp16}) {
+    for (size_t n : {0u, 1u, 15u, 16u, 17u, 1000u}) {
+      std::vector<float> v = samples(std::max<size_t>(n, 14)), with = samples(n + 20);
+      v.resize(n);
+      with.erase(with.begin(), with.begin() + 20);
+      std::vector<char> wire(wireBytes(f, n)), expectedWire(wireBytes(f, n)), fusedWire(wireBytes(f, n));
+      encodeWire(f, v.data(), n, wire.data(), nullptr);
+      std::vector<float> expected(n), fused(n);
+      decodeWireAdd(f, wire.data(), n, with.data(), expected.data());
+      encodeWire(f, expected.data(), n, expectedWire.data(), expected.data());
+      decodeWireAddEncode(f, wire.data(), n, with.data(), fused.data(), fusedWire.data());
+      EXPECT_EQ(std::memcmp(fusedWire.data(), expectedWire.data(), expectedWire.size()), 0) << wireFormatName(f) << n;
+      for (size_t i = 0; i < n; ++i) {
+        if (std::isnan(expected[i])) {
+          EXPECT_TRUE(std::isnan(fused[i])) << wireFormatName(f) << " " << n << " " << i;
+        } else {
+          EXPECT_TRUE(sameBits(fused[i], expected[i])) << wireFormatName(f) << " " << n << " " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(WireCodec, Float16IsScaledSoThatLargeValuesNeitherOverflowNorLosePrecision) {
   for (float big : {1e9f, 2e38f, 65504.0f, 1e-12f, 1e-40f}) {
     std::vector<float> v(37);

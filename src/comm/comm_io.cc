@@ -102,17 +102,26 @@ Connection* CommIO::connectionTo(int peer) {
   return c;
 }
 
-Request CommIO::isend(int peer, const void* buf, size_t bytes) {
+Connection* CommIO::sendingTo(int peer, size_t bytes) {
   Connection* c = connectionTo(peer);
   c->setSingleCopyHint(singleCopyHint_);
   c->setStripeWidth(stripeWidth_);
   postedBytes_ += bytes;
+  return c;
+}
+
+Request CommIO::sendWire(Connection* c, int peer, const char* wire, size_t wireSize, size_t bytes) {
+  const uint64_t id = c->isend(wire, wireSize, sendTag(peer));
+  wire_.sent(c, id);
+  return Request{c, true, id, bytes};
+}
+
+Request CommIO::isend(int peer, const void* buf, size_t bytes) {
+  Connection* c = sendingTo(peer, bytes);
   if (wire_.compresses(peer, bytes)) {
     size_t wireSize = 0;
     const char* wire = wire_.encodeSend(buf, bytes, &wireSize);
-    const uint64_t id = c->isend(wire, wireSize, sendTag(peer));
-    wire_.sent(c, id);
-    return Request{c, true, id, bytes};
+    return sendWire(c, peer, wire, wireSize, bytes);
   }
   return Request{c, true, c->isend(buf, bytes, sendTag(peer)), bytes};
 }
@@ -360,13 +369,7 @@ Request CommIO::waitReduceAndSend(const Request& r, const void* landing, void* o
     size_t wireSize = 0;
     if (const char* wire = wire_.expandAddingEncoded(r.conn, r.id, with, out, &wireSize)) {
       if (trace_ != nullptr) times_.reduceUs += CallTrace::nowUs() - start;  // the encoding counts as reducing
-      Connection* c = connectionTo(peer);
-      c->setSingleCopyHint(singleCopyHint_);
-      c->setStripeWidth(stripeWidth_);
-      postedBytes_ += bytes;
-      const uint64_t id = c->isend(wire, wireSize, sendTag(peer));
-      wire_.sent(c, id);
-      return Request{c, true, id, bytes};
+      return sendWire(sendingTo(peer, bytes), peer, wire, wireSize, bytes);
     }
   }
   reduceArrived(r, landing, out, with, count, type, op);

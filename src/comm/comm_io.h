@@ -85,6 +85,10 @@ class CommIO final : public PeerIO {
  private:
   static bool done(const Request& r);
   void waitUndecoded(const Request& r);  // wait() without a compressed receive's decode
+  // The connection a send of `bytes` to `peer` goes on, set for this call (hints, stripe width, traced bytes).
+  Connection* sendingTo(int peer, size_t bytes);
+  // Posts a compressed send's wire buffer on c (which sendingTo gave).
+  Request sendWire(Connection* c, int peer, const char* wire, size_t wireSize, size_t bytes);
   // waitAndReduce once the receive is complete.
   void reduceArrived(const Request& r, const void* landing, void* out, const void* with, size_t count,
                      chorusDataType_t type, chorusRedOp_t op);

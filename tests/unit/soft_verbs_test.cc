@@ -234,6 +234,9 @@ TEST(SoftVerbsTest, QueueLimitsAreEnforced) {
   o.maxSendWr = 4;
   o.maxRecvWr = 2;
   o.maxInline = 32;
+  // Registered memory outlives the QPs: the writes posted last may still be landing when the test returns
+  // (destroying the QPs stops them; freeing memory they target first is the application's bug, as on hardware).
+  std::vector<char> buf(4096);
   SoftPair p(o);
   ibv_qp_init_attr big{};
   big.send_cq = big.recv_cq = p.cq[0];
@@ -245,7 +248,6 @@ TEST(SoftVerbsTest, QueueLimitsAreEnforced) {
   big.cap.max_inline_data = 1024;  // over 256
   EXPECT_EQ(V().createQp(p.pd, &big), nullptr);
   p.connect();
-  std::vector<char> buf(4096);
   ibv_mr* mr = p.reg(buf.data(), buf.size());
   EXPECT_EQ(p.postRecv(1, 1, buf.data(), 64, mr->lkey), 0);
   EXPECT_EQ(p.postRecv(1, 2, buf.data(), 64, mr->lkey), 0);

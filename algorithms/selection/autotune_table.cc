@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <sstream>
 
 #include "algorithms/algorithm_registry.h"
 #include "core/error.h"
@@ -170,6 +171,23 @@ void AutotuneTable::finishStage() {
     }
     default: throwInternal("autotune: a stage finished in a bucket not under trial");
   }
+}
+
+std::string AutotuneTable::describeStage() const {
+  if (!pending_) return "";
+  const Bucket& b = *pending_;
+  std::ostringstream out;
+  out << collectiveName(b.collective) << '.' << b.elementBytes * 8 << ' ' << formatSize(bucketLo(b.size)) << ':';
+  for (size_t c = 0; c < b.candidates.size(); ++c) {
+    const TuneCandidate& t = b.candidates[c];
+    out << (c == 0 ? " " : " | ") << algorithmName(t.algorithm);
+    if (t.sliceBytes) out << '@' << formatSize(t.sliceBytes);
+    if (t.sockets) out << '/' << t.sockets;
+    for (size_t i = 0; i < b.stage.times.size(); ++i) {
+      if (static_cast<size_t>(b.stage.schedule[i]) == c) out << ' ' << std::lround(b.stage.times[i] * 1e6);
+    }
+  }
+  return out.str();
 }
 
 void AutotuneTable::load(const AlgoRules& tuned) {

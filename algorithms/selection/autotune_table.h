@@ -2,8 +2,8 @@
 // on real calls, in stages, and keeps the fastest:
 //   1. every algorithm the cost model can price for the call (up to six, in the order of its prediction: the prior
 //      orders them and breaks ties, but does not rule any out, since a model fed the wrong link parameters would
-//      rule out the right one), three calls each (two each for six), interleaved; the two fastest go on;
-//   2. those two, three calls each; the faster (by median) is the algorithm;
+//      rule out the right one), three calls each (two each for six), back to back; the two fastest go on;
+//   2. those two, three calls each; the faster is the algorithm;
 //   3. that algorithm as it is, against each variant that can matter: where the message spans a slice, a quarter and
 //      four times the communicator's slice size; where TCP pairs have sockets to choose from and the message is
 //      large enough to stripe, 1, 2 or 4 sockets per rail instead of CHORUS_NSOCKS; three calls each for up to three
@@ -11,7 +11,7 @@
 // At most 31 calls per bucket (5 x 3 + 2 x 3 + 5 x 2); after that the bucket is settled and a call costs one array
 // lookup.
 // This table is bookkeeping only: the communicator (src/comm/comm_engine_autotune.cc) times the calls and agrees
-// each stage's times with the other ranks (the slowest rank's time per call) before finishStage(), so that every
+// each stage's times with the other ranks (each call's time averaged over the ranks) before finishStage(), so that every
 // rank feeds the table the same numbers in the same order and takes the same decisions.
 #pragma once
 
@@ -59,6 +59,9 @@ class AutotuneTable {
   std::vector<double>& stageTimes();
   // Ends the stage of the last trial with stageTimes() as agreed: narrows the candidates, or settles the bucket.
   void finishStage();
+  // The stage of the last trial, for the log: its bucket and each candidate's agreed times in microseconds
+  // ("allreduce.32 1M: ring 512 530 | tree@128K 600 610").
+  std::string describeStage() const;
 
   // The settled buckets in CHORUS_ALGO syntax ("allreduce.32:64K-128K=ring@2M,...;..."); "" when none.
   std::string asRules() const;

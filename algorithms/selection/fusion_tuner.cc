@@ -41,10 +41,10 @@ void FusionTuner::finishStage() {
   Shape* s = pending_;
   if (!s || !s->stage.complete()) throwInternal("fusion tuner: a stage finished early");
   pending_ = nullptr;
-  const std::vector<double> median = s->stage.scores(s->candidates.size());  // kRounds >= 3: medians
+  const std::vector<double> score = s->stage.scores(s->candidates.size());
   size_t best = 0;
-  for (size_t i = 1; i < median.size(); ++i) {
-    if (median[i] < kMargin * median[0] && median[i] < median[best]) best = i;
+  for (size_t i = 1; i < score.size(); ++i) {
+    if (score[i] < kMargin * score[0] && score[i] < score[best]) best = i;
   }
   s->best = s->candidates[best];
   s->settled = true;

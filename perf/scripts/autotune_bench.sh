@@ -7,6 +7,15 @@
 #   perf/scripts/autotune_bench.sh BUILD_DIR [chorus-perf options...]    (default: allreduce -b 64K -e 16M -f 4)
 # LAB=perf/labs/two_by_two.json runs it in the topology lab instead (2 hosts x 2 ranks on 1 Gbit/s links; root),
 # the model misled the same way about the lab's links.
+# The autotuned communicator comes last, so that it tunes each size after the forced ones' warm-up: a tuner that
+# starts in the job's first second measures its start-up (session 19, 3 runs each, 64 KiB first: autotuned second,
+# trial calls at 4-7x their later times and autotune/best 1.28-2.37; autotuned last, 1.07-1.13).
+# Each emulated host's ranks are bound to that host's share of the cores (PIN=0: left to the scheduler). Unbound,
+# 4 ranks on 2 cores run in one of two placements, and the placement decides the best algorithm (pinned by host,
+# 3 runs: hierarchical 49-59 us at 64 KiB, halving-doubling 90-105; pinned across hosts: 73-75 against 81-91), and
+# the scheduler changes placement during a run: a tuner settles once, so what it measured in one placement is then
+# timed in the other (session 19, unbound, 3 runs: autotune/best 1.30-1.57 at 256 KiB-1 MiB; bound, 4 runs:
+# 0.92-1.10).
 set -euo pipefail
 build=${1:?usage: autotune_bench.sh BUILD_DIR [chorus-perf options]}
 shift
@@ -23,6 +32,11 @@ host["links"] = {"network": {"latency_us": 0.2, "bandwidth_gbs": 40.0},
 json.dump(host, open(sys.argv[2], "w"), indent=1)
 PY
 launch=("$build/launcher/chorusrun" -n 4 --hosts 2 --)
+if [ "${PIN:-1}" != 0 ]; then
+  # shellcheck disable=SC2016  # expanded by each rank's shell
+  launch+=(sh -c 'cores=$(nproc); per=$((cores / 2 > 0 ? cores / 2 : 1)); host=${CHORUS_HOST_ID##*#h}
+    exec taskset -c $(((host * per + CHORUS_LOCAL_RANK % per) % cores)) "$@"' sh)
+fi
 [ -z "${LAB:-}" ] || launch=(python3 "$build/perf/chorus-lab" run "$LAB" --timeout 1800 --)
 CHORUS_TOPO_FILE="$dir/misled.json" "${launch[@]}" "$build/perf/chorus-perf" "${args[@]}" \
-  --algos autotune,ring,tree,halving_doubling,hierarchical,recursive_doubling -w 32
+  --algos ring,tree,halving_doubling,hierarchical,recursive_doubling,autotune -w 32

@@ -160,7 +160,7 @@ class CommEngine {
   // The fusion threshold of a batch (the tuner's for groups it tunes); trial: its time goes to recordFusionTrial.
   size_t fusionThreshold(std::span<const Op> ops, bool deviceCall, bool* trial);
   void recordFusionTrial(double seconds, CommIO& io);
-  // Replaces every rank's `times` with the slowest rank's, call by call (an allreduce through `io`).
+  // Replaces every rank's `times` with their average over the ranks, call by call (an allreduce through `io`).
   void agreeTimes(std::vector<double>& times, CommIO& io);
   // CHORUS_AUTOTUNE_FILE, by rank 0 at destroy; a failure is logged, never thrown.
   void writeAutotuneFile() noexcept;

@@ -87,6 +87,10 @@ AlgorithmChoice CommEngine::chooseAlgorithm(const Op& o, bool deviceCall, bool* 
   return selector_->choose(o, size_);
 }
 
+// The average over the ranks, not the slowest rank's time: back to back, each rank's time per call is the interval
+// between its calls' ends, what the application sees; the slowest of four ranks on 2 cores added each call's worst
+// scheduling delay, which weighs on some algorithms more than others (session 19: trial calls of 64 KiB at 2-3x the
+// time the same calls took back to back in chorus-perf).
 void CommEngine::agreeTimes(std::vector<double>& times, CommIO& io) {
   Op agree;
   agree.collective = Collective::kAllReduce;
@@ -94,19 +98,21 @@ void CommEngine::agreeTimes(std::vector<double>& times, CommIO& io) {
   agree.recv = times.data();
   agree.count = times.size();
   agree.type = chorusFloat64;
-  agree.op = chorusMax;
+  agree.op = chorusSum;
   agree.seq = seq_++;
   callTags_->begin(agree);
   io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &agree);
   io.setSliceBytes(config_.chunkSize);
   selector_->choose(agree, size_).run(io, agree);
+  for (double& t : times) t /= size_;
 }
 
 void CommEngine::recordTrial(double seconds, CommIO& io) {
   if (!autotune_->record(seconds)) return;
-  // The stage is complete on every rank at this same call: agree on its times (the slowest rank's, call by call),
+  // The stage is complete on every rank at this same call: agree on its times (each call's averaged over the ranks),
   // so that every rank's table takes the same decision.
   agreeTimes(autotune_->stageTimes(), io);
+  CHORUS_INFO(rank_, "autotune: stage " << autotune_->describeStage());
   const int settled = autotune_->settledBuckets();
   autotune_->finishStage();
   if (autotune_->settledBuckets() != settled) {

@@ -14,7 +14,11 @@ namespace {
 constexpr int kCollectiveSlots = 16;  // Collective's values, point-to-point included, with room
 constexpr int kWidths = 4;            // elements of 1, 2, 4 and 8 bytes
 constexpr int kSizeBuckets = 65;      // bit_width(bytes): 0 for 0 bytes, k for [2^(k-1), 2^k)
-constexpr double kVariantMargin = 0.97;  // a variant must beat the algorithm as it is by 3%
+// A variant must beat the algorithm as it is by 3% on two or more calls each, by 12% on one: the best of four
+// variants' single calls beats an equal algorithm's by chance more often than not where calls vary by 12-15% (4 MiB
+// on the loopback 2x2, session 19: a quarter slice won on one call of 2910 us against 4057, and ran 1.33x the best
+// algorithm's time in the benchmark).
+constexpr double kVariantMargin = 0.97, kVariantMarginOnOneCall = 0.88;
 
 int widthIndex(int elementBytes) {
   switch (elementBytes) {
@@ -76,6 +80,23 @@ AutotuneTable::Bucket* AutotuneTable::bucketFor(Collective c, int elementBytes, 
   }
   return slot.get();
 }
+
+std::vector<TuneCandidate> AutotuneTable::variantsOf(const Bucket& b, AlgorithmId a) const {
+  std::vector<TuneCandidate> v = {{a, 0, 0}};
+  if (bucketLo(b.size) >= chunkBytes_) {
+    for (size_t s : {chunkBytes_ / 4, chunkBytes_ * 4}) {
+      if (s >= kMinSliceBytes && s <= kMaxSliceBytes) v.push_back({a, s, 0});
+    }
+  }
+  if (bucketLo(b.size) >= kStripedFromBytes) {
+    for (int n : {1, 2, 4}) {
+      if (n <= sockets_ && n != defaultSockets_) v.push_back({a, 0, n});
+    }
+  }
+  return v;
+}
+
+int AutotuneTable::variantRounds(size_t variants) { return variants > 3 ? kVariantRoundsForMore : kVariantRounds; }
 
 void AutotuneTable::startStage(Bucket& b, std::vector<TuneCandidate> candidates, int rounds) {
   b.candidates = std::move(candidates);
@@ -139,35 +160,31 @@ void AutotuneTable::finishStage() {
   };
   // The algorithm found: its variants next (slice sizes where a message spans a slice, sockets where it stripes).
   auto variants = [&](AlgorithmId a) {
-    std::vector<TuneCandidate> v = {{a, 0, 0}};
-    if (bucketLo(b->size) >= chunkBytes_) {
-      for (size_t s : {chunkBytes_ / 4, chunkBytes_ * 4}) {
-        if (s >= kMinSliceBytes && s <= kMaxSliceBytes) v.push_back({a, s, 0});
-      }
-    }
-    if (bucketLo(b->size) >= kStripedFromBytes) {
-      for (int n : {1, 2, 4}) {
-        if (n <= sockets_ && n != defaultSockets_) v.push_back({a, 0, n});
-      }
-    }
+    std::vector<TuneCandidate> v = variantsOf(*b, a);
     if (v.size() == 1) return settle(v[0]);
     b->phase = Bucket::Phase::kVariants;
-    const int rounds = v.size() > 3 ? kVariantRoundsForMore : kVariantRounds;
-    startStage(*b, std::move(v), rounds);
+    startStage(*b, std::move(v), variantRounds(v.size()));
   };
   switch (b->phase) {
     case Bucket::Phase::kAlgorithms: {
       if (b->candidates.size() == 1) return variants(b->candidates[0].algorithm);
       std::vector<TuneCandidate> finalists = {b->candidates[order[0]], b->candidates[order[1]]};
+      // The calls the variants will not take go to the finalists: sizes with no variants (under 256 KiB) decide
+      // between two algorithms on 8 calls each rather than 3, where a call is short and one scheduler delay on a
+      // 2-core machine weighs most (64 KiB on the loopback 2x2: 45-70 us calls, and 150-500 us ones among them).
+      const size_t variantCount = variantsOf(*b, finalists[0].algorithm).size();
+      const int variantCalls = variantCount == 1 ? 0 : static_cast<int>(variantCount) * variantRounds(variantCount);
+      const int spare = kMaxCallsPerBucket - 1 - static_cast<int>(b->stage.schedule.size()) - variantCalls;
       b->phase = Bucket::Phase::kFinalists;
-      return startStage(*b, std::move(finalists), kFinalRounds);
+      return startStage(*b, std::move(finalists), std::max(kFinalRounds, spare / 2));
     }
     case Bucket::Phase::kFinalists: return variants(b->candidates[order[0]].algorithm);
     case Bucket::Phase::kVariants: {
       // Candidate 0 is the algorithm as it is.
       const size_t winner = order[0];
-      return settle(winner != 0 && score[winner] < kVariantMargin * score[0] ? b->candidates[winner]
-                                                                           : b->candidates[0]);
+      const double margin =
+          b->stage.counted(b->candidates.size())[winner].size() >= 2 ? kVariantMargin : kVariantMarginOnOneCall;
+      return settle(winner != 0 && score[winner] < margin * score[0] ? b->candidates[winner] : b->candidates[0]);
     }
     default: throwInternal("autotune: a stage finished in a bucket not under trial");
   }

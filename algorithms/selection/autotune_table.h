@@ -3,7 +3,8 @@
 //   1. every algorithm the cost model can price for the call (up to six, in the order of its prediction: the prior
 //      orders them and breaks ties, but does not rule any out, since a model fed the wrong link parameters would
 //      rule out the right one), three calls each (two each for six), back to back; the two fastest go on;
-//   2. those two, three calls each; the faster is the algorithm;
+//   2. those two, three calls each, or more where the variants leave calls over (8 each under 256 KiB); the
+//      faster is the algorithm;
 //   3. that algorithm as it is, against each variant that can matter: where the message spans a slice, a quarter and
 //      four times the communicator's slice size; where TCP pairs have sockets to choose from and the message is
 //      large enough to stripe, 1, 2 or 4 sockets per rail instead of CHORUS_NSOCKS; three calls each for up to three
@@ -82,6 +83,9 @@ class AutotuneTable {
   // The bucket of a call, or null when the tuner leaves such calls alone.
   Bucket* bucketFor(Collective c, int elementBytes, size_t bytes);
   void startStage(Bucket& b, std::vector<TuneCandidate> candidates, int rounds);
+  // Algorithm a as it is (first), then its variants that can matter for the bucket's sizes.
+  std::vector<TuneCandidate> variantsOf(const Bucket& b, AlgorithmId a) const;
+  static int variantRounds(size_t variants);
 
   CostInputs inputs_;
   AlgoRules forced_;

@@ -41,9 +41,8 @@ struct TrialStage {
     return complete();
   }
   bool complete() const { return times.size() == schedule.size(); }
-  // Each candidate's score from the stage's (agreed) times, its run's first call left out where it has others: the
-  // median of three or more calls, the best of fewer (a lone slow call is noise far more often than a fast one).
-  std::vector<double> scores(size_t candidates) const {
+  // Each candidate's times that count.
+  std::vector<std::vector<double>> counted(size_t candidates) const {
     std::vector<std::vector<double>> per(candidates);
     for (size_t i = 0; i < times.size(); ++i) {
       const bool first = i == 0 || schedule[i - 1] != schedule[i];
@@ -51,6 +50,12 @@ struct TrialStage {
       if (first && !alone) continue;
       per[static_cast<size_t>(schedule[i])].push_back(times[i]);
     }
+    return per;
+  }
+  // Each candidate's score from the stage's (agreed) times, its run's first call left out where it has others: the
+  // median of three or more calls, the best of fewer (a lone slow call is noise far more often than a fast one).
+  std::vector<double> scores(size_t candidates) const {
+    std::vector<std::vector<double>> per = counted(candidates);
     std::vector<double> out;
     for (auto& v : per) {
       std::sort(v.begin(), v.end());

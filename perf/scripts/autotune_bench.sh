@@ -14,8 +14,8 @@
 # The autotuned communicator comes last, so that it tunes each size after the forced ones' warm-up: a tuner that
 # starts in the job's first second measures its start-up (session 19, 3 runs each, 64 KiB first: autotuned second,
 # trial calls at 4-7x their later times and autotune/best 1.28-2.37; autotuned last, 1.07-1.13).
-# Each emulated host's ranks are bound to that host's share of the cores (PIN=0: left to the scheduler). Unbound,
-# 4 ranks on 2 cores run in one of two placements, and the placement decides the best algorithm (pinned by host,
+# Each emulated host's ranks are bound to that host's share of the cores (PIN=0, or LAB: left to the scheduler).
+# Unbound, 4 ranks on 2 cores run in one of two placements, and the placement decides the best algorithm (pinned by host,
 # 3 runs: hierarchical 49-59 us at 64 KiB, halving-doubling 90-105; pinned across hosts: 73-75 against 81-91), and
 # the scheduler changes placement during a run: a tuner settles once, so what it measured in one placement is then
 # timed in the other (session 19, unbound, 3 runs: autotune/best 1.30-1.57 at 256 KiB-1 MiB; bound, 4 runs:

@@ -3,13 +3,13 @@
 // calls of one size run, and each call's time is kept until the stage ends.
 //
 // Back to back, not interleaved (a b c a b c, as until session 19): on the loopback 2x2 (4 ranks on 2 cores), the
-// algorithms whose consecutive calls overlap (hierarchical: one host's reduce under the other's broadcast) ran 64
+// algorithm whose consecutive calls can overlap (hierarchical, on a host per core) ran 64
 // KiB calls in 67 us back to back and in 70-117 us each after a call of another algorithm, where recursive doubling
 // ran 104 and 70-96 alike: interleaved trials measured a call that follows a different one, which no application
-// repeats, and picked recursive doubling over hierarchical (1.4-2.2x slower in the benchmark) in 3 runs of 4.
+// repeats, and picked recursive doubling or the ring over hierarchical in 3 runs of 4 (1.36-2.20x the best).
 // The first call of each candidate's run is that transition call, and the first of an algorithm at a new size also
-// allocates and first-touches its scratch memory (a new socket count opens with TCP's initial window): 5-20x the
-// calls that follow at 256 KiB-16 MiB. scores() leaves it out.
+// allocates and first-touches its scratch memory: 3-20x the calls that follow at 256 KiB-16 MiB. scores() leaves
+// it out.
 #pragma once
 
 #include <algorithm>

@@ -2,14 +2,13 @@
 // fusion_tuner.h): each candidate runs its calls back to back (a a a b b b c c c), as an application's repeated
 // calls of one size run, and each call's time is kept until the stage ends.
 //
-// Back to back, not interleaved (a b c a b c, as until session 19): on the loopback 2x2 (4 ranks on 2 cores), the
-// algorithm whose consecutive calls can overlap (hierarchical, on a host per core) ran 64
-// KiB calls in 67 us back to back and in 70-117 us each after a call of another algorithm, where recursive doubling
-// ran 104 and 70-96 alike: interleaved trials measured a call that follows a different one, which no application
-// repeats, and picked recursive doubling or the ring over hierarchical in 3 runs of 4 (1.36-2.20x the best).
-// The first call of each candidate's run is that transition call, and the first of an algorithm at a new size also
-// allocates and first-touches its scratch memory: 3-20x the calls that follow at 256 KiB-16 MiB. scores() leaves
-// it out.
+// Back to back, not interleaved (a b c a b c, as until session 19): on the loopback 2x2 (4 ranks on 2 cores, a host per
+// core), hierarchical ran 64 KiB calls in 67 us back to back and in 70-117 us each after a call of another algorithm,
+// where recursive doubling ran 104 and 70-96 alike: interleaved trials measured a call that follows a different one,
+// which no application repeats, and picked recursive doubling or the ring over hierarchical in 3 runs of 4 (1.36-2.20x
+// the best). The first call of each candidate's run is that transition call, and the first of an algorithm at a new
+// size also allocates and first-touches its scratch memory: 3-20x the calls that follow at 256 KiB-16 MiB. scores()
+// leaves it out.
 #pragma once
 
 #include <algorithm>

@@ -56,8 +56,8 @@ TEST(AutotuneTableTest, SettlesOnTheFastestAlgorithmAndSliceWithinItsBudget) {
   EXPECT_TRUE(t.pick(Collective::kAllReduce, 2, 16 << 20).trial);
 }
 
-// Each candidate's calls run back to back, and the first of each run (a cold call: new scratch memory, a fresh
-// socket, the transition from another algorithm) does not count: a candidate slow only at first still wins.
+// Each candidate's calls run back to back, and the first of each run (a cold call: new scratch memory, the
+// transition from another algorithm) does not count: a candidate slow only at first still wins.
 TEST(AutotuneTableTest, CandidatesRunBackToBackAndTheirFirstCallDoesNotCount) {
   TrialStage stage;
   stage.start(3, 3);

@@ -34,7 +34,8 @@ bool parseSeconds(const std::string& text, double* seconds) {
 }  // namespace
 
 std::string usageText() {
-  return "usage: chorusrun -n N [--hosts H] [--tag-output] [--timeout SECONDS] [--elastic] [--] program [args...]\n"
+  return "usage: chorusrun -n N [--hosts H] [--bind-to core|none] [--tag-output] [--timeout SECONDS] [--elastic]\n"
+         "                 [--] program [args...]\n"
          "\n"
          "Starts N copies of program on this host, rank r with CHORUS_RANK=r, CHORUS_WORLD_SIZE=N,\n"
          "CHORUS_LOCAL_RANK=r, CHORUS_JOB_ID and CHORUS_STORE naming a rendezvous store served by chorusrun.\n"
@@ -46,6 +47,8 @@ std::string usageText() {
          "  --hosts H          emulate H hosts (1..N): the ranks are split into H contiguous blocks, the first\n"
          "                     N % H one rank larger (5 ranks, 2 hosts: 0-2 and 3-4); a rank of block h gets\n"
          "                     CHORUS_HOST_ID=<host id>#h<h> and CHORUS_LOCAL_RANK = its index in the block\n"
+         "  --bind-to core     bind each rank to one core of those chorusrun may use, each emulated host's ranks to\n"
+         "                     its share of them (cores / H each), in turn; none (the default) leaves them free\n"
          "  --tag-output       prefix every line of output with \"[rank] \"\n"
          "  --timeout SECONDS  kill every rank after SECONDS and exit 124\n"
          "  --elastic          a rank killed by a signal is reported as lost and the others go on (they may\n"
@@ -97,6 +100,12 @@ ParsedCommandLine parseCommandLine(int argc, const char* const* argv) {
         parsed.error = "--hosts needs a number of hosts in 1.." + std::to_string(kMaxRanks) + ", got '" + value + "'";
         return parsed;
       }
+    } else if (arg == "--bind-to" || arg.rfind("--bind-to=", 0) == 0) {
+      if (!valueOf(arg, "--bind-to", &value) || (value != "core" && value != "none")) {
+        parsed.error = "--bind-to takes core or none, got '" + value + "'";
+        return parsed;
+      }
+      options.bindToCore = value == "core";
     } else if (arg == "--tag-output") {
       options.tagOutput = true;
     } else if (arg == "--elastic") {

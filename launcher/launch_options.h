@@ -1,5 +1,5 @@
-// chorusrun's command line: `chorusrun -n N [--hosts H] [--tag-output] [--timeout SECONDS] [--elastic] [--] prog
-// args...`.
+// chorusrun's command line: `chorusrun -n N [--hosts H] [--bind-to core|none] [--tag-output] [--timeout SECONDS]
+// [--elastic] [--] prog args...`.
 #pragma once
 
 #include <string>
@@ -10,6 +10,7 @@ namespace chorus::launcher {
 struct LaunchOptions {
   int ranks = 0;
   int hosts = 0;                     // --hosts: emulate this many hosts (1..ranks); 0 = not given
+  bool bindToCore = false;           // --bind-to core: each rank bound to one core (launcher/core_binding.h)
   bool tagOutput = false;            // prefix every output line with "[rank] "
   double timeoutSeconds = 0;         // > 0: kill every rank after this long; 0: no limit
   bool elastic = false;              // --elastic: a rank killed by a signal is lost, the others go on

@@ -36,6 +36,7 @@ namespace {
   sigemptyset(&defaultAction.sa_mask);
   if (::sigaction(SIGPIPE, &defaultAction, nullptr) != 0) childFailed(statusFd);
   if (plan.signalMask && ::sigprocmask(SIG_SETMASK, plan.signalMask, nullptr) != 0) childFailed(statusFd);
+  if (plan.cpus && ::sched_setaffinity(0, sizeof(cpu_set_t), plan.cpus) != 0) childFailed(statusFd);
   ::execve(plan.path, plan.argv, plan.envp);
   childFailed(statusFd);
 }

@@ -1,6 +1,7 @@
 // Starts one rank: fork, then only async-signal-safe calls until execve (the parent has a store thread).
 #pragma once
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -16,6 +17,7 @@ struct SpawnPlan {
   int stderrFd = -1;                     // dup2'ed onto 2 when >= 0
   pid_t processGroup = 0;                // 0: the child leads a new group; else it joins this one
   const sigset_t* signalMask = nullptr;  // the mask the program starts with
+  const cpu_set_t* cpus = nullptr;       // non-null: the CPUs the program may run on (sched_setaffinity)
 };
 
 struct SpawnOutcome {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "launcher/core_binding.h"
 #include "launcher/rank_environment.h"
 #include "launcher/rank_spawner.h"
 #include "core/error.h"
@@ -94,6 +95,15 @@ void RankSupervisor::startRanks() {
   // The ranks run in a group of their own, in the background as far as a terminal is concerned; one reading
   // the terminal would be stopped (SIGTTIN). So a terminal stdin goes to nobody, any other stdin to rank 0.
   const bool stdinIsTerminal = ::isatty(STDIN_FILENO) == 1;
+  // --bind-to core: each rank's CPU, chosen before any fork (the child may not allocate).
+  std::vector<cpu_set_t> cpuSets;
+  if (options_.bindToCore) {
+    for (int cpu : bindingCpus(allowedCpus(), worldSize, std::max(1, options_.hosts))) {
+      cpu_set_t& set = cpuSets.emplace_back();
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+    }
+  }
   std::vector<std::string> argvStrings = options_.command;
   std::vector<char*> argv = pointerArray(argvStrings);
   ranks_.reserve(worldSize);
@@ -119,6 +129,7 @@ void RankSupervisor::startRanks() {
     plan.stderrFd = errPipe[1];
     plan.processGroup = processGroup_;
     plan.signalMask = &originalMask_;
+    plan.cpus = cpuSets.empty() ? nullptr : &cpuSets[static_cast<size_t>(r)];
     SpawnOutcome outcome;
     try {
       outcome = spawnRank(plan, r);

@@ -14,12 +14,12 @@
 # The autotuned communicator comes last, so that it tunes each size after the forced ones' warm-up: a tuner that
 # starts in the job's first second measures its start-up (session 19, 3 runs each, 64 KiB first: autotuned second,
 # trial calls at 4-7x their later times and autotune/best 1.28-2.37; autotuned last, 1.07-1.13).
-# Each emulated host's ranks are bound to that host's share of the cores (PIN=0, or LAB: left to the scheduler).
-# Unbound, 4 ranks on 2 cores run in one of two placements, and the placement decides the best algorithm (pinned by host,
-# 3 runs: hierarchical 49-59 us at 64 KiB, halving-doubling 90-105; pinned across hosts: 73-75 against 81-91), and
-# the scheduler changes placement during a run: a tuner settles once, so what it measured in one placement is then
-# timed in the other (session 19, unbound, 3 runs: autotune/best 1.30-1.57 at 256 KiB-1 MiB; bound, 4 runs:
-# 0.92-1.10).
+# Each emulated host's ranks are bound to that host's share of the cores (chorusrun --bind-to core; PIN=0, or LAB:
+# left to the scheduler). Unbound, 4 ranks on 2 cores run in one of two placements, and the placement decides the
+# best algorithm (session 19, 2 runs each: each host on one core, 64 KiB hierarchical 49-59 us, halving-doubling
+# 102-105; each host across both cores, 73-75 against 81-91), and the scheduler changes placement during a run: a
+# tuner settles once, so what it measured in one placement is then timed in the other (unbound, 3 runs: autotune/best
+# 1.30-1.57 at 256 KiB-1 MiB; bound, 4 runs: 0.92-1.10).
 set -euo pipefail
 build=${1:?usage: autotune_bench.sh BUILD_DIR [chorus-perf options]}
 shift
@@ -35,12 +35,9 @@ host["links"] = {"network": {"latency_us": 0.2, "bandwidth_gbs": 40.0},
                  "same_numa": {"latency_us": 20.0, "bandwidth_gbs": 0.5}}
 json.dump(host, open(sys.argv[2], "w"), indent=1)
 PY
-launch=("$build/launcher/chorusrun" -n 4 --hosts 2 --)
-if [ "${PIN:-1}" != 0 ]; then
-  # shellcheck disable=SC2016  # expanded by each rank's shell
-  launch+=(sh -c 'cores=$(nproc); per=$((cores / 2 > 0 ? cores / 2 : 1)); host=${CHORUS_HOST_ID##*#h}
-    exec taskset -c $(((host * per + CHORUS_LOCAL_RANK % per) % cores)) "$@"' sh)
-fi
+bind=core
+[ "${PIN:-1}" != 0 ] || bind=none
+launch=("$build/launcher/chorusrun" -n 4 --hosts 2 --bind-to "$bind" --)
 [ -z "${LAB:-}" ] || launch=(python3 "$build/perf/chorus-lab" run "$LAB" --timeout 1800 --)
 CHORUS_TOPO_FILE="$dir/misled.json" "${launch[@]}" "$build/perf/chorus-perf" "${args[@]}" \
   --algos ring,tree,halving_doubling,hierarchical,recursive_doubling,autotune -w 32

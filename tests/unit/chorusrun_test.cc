@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -471,6 +472,42 @@ TEST(ChorusrunTest, HostsSplitsTheRanksIntoContiguousEmulatedHosts) {
     bases.insert(m[3]);
   }
   EXPECT_EQ(bases.size(), 1u);
+}
+
+// --bind-to core: each rank on one CPU of those chorusrun may use, an emulated host's ranks on its share of them.
+TEST(ChorusrunTest, BindToCorePutsEachEmulatedHostOnItsShareOfTheCores) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &mine)) cpus.push_back(c);
+  }
+  const int n = static_cast<int>(cpus.size());
+  const int perHost = std::max(1, n / 2);
+  ChorusrunProcess process({"-n", "4", "--hosts", "2", "--bind-to", "core", "sh", "-c",
+                            "echo \"$CHORUS_RANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)\""});
+  RunResult r = process.finish(30);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::vector<std::string> expected;
+  for (int rank = 0; rank < 4; ++rank) {
+    const int host = rank / 2, local = rank % 2;
+    expected.push_back(std::to_string(rank) + " " +
+                       std::to_string(cpus[static_cast<size_t>((host * perHost + local % perHost) % n)]));
+  }
+  EXPECT_EQ(sortedLines(r.out), expected);
+  // Unbound (the default), a rank may run wherever chorusrun (started by this test) may.
+  std::ifstream status("/proc/self/status");
+  std::string line, allowed;
+  while (std::getline(status, line)) {
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) allowed = line.substr(line.find_first_not_of(" \t", 18));
+  }
+  ChorusrunProcess free({"-n", "1", "sh", "-c", "grep Cpus_allowed_list /proc/self/status | cut -f2"});
+  RunResult f = free.finish(30);
+  ASSERT_EQ(f.exitCode, 0) << f.err;
+  EXPECT_EQ(f.out, allowed + "\n");
+  RunResult wrong = runChorusrun({"-n", "2", "--bind-to", "socket", "true"});
+  EXPECT_EQ(wrong.exitCode, 2);
+  EXPECT_NE(wrong.err.find("--bind-to takes core or none, got 'socket'"), std::string::npos) << wrong.err;
 }
 
 TEST(ChorusrunTest, WithoutHostsTheHostIdIsLeftAlone) {

@@ -8,12 +8,13 @@
 //   3. that algorithm as it is, against each variant that can matter: where the message spans a slice, a quarter and
 //      four times the communicator's slice size; where TCP pairs have sockets to choose from and the message is
 //      large enough to stripe, 1, 2 or 4 sockets per rail instead of CHORUS_NSOCKS; three calls each for up to three
-//      candidates, two each for more; a variant wins only if its score beats the default's by 3%.
-// At most 31 calls per bucket (5 x 3 + 2 x 3 + 5 x 2); after that the bucket is settled and a call costs one array
-// lookup.
+//      candidates, two each for more; a variant wins only if its score beats the default's by 3% (12% where it ran
+//      one call that counts).
+// Each candidate's calls run back to back, the first of them not counted (trial_stage.h). At most 31 calls per
+// bucket (5 x 3 + 2 x 3 + 5 x 2); after that the bucket is settled and a call costs one array lookup.
 // This table is bookkeeping only: the communicator (src/comm/comm_engine_autotune.cc) times the calls and agrees
-// each stage's times with the other ranks (each call's time averaged over the ranks) before finishStage(), so that every
-// rank feeds the table the same numbers in the same order and takes the same decisions.
+// each stage's times with the other ranks (each call's time averaged over the ranks) before finishStage(), so that
+// every rank feeds the table the same numbers in the same order and takes the same decisions.
 #pragma once
 
 #include <cstddef>

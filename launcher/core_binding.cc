@@ -17,7 +17,7 @@ std::vector<int> bindingCpus(const std::vector<int>& cpus, int ranks, int hosts)
   const int perHost = std::max(1, n / hosts);
   for (int r = 0; r < ranks; ++r) {
     const int host = emulatedHostOf(r, ranks, hosts);
-    const int local = r - emulatedHostBlock(host, ranks, hosts).firstRank;
+    const int local = emulatedLocalRank(r, ranks, hosts);
     out.push_back(cpus[static_cast<size_t>((host * perHost + local % perHost) % n)]);
   }
   return out;

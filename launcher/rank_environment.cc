@@ -70,7 +70,7 @@ std::vector<std::string> rankEnvironment(const char* const* base, int rank, cons
   int localRank = rank;
   if (job.hosts > 0) {
     int host = emulatedHostOf(rank, job.worldSize, job.hosts);
-    localRank = rank - emulatedHostBlock(host, job.worldSize, job.hosts).firstRank;
+    localRank = emulatedLocalRank(rank, job.worldSize, job.hosts);
     env.push_back("CHORUS_HOST_ID=" + job.hostIdBase + "#h" + std::to_string(host));
   }
   env.push_back("CHORUS_RANK=" + std::to_string(rank));

@@ -41,4 +41,8 @@ int emulatedHostOf(int rank, int nranks, int nhosts) {
   return rank < inLarger ? rank / (base + 1) : larger + (rank - inLarger) / base;
 }
 
+int emulatedLocalRank(int rank, int nranks, int nhosts) {
+  return rank - emulatedHostBlock(emulatedHostOf(rank, nranks, nhosts), nranks, nhosts).firstRank;
+}
+
 }  // namespace chorus

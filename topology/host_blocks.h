@@ -13,5 +13,7 @@ struct HostBlock {
 HostBlock emulatedHostBlock(int host, int nranks, int nhosts);
 // The host holding `rank`. Throws chorusInvalidArgument unless 1 <= nhosts <= nranks and 0 <= rank < nranks.
 int emulatedHostOf(int rank, int nranks, int nhosts);
+// `rank`'s index within its host's block (CHORUS_LOCAL_RANK). Throws as emulatedHostOf.
+int emulatedLocalRank(int rank, int nranks, int nhosts);
 
 }  // namespace chorus

@@ -33,7 +33,10 @@ TEST(HostBlocksTest, ContiguousBlocksLargerFirst) {
         EXPECT_EQ(b.firstRank, next) << n << " ranks, " << h << " hosts, host " << host;
         EXPECT_TRUE(b.ranks == n / h || b.ranks == n / h + 1);
         EXPECT_EQ(b.ranks, n / h + (host < n % h ? 1 : 0));
-        for (int r = b.firstRank; r < b.firstRank + b.ranks; ++r) EXPECT_EQ(emulatedHostOf(r, n, h), host);
+        for (int r = b.firstRank; r < b.firstRank + b.ranks; ++r) {
+          EXPECT_EQ(emulatedHostOf(r, n, h), host);
+          EXPECT_EQ(emulatedLocalRank(r, n, h), r - b.firstRank);
+        }
         next += b.ranks;
       }
       EXPECT_EQ(next, n);

@@ -58,6 +58,7 @@ PerfRunner::PerfRunner(const PerfOptions& options, chorusComm_t comm, int rank, 
                        std::vector<chorusComm_t> comms)
     : options_(options),
       comm_(comm),
+      control_(comm),
       comms_(std::move(comms)),
       rank_(rank),
       nranks_(nranks),
@@ -101,27 +102,27 @@ void PerfRunner::onDevice(const char* what, F&& step) {
 void PerfRunner::barrier() {
   auto* token = reinterpret_cast<int*>(scratch_.data());
   *token = 0;
-  require(chorusAllReduce(token, token, 1, chorusInt32, chorusSum, comm_, nullptr), "chorusAllReduce");
+  require(chorusAllReduce(token, token, 1, chorusInt32, chorusSum, control_, nullptr), "chorusAllReduce");
 }
 
 double PerfRunner::maxOverRanks(double value) {
   auto* slot = reinterpret_cast<double*>(scratch_.data());
   *slot = value;
-  require(chorusAllReduce(slot, slot, 1, chorusFloat64, chorusMax, comm_, nullptr), "chorusAllReduce");
+  require(chorusAllReduce(slot, slot, 1, chorusFloat64, chorusMax, control_, nullptr), "chorusAllReduce");
   return *slot;
 }
 
 uint64_t PerfRunner::sumOverRanks(uint64_t value) {
   auto* slot = reinterpret_cast<uint64_t*>(scratch_.data());
   *slot = value;
-  require(chorusAllReduce(slot, slot, 1, chorusUint64, chorusSum, comm_, nullptr), "chorusAllReduce");
+  require(chorusAllReduce(slot, slot, 1, chorusUint64, chorusSum, control_, nullptr), "chorusAllReduce");
   return *slot;
 }
 
 int PerfRunner::agreeOnStatus(int status) {
   auto* slot = reinterpret_cast<int*>(scratch_.data());
   *slot = status;
-  require(chorusAllReduce(slot, slot, 1, chorusInt32, chorusMax, comm_, nullptr), "chorusAllReduce");
+  require(chorusAllReduce(slot, slot, 1, chorusInt32, chorusMax, control_, nullptr), "chorusAllReduce");
   return *slot;
 }
 

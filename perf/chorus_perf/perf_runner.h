@@ -76,6 +76,12 @@ class PerfRunner {
 
   const PerfOptions options_;
   chorusComm_t comm_;  // the communicator calls go to (with --algos, each of comms_ in turn)
+  // The runner's own barriers and reductions go to the base communicator, whichever column is timed: each column's
+  // calls then start after the same barrier. Through the timed communicator, a forced hierarchical column began
+  // after a hierarchical barrier, the default's after recursive doubling, and the ranks' skew leaving the barrier
+  // counted in each call's time (session 20: identical hierarchical calls timed 1.06-1.19x apart at 16 KiB-1 MiB);
+  // an autotuned column also tuned its barrier's size instead of the collective's.
+  const chorusComm_t control_;
   const std::vector<chorusComm_t> comms_;
   const int rank_;
   const int nranks_;

@@ -17,7 +17,10 @@ constexpr int kSizeBuckets = 65;      // bit_width(bytes): 0 for 0 bytes, k for 
 // A variant must beat the algorithm as it is by 3% on two or more calls each, by 12% on one: the best of four
 // variants' single calls beats an equal algorithm's by chance more often than not where calls vary by 12-15% (4 MiB
 // on the loopback 2x2, session 19: a quarter slice won on one call of 2910 us against 4057, and ran 1.33x the best
-// algorithm's time in the benchmark).
+// algorithm's time in the benchmark). The algorithm as it is scores by its best call of every stage so far (its own
+// run in the variants' stage is two calls, one counted): at 16 MiB on the loopback 2x2 (session 20), four sockets won
+// on one call of 17.1 ms against the ring's one counted call of 35.6 ms, where the ring's four calls of the earlier
+// stages took 18.5-20.5 ms, and then ran 1.22x the ring's time in the benchmark.
 constexpr double kVariantMargin = 0.97, kVariantMarginOnOneCall = 0.88;
 
 int widthIndex(int elementBytes) {
@@ -52,6 +55,8 @@ struct AutotuneTable::Bucket {
   std::vector<TuneCandidate> candidates;  // this stage's
   TrialStage stage;
   TuneCandidate best;
+  // Each algorithm's counted calls (as it is: default slice and sockets) in the stages before the variants.
+  std::vector<std::pair<AlgorithmId, std::vector<double>>> earlier;
 };
 
 AutotuneTable::AutotuneTable(const CostInputs& inputs, AlgoRules forced, size_t chunkBytes, int sockets,
@@ -149,13 +154,18 @@ void AutotuneTable::finishStage() {
   Bucket* b = pending_;
   if (!b || !b->stage.complete()) throwInternal("autotune: a stage finished before its last call");
   pending_ = nullptr;
-  const std::vector<double> score = b->stage.scores(b->candidates.size());
+  std::vector<double> score = b->stage.scores(b->candidates.size());
   const std::vector<size_t> order = ranked(score);
+  if (b->phase == Bucket::Phase::kAlgorithms || b->phase == Bucket::Phase::kFinalists) {
+    const std::vector<std::vector<double>> counted = b->stage.counted(b->candidates.size());
+    for (size_t c = 0; c < counted.size(); ++c) b->earlier.emplace_back(b->candidates[c].algorithm, counted[c]);
+  }
   auto settle = [&](TuneCandidate c) {
     b->best = c;
     b->phase = Bucket::Phase::kSettled;
     b->candidates.clear();
     b->stage.clear();
+    b->earlier.clear();
     ++settled_;
   };
   // The algorithm found: its variants next (slice sizes where a message spans a slice, sockets where it stripes).
@@ -180,8 +190,15 @@ void AutotuneTable::finishStage() {
     }
     case Bucket::Phase::kFinalists: return variants(b->candidates[order[0]].algorithm);
     case Bucket::Phase::kVariants: {
-      // Candidate 0 is the algorithm as it is.
-      const size_t winner = order[0];
+      // Candidate 0 is the algorithm as it is, scored by its best call in every stage.
+      for (const auto& [algorithm, times] : b->earlier) {
+        if (algorithm != b->candidates[0].algorithm) continue;
+        for (double t : times) score[0] = std::min(score[0], t);
+      }
+      size_t winner = 0;
+      for (size_t c = 1; c < score.size(); ++c) {
+        if (score[c] < score[winner]) winner = c;
+      }
       const double margin =
           b->stage.counted(b->candidates.size())[winner].size() >= 2 ? kVariantMargin : kVariantMarginOnOneCall;
       return settle(winner != 0 && score[winner] < margin * score[0] ? b->candidates[winner] : b->candidates[0]);

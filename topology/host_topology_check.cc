@@ -180,6 +180,12 @@ void validateHostTopology(const HostTopology& t) {
     if (!std::isfinite(p.bandwidthGBs) || !(p.bandwidthGBs > 0) || p.bandwidthGBs > 1e6) {
       broken(where + ".bandwidth_gbs", "must be a finite number in (0, 1e6]");
     }
+    if (!std::isfinite(p.burstBytes) || p.burstBytes < 0 || p.burstBytes > 1e12) {
+      broken(where + ".burst_bytes", "must be a finite number in 0..1e12");
+    }
+    if (p.burstBytes > 0 && (!std::isfinite(p.peakGBs) || !(p.peakGBs > p.bandwidthGBs) || p.peakGBs > 1e6)) {
+      broken(where + ".peak_gbs", "must be a finite number above bandwidth_gbs, at most 1e6, with burst_bytes");
+    }
   }
 }
 

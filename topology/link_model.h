@@ -24,6 +24,10 @@ std::optional<LinkClass> linkClassFromName(std::string_view name);
 struct LinkParams {
   double latencyUs = 0;     // one-way time of a tiny message
   double bandwidthGBs = 0;  // sustained one-way bandwidth of a large message, 1e9 bytes/s
+  // A token-bucket link (a tbf-shaped one, a cloud NIC with a burst allowance): up to burstBytes at a time pass at
+  // peakGBs while the bucket is full, which refills at bandwidthGBs. 0: none.
+  double burstBytes = 0;
+  double peakGBs = 0;
   bool operator==(const LinkParams&) const = default;
 };
 

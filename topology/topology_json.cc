@@ -274,6 +274,10 @@ HostTopology readTopology(const Json& doc) {
       LinkParams p;
       p.latencyUs = l.number("latency_us");
       p.bandwidthGBs = l.number("bandwidth_gbs");
+      if (l.has("burst_bytes") || l.has("peak_gbs")) {
+        p.burstBytes = l.number("burst_bytes");
+        p.peakGBs = l.number("peak_gbs");
+      }
       l.rejectUnknown();
       t.linkOverrides[*c] = p;
     }
@@ -360,7 +364,12 @@ std::string topologyToJson(const HostTopology& t) {
   if (!t.linkOverrides.empty()) {
     Ordered links = Ordered::object();
     for (const auto& [c, p] : t.linkOverrides) {
-      links[linkClassName(c)] = {{"latency_us", p.latencyUs}, {"bandwidth_gbs", p.bandwidthGBs}};
+      Ordered link = {{"latency_us", p.latencyUs}, {"bandwidth_gbs", p.bandwidthGBs}};
+      if (p.burstBytes > 0) {
+        link["burst_bytes"] = p.burstBytes;
+        link["peak_gbs"] = p.peakGBs;
+      }
+      links[linkClassName(c)] = std::move(link);
     }
     doc["links"] = std::move(links);
   }

@@ -7,7 +7,8 @@
 //   caches    [{"level": 3, "size_bytes": 33554432, "count": 2}]          (optional)
 //   pci       [{"kind": "gpu"|"nic", "bus_id": "0000:3b:00.0", "numa": 0 (-1 unknown), "vendor_id": "10de",
 //               "device_id": "2330", "name": "...", "interfaces": ["eth0"], "rdma": ["mlx5_0"]}]  (optional)
-//   links     {"network": {"latency_us": 12, "bandwidth_gbs": 3}, ...}  overrides per link class (optional)
+//   links     {"network": {"latency_us": 12, "bandwidth_gbs": 3}, ...}  overrides per link class (optional); a shaped
+//             link adds "burst_bytes" and "peak_gbs" (a token bucket, passed at the peak rate while full)
 #pragma once
 
 #include <string>

@@ -303,12 +303,31 @@ double hierarchical(Collective c, double n, const CostInputs& in) {
   return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory) + bestAmongLeaders(c, n, in);
 }
 
+double predictSteady(Collective c, AlgorithmId a, double n, const CostInputs& in) {
+  return a == AlgorithmId::kHierarchical ? hierarchical(c, n, in) : predictFlat(c, a, n, in);
+}
+
 }  // namespace
 
+// Across a token-bucket link, calls repeated back to back whose bytes on the link fit its burst run at the slower of
+// two paces: their messages cross at the peak rate while the bucket holds tokens (the latency path), and on average
+// no faster than the bucket refills (the link's rate, no latency). In the topology lab (tbf, 125 KB of burst at 1
+// Gbit/s) a 2-host 4 KiB allreduce took 2.4x less than the rate alone predicts, and a 4-host 32 KiB one what the
+// rate predicts (perf/RESULTS.md, session 20). Calls whose bytes overflow the burst pay the rate as any link.
 double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, const CostInputs& in) {
   const double n = static_cast<double>(bytes);
-  if (algorithm == AlgorithmId::kHierarchical) return hierarchical(collective, n, in);
-  return predictFlat(collective, algorithm, n, in);
+  const double steady = predictSteady(collective, algorithm, n, in);
+  const LinkCost& net = in.interHost;
+  if (in.nhosts < 2 || !(net.burstBytes > 0) || !(net.peakGBs > net.bandwidthGBs) || !std::isfinite(steady)) {
+    return steady;
+  }
+  CostInputs atRate = in;
+  atRate.interHost.latencyUs = 0;
+  const double rateBound = predictSteady(collective, algorithm, n, atRate);
+  if (rateBound * net.bandwidthGBs * 1e3 > net.burstBytes) return steady;  // more than a burst crosses the link
+  CostInputs atPeak = in;
+  atPeak.interHost.bandwidthGBs = net.peakGBs;
+  return std::max(rateBound, predictSteady(collective, algorithm, n, atPeak));
 }
 
 }  // namespace chorus

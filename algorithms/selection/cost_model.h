@@ -12,6 +12,9 @@ namespace chorus {
 struct LinkCost {
   double latencyUs = 1.0;     // alpha: per message
   double bandwidthGBs = 1.0;  // 1/beta: per byte
+  // A token bucket (topology/link_model.h's LinkParams): burstBytes pass at peakGBs while it is full. 0: none.
+  double burstBytes = 0;
+  double peakGBs = 0;
 };
 
 struct CostInputs {

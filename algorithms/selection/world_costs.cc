@@ -7,7 +7,7 @@
 namespace chorus {
 namespace {
 
-LinkCost costOf(const LinkParams& p) { return LinkCost{p.latencyUs, p.bandwidthGBs}; }
+LinkCost costOf(const LinkParams& p) { return LinkCost{p.latencyUs, p.bandwidthGBs, p.burstBytes, p.peakGBs}; }
 
 }  // namespace
 

@@ -37,6 +37,9 @@ struct PerfOptions {
   // the usual sweep. Each gets its own communicator; their calls alternate in `rounds` rounds of `iters` each.
   std::vector<std::string> algos;
   int rounds = 10;
+  // --min-ms: with --algos, each algorithm's timed run lasts at least this long (more than `iters` calls where its
+  // calls are short; the count from its warm-up's time, the same on every rank). 0: `iters` calls.
+  int minMs = 0;
   int group = 1;  // --group N: calls per group (1: no group)
   // --stream: kNone (NULL: blocking host calls), kHost (queued on a host stream, one synchronize after the timed
   // calls), kHostEach (each call followed by an event record and synchronize: the latency of a queued call).
@@ -90,6 +93,8 @@ inline std::string perfUsage() {
          "                             autotune in the list: a communicator with CHORUS_AUTOTUNE=1 (warm it up:\n"
          "                             -w 32 covers its trials)\n"
          "      --rounds N             interleaved rounds of -n calls per algorithm with --algos (default 10)\n"
+         "      --min-ms MS            with --algos: each algorithm's run of calls lasts at least MS ms (more\n"
+         "                             than -n calls where calls are short, counted from the warm-up; default 0)\n"
          "  -h, --help                 this text\n"
          "Sizes are per-rank buffer bytes as in nccl-tests (allgather: the gathered total; reducescatter: the\n"
          "scattered total). Run one process per rank, e.g. chorusrun -n 2 chorus-perf allreduce -b 8 -e 64M -f 2\n";
@@ -210,6 +215,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
     kDevice,
     kAlgos,
     kRounds,
+    kMinMs,
     kGroup,
     kStream
   };
@@ -224,7 +230,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       {Id::kCheck, 'c', "check"},         {Id::kType, 'd', "datatype"},     {Id::kOp, 'o', "op"},
       {Id::kRoot, 'r', "root"},           {Id::kCsv, '\0', "csv"},          {Id::kJson, '\0', "json"},
       {Id::kDevice, '\0', "device"},     {Id::kAlgos, '\0', "algos"},     {Id::kRounds, '\0', "rounds"},
-      {Id::kGroup, '\0', "group"},      {Id::kStream, '\0', "stream"},
+      {Id::kMinMs, '\0', "min-ms"},     {Id::kGroup, '\0', "group"},      {Id::kStream, '\0', "stream"},
   };
   std::optional<Collective> collective;
   bool sawStepBytes = false;
@@ -297,6 +303,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       case Id::kCheck:
       case Id::kRoot:
       case Id::kRounds:
+      case Id::kMinMs:
       case Id::kGroup: {
         std::optional<int64_t> n = detail::parseBoundedInt(v, std::numeric_limits<int>::max());
         if (!n) return badValue("expected a non-negative integer");
@@ -310,6 +317,10 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
         if (flag->id == Id::kGroup) {
           if (*n == 0 || *n > kMaxGroupCalls) return badValue("expected 1 to " + std::to_string(kMaxGroupCalls) + " calls");
           o.group = static_cast<int>(*n);
+        }
+        if (flag->id == Id::kMinMs) {
+          if (*n > 60000) return badValue("expected 0 to 60000 milliseconds");
+          o.minMs = static_cast<int>(*n);
         }
         if (flag->id == Id::kRounds) {
           if (*n == 0 || *n > 1000) return badValue("expected 1 to 1000 rounds");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -302,6 +303,13 @@ PerfRunner::CallBuffers PerfRunner::buffersFor(const SizeLayout& layout, Mode mo
           stride(layout.inPlaceBytes)};
 }
 
+int PerfRunner::itersLasting(double warmupUs) const {
+  if (options_.minMs <= 0 || options_.warmupIters <= 0 || !(warmupUs > 0)) return options_.iters;
+  const double perCall = warmupUs / options_.warmupIters;
+  const double wanted = std::ceil(options_.minMs * 1e3 / perCall);
+  return static_cast<int>(std::clamp(wanted, static_cast<double>(options_.iters), 1e6));
+}
+
 double PerfRunner::timeCalls(const CallBuffers& buffers, size_t count, int iters) {
   // Device calls return once enqueued: the clock starts with the stream idle and stops once it has run them all.
   if (device_) onDevice("synchronizing the stream", [&] { device_->synchronize(); });
@@ -553,10 +561,14 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
     planVectors(layout, i + 1);
     const CallBuffers buffers = buffersFor(layout, Mode::kOutOfPlace);
     uint64_t wrong = 0;
+    std::vector<int> iters(n, options_.iters);
     for (size_t k = 0; k < n; ++k) {
       comm_ = comms_[k];
+      const auto start = std::chrono::steady_clock::now();
       for (int w = 0; w < options_.warmupIters; ++w) launch(buffers, layout.count);
       synchronizeHostStream();
+      const double warmupUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+      iters[k] = itersLasting(maxOverRanks(warmupUs));
       if (options_.check != 0) wrong += sumOverRanks(checkOnce(layout, Mode::kOutOfPlace, i * n + k + 1));
     }
     std::vector<std::vector<double>> samples(n);
@@ -564,7 +576,7 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
       for (size_t j = 0; j < n; ++j) {
         const size_t k = (static_cast<size_t>(round) + j) % n;
         comm_ = comms_[k];
-        samples[k].push_back(timeCalls(buffers, layout.count, options_.iters));
+        samples[k].push_back(timeCalls(buffers, layout.count, iters[k]));
       }
     }
     comm_ = comms_[0];

@@ -67,9 +67,15 @@ LinkCost linkAt(const Json& parent, const char* key, bool required) {
   }
   const std::string where = std::string(key) + ".";
   const Json& link = objectAt(parent, key, "");
-  rejectUnknown(link, {"latency_us", "bandwidth_gbs", "shared_memory"}, key);
-  return LinkCost{number(link, "latency_us", where, 0, 1e6, 0, true),
-                  number(link, "bandwidth_gbs", where, 1e-6, 1e6, 0, true)};
+  rejectUnknown(link, {"latency_us", "bandwidth_gbs", "burst_bytes", "peak_gbs", "shared_memory"}, key);
+  LinkCost cost{number(link, "latency_us", where, 0, 1e6, 0, true),
+                number(link, "bandwidth_gbs", where, 1e-6, 1e6, 0, true)};
+  cost.burstBytes = number(link, "burst_bytes", where, 0, 1e12, 0);
+  if (cost.burstBytes > 0) {
+    cost.peakGBs = number(link, "peak_gbs", where, cost.bandwidthGBs, 1e6, 0, true);
+    if (!(cost.peakGBs > cost.bandwidthGBs)) malformed(where + "peak_gbs", "must be above bandwidth_gbs");
+  }
+  return cost;
 }
 
 }  // namespace
@@ -82,7 +88,8 @@ CostInputs ClusterSpec::inputsFor(int nranks) const {
   in.coresPerHost = coresPerHost > 0 ? coresPerHost : ranksPerHost;
   in.intraHost = intraHost;
   in.intraHostMemory = sharedMemory;
-  in.interHost = LinkCost{nic.latencyUs, nic.bandwidthGBs * nicsPerHost};
+  in.interHost = LinkCost{nic.latencyUs, nic.bandwidthGBs * nicsPerHost, nic.burstBytes * nicsPerHost,
+                          nic.peakGBs * nicsPerHost};
   in.reduceGBs = reduceGBs;
   in.sliceBytes = sliceBytes;
   if (hostsPerRack > 0 && in.nhosts > hostsPerRack) {

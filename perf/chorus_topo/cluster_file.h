@@ -7,7 +7,8 @@
 //   intra_host      {"latency_us", "bandwidth_gbs", "shared_memory": true}  one rank pair inside a host (optional;
 //                   default: the library's same-NUMA figures, topology/link_model.cc)
 //   nics_per_host   NICs per host (default 1); a peer pair across hosts stripes over all of them
-//   nic             {"latency_us", "bandwidth_gbs"}  one NIC, one way (required)
+//   nic             {"latency_us", "bandwidth_gbs"}  one NIC, one way (required); a shaped one adds "burst_bytes" and
+//                   "peak_gbs": a token bucket of that many bytes, passed at the peak rate while full
 //   fabric          {"hosts_per_rack": N, "oversubscription": X} or {"hosts_per_rack": N, "uplink_gbs": Y}
 //                   (optional; default one non-blocking switch)
 //   reduce_gbs      reduction throughput of one rank (default 12: one CPU core, AVX2 float sum)

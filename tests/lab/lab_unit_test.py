@@ -88,11 +88,21 @@ assert not [a for a in plan.bring_up(net_one, "t") if "racks" in " ".join(a)] an
 
 # The model's view of a lab: its link at TCP's payload share of the rate, Chorus's measured per-message time as the
 # latency unless the file names one, racks as a fabric with the uplink's rate.
+# Chorus's per-message time is measured between two hosts, or with every rank where they outnumber the cores.
+assert model.alpha_world(S.make_spec("pair", 2)).nranks == 2
+crowded = S.make_spec("crowded", 4, ranks_per_host=os.cpu_count() or 1)
+assert model.alpha_world(crowded) is crowded
 measured = Lab(lab, tag)
 measured.alpha_us, measured.latency_us = 18.0, 25.0
 assert model.network_link(measured) == {"latency_us": 30.0, "bandwidth_gbs": round(0.125 * 1448 / 1514, 6)}
 lab.latency_us = None
 assert model.network_link(measured)["latency_us"] == 18.0
+# With the unshaped capacity measured, tbf's bucket: its burst at that capacity.
+measured.capacity = 0.5e9
+assert plan.tbf_burst(1e9) == 125000 and plan.tbf_burst(1e8) == 64 * 1024
+shaped = model.network_link(measured)
+assert shaped["burst_bytes"] == plan.tbf_burst(lab.rate_bps) and shaped["peak_gbs"] == 0.5, shaped
+measured.capacity = None
 cluster = model.cluster_of(measured, {"packages": [{"cores": 2}], "links": {}})
 assert cluster["ranks_per_host"] == 2 and cluster["cores_per_host"] == 2 and cluster["nics_per_host"] == 2
 assert cluster["fabric"] == {"hosts_per_rack": 2, "uplink_gbs": round(0.125 * 1448 / 1514, 6)}, cluster["fabric"]

@@ -168,6 +168,8 @@ TEST(PerfArgs, RejectsBadCommandLines) {
       "allreduce --algos a,b,c,d,e,f,g,h",    // more than kMaxComparedAlgos with the default
       "allreduce --algos ring --csv x.csv",   // the comparison has its own table
       "allreduce --algos ring --rounds 0",    // nothing to time
+      "allreduce --algos ring --min-ms 60001",  // over a minute a run
+      "allreduce --algos ring --min-ms -1",
   };
   for (const std::string& commandLine : bad) {
     ParseOutcome p = parse(commandLine);
@@ -186,6 +188,8 @@ TEST(PerfArgs, AlgosPutTheDefaultFirst) {
   EXPECT_EQ(p.options.rounds, 7);
   EXPECT_TRUE(parse("allreduce").options.algos.empty());
   EXPECT_EQ(parse("allreduce").options.rounds, 10);
+  EXPECT_EQ(parse("allreduce").options.minMs, 0);
+  EXPECT_EQ(parse("allreduce --algos ring --min-ms 5").options.minMs, 5);
 }
 
 TEST(PerfReport, ComparisonTableNamesEveryAlgorithmAndTheRatio) {

@@ -143,6 +143,25 @@ TEST(CostModelTest, HierarchicalPaysOffAcrossSlowLinksWithManyRanksPerHost) {
             predictUs(Collective::kBroadcast, AlgorithmId::kRing, 4096, in));
 }
 
+// A token-bucket link (the lab's tbf): calls whose bytes fit the burst cross at the peak rate, but no faster on
+// average than the rate refills it; calls larger than the burst pay the rate as on any link.
+TEST(CostModelTest, ABurstCarriesSmallCallsAtThePeakRateNeverAboveTheLinksRate) {
+  CostInputs plain;
+  plain.nranks = plain.nhosts = 2;
+  plain.coresPerHost = 2;
+  plain.interHost = {16.0, 0.12};
+  CostInputs shaped = plain;
+  shaped.interHost.burstBytes = 125000;
+  shaped.interHost.peakGBs = 0.45;
+  const auto rd = [](size_t bytes, const CostInputs& in) {
+    return predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, bytes, in);
+  };
+  EXPECT_DOUBLE_EQ(rd(8, shaped), rd(8, plain) - 8 / 0.12e3 + 8 / 0.45e3);  // latency-bound: the peak rate
+  EXPECT_NEAR(rd(4096, shaped), 4096 / 0.12e3, 0.5);                       // the rate, without the latency
+  EXPECT_LT(rd(4096, shaped), rd(4096, plain));
+  EXPECT_DOUBLE_EQ(rd(16 << 20, shaped), rd(16 << 20, plain));              // past the burst: the rate and latency
+}
+
 TEST(DecisionTableTest, CoversEverySizeOnceAndRoundTripsThroughRules) {
   CostInputs in = oneHost(8);
   DecisionTable t(in, AlgoRules{});

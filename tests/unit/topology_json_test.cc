@@ -120,6 +120,16 @@ TEST(TopologyJsonTest, RacksRoundTripAndReachTheLinkModel) {
   EXPECT_THROW(validateHostTopology(t), Error);
 }
 
+TEST(TopologyJsonTest, AShapedLinksBucketRoundTripsAndIsChecked) {
+  HostTopology t = loadTopologyFile(kDataDir + "flat_vm.json");
+  t.linkOverrides[LinkClass::kNetwork] = LinkParams{16, 0.12, 125000, 0.45};
+  const std::string text = topologyToJson(t);
+  EXPECT_NE(text.find("\"burst_bytes\""), std::string::npos) << text;
+  EXPECT_EQ(parseTopologyJson(text), t);
+  t.linkOverrides[LinkClass::kNetwork].peakGBs = 0.1;  // a peak below the rate
+  EXPECT_THROW(validateHostTopology(t), Error);
+}
+
 TEST(TopologyJsonTest, EntriesComeBackSorted) {
   std::string doc = twoNodeDocument(R"([{"id":1,"cpus":"4-7","cores":4},{"id":0,"cpus":"0-3","cores":4}])",
                                     R"([{"id":1,"cpus":"4-7","cores":4,"memory_bytes":0},)"

@@ -165,7 +165,8 @@ def cmd_sweep(args, tools_dir):
     spec = spec_from(args)
     os.makedirs(args.out, exist_ok=True)
     perf = args.perf or os.path.join(tools_dir, "chorus-perf")
-    command = [perf, args.collective, "-b", args.b, "-e", args.e, "-f", str(args.f), "-n", str(args.n), "-w", "2"]
+    command = [perf, args.collective, "-b", args.b, "-e", args.e, "-f", str(args.f), "-n", str(args.n), "-w", "2",
+               "--min-ms", str(sweep.steady_run_ms(spec))]
     raw = os.path.join(args.out, "chorus-perf.txt")
     with jobs.Stop() as stop, Session(spec, tools_dir) as s:
         topo_path = s.topo_file() if os.path.exists(s.topo_file()) else None

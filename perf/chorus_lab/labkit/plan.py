@@ -84,14 +84,18 @@ def bring_up(spec, tag):
     return cmds
 
 
+def tbf_burst(rate_bps):
+    """The bytes tbf lets through at veth speed while its bucket is full: 1 ms at the rate, at least 64 KiB (veth
+    moves frames of up to 64 KiB with TSO). Smaller bursts were tried: at 16 KiB, 1 Gbit/s links carried 0.07 GB/s of
+    allreduce busbw instead of 0.11 (tbf splits the 64 KiB frames and waits on its timer). The cost model prices the
+    burst (the link's burst_bytes, model.network_link)."""
+    return max(64 * 1024, int(rate_bps / 8 / 1000))
+
+
 def tbf(ns, dev, rate_bps):
-    """tbf on dev's egress: the rate, a burst of 1 ms at the rate (at least 64 KiB: veth moves frames of up to 64 KiB
-    with TSO), and a queue of 10 ms. A message under the burst crosses at veth speed when the bucket is full, so
-    below about 64 KiB the lab shows latency, not the rate. Smaller bursts were tried: at 16 KiB, 1 Gbit/s links
-    carried 0.07 GB/s of allreduce busbw instead of 0.11 (tbf splits the 64 KiB frames and waits on its timer)."""
-    burst = max(64 * 1024, int(rate_bps / 8 / 1000))
+    """tbf on dev's egress: the rate, its burst (tbf_burst) and a queue of 10 ms."""
     return _in(ns, "tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:", "tbf", "rate", str(int(rate_bps)),
-               "burst", str(burst), "latency", "10ms")
+               "burst", str(tbf_burst(rate_bps)), "latency", "10ms")
 
 
 def netem(ns, dev, args):

@@ -3,15 +3,26 @@ interleaved), measured beside the cost model's prediction for the same world, as
 
 import csv
 import json
+import math
 import os
 import subprocess
 
+from . import plan
 from .spec import LabError
 
 # busbw per algbw, as nccl-tests count it.
 BUS_FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "reducescatter": lambda n: (n - 1) / n,
               "allgather": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n,
               "broadcast": lambda n: 1.0, "reduce": lambda n: 1.0}
+
+
+def steady_run_ms(spec):
+    """How long each algorithm's run of calls lasts (chorus-perf --min-ms): ten times what the links' token bucket
+    (plan.tbf_burst) takes to refill, so that the run times the pace an application repeating the call keeps, not
+    the burst the bucket saved up while other algorithms ran (session 20: a 2-host 4 KiB recursive-doubling
+    allreduce timed 22 us in runs of 5 calls between other algorithms' runs, faster than 1 Gbit/s can carry its 4
+    KiB). At least 2 ms."""
+    return max(2, math.ceil(10 * plan.tbf_burst(spec.rate_bps) * 8 / spec.rate_bps * 1e3))
 
 
 def parse_algos_table(text):

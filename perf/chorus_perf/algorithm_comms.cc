@@ -6,8 +6,8 @@ namespace chorus::perf {
 
 std::vector<chorusComm_t> openAlgorithmComms(chorusComm_t base, int rank, int nranks,
                                              const std::vector<std::string>& algos) {
-  std::vector<chorusComm_t> comms = {base};
-  for (size_t i = 1; i < algos.size(); ++i) {
+  std::vector<chorusComm_t> comms;
+  for (size_t i = 0; i < algos.size(); ++i) {
     chorusUniqueId id{};
     chorusResult_t r = rank == 0 ? chorusGetUniqueId(&id) : chorusSuccess;
     const char* call = "chorusGetUniqueId";
@@ -22,7 +22,7 @@ std::vector<chorusComm_t> openAlgorithmComms(chorusComm_t base, int rank, int nr
       chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
       if (algos[i] == "autotune") {
         config.autotune = 1;
-      } else {
+      } else if (i > 0) {
         config.algo = algos[i].c_str();
       }
       config.commName = algos[i].c_str();
@@ -42,7 +42,7 @@ std::vector<chorusComm_t> openAlgorithmComms(chorusComm_t base, int rank, int nr
 
 bool closeAlgorithmComms(const std::vector<chorusComm_t>& comms, int rank) {
   bool ok = true;
-  for (size_t i = 1; i < comms.size(); ++i) {
+  for (size_t i = 0; i < comms.size(); ++i) {
     if (chorusResult_t r = chorusCommDestroy(comms[i]); r != chorusSuccess) {
       std::fprintf(stderr, "chorus-perf: rank %d: chorusCommDestroy failed: %s: %s\n", rank, chorusGetErrorString(r),
                    chorusGetLastError(nullptr));

@@ -10,8 +10,11 @@ namespace chorus {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// What each further hop of a chain still costs, as a fraction of a message's latency, when calls overlap.
-constexpr double kChainHopHidden = 0.1;
+// What a chain's first hop and each further one still cost, as fractions of a message's latency, when calls overlap:
+// the root starts its next call as soon as its message is sent, so back-to-back calls leave it every half latency or
+// so (topology lab, session 20: 8-byte chain broadcasts at 0.44-0.58 of the measured per-message time at 2 hosts,
+// 0.51-0.60 at 4; reduces at 0.6-0.75 at 4 hosts).
+constexpr double kChainFirstHop = 0.5, kChainHopHidden = 0.1;
 
 // One link as the formulas use it: alpha in us, beta and gamma in us per byte.
 struct Link {
@@ -192,7 +195,9 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
   // A chain's calls overlap along it when they come back to back (as in training loops and every benchmark): the
   // root starts the next call while the last rank still finishes this one, so the chain's length mostly hides.
   // Measured at 4 ranks on 2 cores, 8-byte broadcast: chain 0.64 us, tree 7.7 us, halving-doubling 23.5 us.
-  if (a == AlgorithmId::kRing) return pipelined(n, 1, l.beta + g, l, slice) + kChainHopHidden * (p - 2) * l.alpha;
+  if (a == AlgorithmId::kRing) {
+    return pipelined(n, 1, l.beta + g, l, slice) - (1 - kChainFirstHop) * l.alpha + kChainHopHidden * (p - 2) * l.alpha;
+  }
   if (a == AlgorithmId::kTree) return pipelined(n / 2, lg, 2 * l.beta + g, l, slice);
   if (a == AlgorithmId::kHalvingDoubling) {
     // Scatter (or reduce-scatter) then allgather (or gather): 2 log p steps, twice the data once.

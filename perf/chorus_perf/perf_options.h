@@ -38,7 +38,7 @@ struct PerfOptions {
   std::vector<std::string> algos;
   int rounds = 10;
   // --min-ms: with --algos, each algorithm's timed run lasts at least this long (more than `iters` calls where its
-  // calls are short; the count from its warm-up's time, the same on every rank). 0: `iters` calls.
+  // calls are short; the count from a run of `iters` calls after the warm-up, the same on every rank). 0: `iters`.
   int minMs = 0;
   int group = 1;  // --group N: calls per group (1: no group)
   // --stream: kNone (NULL: blocking host calls), kHost (queued on a host stream, one synchronize after the timed
@@ -94,7 +94,7 @@ inline std::string perfUsage() {
          "                             -w 32 covers its trials)\n"
          "      --rounds N             interleaved rounds of -n calls per algorithm with --algos (default 10)\n"
          "      --min-ms MS            with --algos: each algorithm's run of calls lasts at least MS ms (more\n"
-         "                             than -n calls where calls are short, counted from the warm-up; default 0)\n"
+         "                             than -n calls where calls are short, counted from a first run; default 0)\n"
          "  -h, --help                 this text\n"
          "Sizes are per-rank buffer bytes as in nccl-tests (allgather: the gathered total; reducescatter: the\n"
          "scattered total). Run one process per rank, e.g. chorusrun -n 2 chorus-perf allreduce -b 8 -e 64M -f 2\n";

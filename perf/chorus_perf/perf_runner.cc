@@ -303,10 +303,9 @@ PerfRunner::CallBuffers PerfRunner::buffersFor(const SizeLayout& layout, Mode mo
           stride(layout.inPlaceBytes)};
 }
 
-int PerfRunner::itersLasting(double warmupUs) const {
-  if (options_.minMs <= 0 || options_.warmupIters <= 0 || !(warmupUs > 0)) return options_.iters;
-  const double perCall = warmupUs / options_.warmupIters;
-  const double wanted = std::ceil(options_.minMs * 1e3 / perCall);
+int PerfRunner::itersLasting(double perCallUs) const {
+  if (options_.minMs <= 0 || !(perCallUs > 0)) return options_.iters;
+  const double wanted = std::ceil(options_.minMs * 1e3 / perCallUs);
   return static_cast<int>(std::clamp(wanted, static_cast<double>(options_.iters), 1e6));
 }
 
@@ -564,11 +563,19 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
     std::vector<int> iters(n, options_.iters);
     for (size_t k = 0; k < n; ++k) {
       comm_ = comms_[k];
-      const auto start = std::chrono::steady_clock::now();
       for (int w = 0; w < options_.warmupIters; ++w) launch(buffers, layout.count);
       synchronizeHostStream();
-      const double warmupUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-      iters[k] = itersLasting(maxOverRanks(warmupUs));
+      // --min-ms: runs after the warm-up tell how long one call takes, the second a quarter of --min-ms long (the
+      // warm-up's own time does not, nor a run of a few calls: the job's first calls take 5-50x the later ones, and
+      // a few calls of 8 B time the ranks' skew leaving the barrier; session 20, the first column at 8 B timed 2
+      // calls a run and came out 3-13x the others).
+      if (options_.minMs > 0) {
+        double perCall = timeCalls(buffers, layout.count, options_.iters);
+        if (const int longer = itersLasting(perCall) / 4; longer > options_.iters) {
+          perCall = timeCalls(buffers, layout.count, longer);
+        }
+        iters[k] = itersLasting(perCall);
+      }
       if (options_.check != 0) wrong += sumOverRanks(checkOnce(layout, Mode::kOutOfPlace, i * n + k + 1));
     }
     std::vector<std::vector<double>> samples(n);

@@ -4,7 +4,8 @@
 # 0.5 GB/s and 20 us), so that its default choice is wrong. chorus-perf --algos runs the default, an autotuned
 # communicator and every forced allreduce algorithm side by side, interleaved; the autotuned one is warmed up past
 # its 31 trial calls per size. Prints the table with default/best and autotune/best per size.
-#   perf/scripts/autotune_bench.sh BUILD_DIR [chorus-perf options...]    (default: allreduce -b 16K -e 16M -f 4)
+#   perf/scripts/autotune_bench.sh BUILD_DIR [chorus-perf options...]    (default: allreduce -b 16K -e 16M -f 4
+#   -n 5 --rounds 25: with 7 rounds, two columns forced to the same algorithm came out up to 1.3x apart at 1 MiB)
 # LAB=perf/labs/two_by_two.json runs it in the topology lab instead (2 hosts x 2 ranks on 1 Gbit/s links; root),
 # the model misled the same way about the lab's links.
 # The sweep starts at 16 KiB, below the sizes the target counts (64 KiB up): the first size a job calls is timed
@@ -24,7 +25,7 @@ set -euo pipefail
 build=${1:?usage: autotune_bench.sh BUILD_DIR [chorus-perf options]}
 shift
 args=("$@")
-[ ${#args[@]} -gt 0 ] || args=(allreduce -b 16K -e 16M -f 4 -n 5 --rounds 7)
+[ ${#args[@]} -gt 0 ] || args=(allreduce -b 16K -e 16M -f 4 -n 5 --rounds 25)
 dir=$(mktemp -d /tmp/chorus-autotune-bench-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 "$build/perf/chorus-topo" --dump "$dir/host.json" >/dev/null

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -303,12 +302,6 @@ PerfRunner::CallBuffers PerfRunner::buffersFor(const SizeLayout& layout, Mode mo
           stride(layout.inPlaceBytes)};
 }
 
-int PerfRunner::itersLasting(double perCallUs) const {
-  if (options_.minMs <= 0 || !(perCallUs > 0)) return options_.iters;
-  const double wanted = std::ceil(options_.minMs * 1e3 / perCallUs);
-  return static_cast<int>(std::clamp(wanted, static_cast<double>(options_.iters), 1e6));
-}
-
 double PerfRunner::timeCalls(const CallBuffers& buffers, size_t count, int iters) {
   // Device calls return once enqueued: the clock starts with the stream idle and stops once it has run them all.
   if (device_) onDevice("synchronizing the stream", [&] { device_->synchronize(); });
@@ -536,83 +529,6 @@ int PerfRunner::run() {
     std::fflush(stdout);
   }
   // Launchers stop the whole job when one rank exits non-zero: no rank leaves before rank 0 has printed.
-  barrier();
-  return totalWrong == 0 ? 0 : 1;
-}
-
-// Interleaving is the point: the machine drifts (other load, frequency, page cache) over seconds, and separate
-// runs per algorithm, minutes apart, measured the drift as much as the algorithms. Round r starts with algorithm
-// r mod n so that none always runs first (after the barrier) or last.
-int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
-  if (rank_ == 0) {
-    std::fputs(formatComparisonHeader(options_, nranks_).c_str(), stdout);
-    std::fflush(stdout);
-  }
-  const size_t n = comms_.size();
-  uint64_t totalWrong = 0;
-  double worstRatio = 0;
-  size_t worstBytes = 0;
-  const int tuned = autotuneColumn(options_);
-  double tunedWorstRatio = tuned >= 0 ? 0 : -1;  // -1: no autotune column
-  size_t tunedWorstBytes = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    const SizeLayout layout = computeSizeLayout(options_.collective, sizes[i], typeSize_, nranks_, rank_);
-    planVectors(layout, i + 1);
-    const CallBuffers buffers = buffersFor(layout, Mode::kOutOfPlace);
-    uint64_t wrong = 0;
-    std::vector<int> iters(n, options_.iters);
-    for (size_t k = 0; k < n; ++k) {
-      comm_ = comms_[k];
-      for (int w = 0; w < options_.warmupIters; ++w) launch(buffers, layout.count);
-      synchronizeHostStream();
-      // --min-ms: runs after the warm-up tell how long one call takes, the second a quarter of --min-ms long (the
-      // warm-up's own time does not, nor a run of a few calls: the job's first calls take 5-50x the later ones, and
-      // a few calls of 8 B time the ranks' skew leaving the barrier; session 20, the first column at 8 B timed 2
-      // calls a run and came out 3-13x the others).
-      if (options_.minMs > 0) {
-        double perCall = timeCalls(buffers, layout.count, options_.iters);
-        if (const int longer = itersLasting(perCall) / 4; longer > options_.iters) {
-          perCall = timeCalls(buffers, layout.count, longer);
-        }
-        iters[k] = itersLasting(perCall);
-      }
-      if (options_.check != 0) wrong += sumOverRanks(checkOnce(layout, Mode::kOutOfPlace, i * n + k + 1));
-    }
-    std::vector<std::vector<double>> samples(n);
-    for (int round = 0; round < options_.rounds; ++round) {
-      for (size_t j = 0; j < n; ++j) {
-        const size_t k = (static_cast<size_t>(round) + j) % n;
-        comm_ = comms_[k];
-        samples[k].push_back(timeCalls(buffers, layout.count, iters[k]));
-      }
-    }
-    comm_ = comms_[0];
-    std::vector<double> medians(n);
-    for (size_t k = 0; k < n; ++k) {
-      std::vector<double>& v = samples[k];
-      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-      medians[k] = v[v.size() / 2];
-    }
-    const size_t best = bestForced(options_, medians);
-    if (medians[0] / medians[best] > worstRatio) {
-      worstRatio = medians[0] / medians[best];
-      worstBytes = layout.bytes;
-    }
-    if (tuned >= 0 && medians[static_cast<size_t>(tuned)] / medians[best] > tunedWorstRatio) {
-      tunedWorstRatio = medians[static_cast<size_t>(tuned)] / medians[best];
-      tunedWorstBytes = layout.bytes;
-    }
-    totalWrong += wrong;
-    if (rank_ == 0) {
-      std::fputs(formatComparisonRow(options_, layout.bytes, medians, best, wrong).c_str(), stdout);
-      std::fflush(stdout);
-    }
-  }
-  if (rank_ == 0) {
-    std::fputs(formatComparisonFooter(totalWrong, worstRatio, worstBytes, tunedWorstRatio, tunedWorstBytes).c_str(),
-               stdout);
-    std::fflush(stdout);
-  }
   barrier();
   return totalWrong == 0 ? 0 : 1;
 }

@@ -78,12 +78,12 @@ PerfRunner::~PerfRunner() {
   if (json_ != nullptr) std::fclose(json_);
 }
 
-void PerfRunner::require(chorusResult_t result, const char* call) {
+void PerfRunner::require(chorusResult_t result, const char* call, chorusComm_t on) {
   if (result == chorusSuccess) return;
   std::fprintf(stderr, "chorus-perf: rank %d: %s failed: %s: %s\n", rank_, call, chorusGetErrorString(result),
-               chorusGetLastError(comm_));
+               chorusGetLastError(on));
   std::fflush(stdout);
-  chorusCommAbort(comm_);  // peers blocked on this rank learn of the failure instead of waiting for a timeout
+  chorusCommAbort(on);  // peers blocked on this rank learn of the failure instead of waiting for a timeout
   std::exit(1);
 }
 
@@ -102,27 +102,27 @@ void PerfRunner::onDevice(const char* what, F&& step) {
 void PerfRunner::barrier() {
   auto* token = reinterpret_cast<int*>(scratch_.data());
   *token = 0;
-  require(chorusAllReduce(token, token, 1, chorusInt32, chorusSum, control_, nullptr), "chorusAllReduce");
+  require(chorusAllReduce(token, token, 1, chorusInt32, chorusSum, control_, nullptr), "chorusAllReduce", control_);
 }
 
 double PerfRunner::maxOverRanks(double value) {
   auto* slot = reinterpret_cast<double*>(scratch_.data());
   *slot = value;
-  require(chorusAllReduce(slot, slot, 1, chorusFloat64, chorusMax, control_, nullptr), "chorusAllReduce");
+  require(chorusAllReduce(slot, slot, 1, chorusFloat64, chorusMax, control_, nullptr), "chorusAllReduce", control_);
   return *slot;
 }
 
 uint64_t PerfRunner::sumOverRanks(uint64_t value) {
   auto* slot = reinterpret_cast<uint64_t*>(scratch_.data());
   *slot = value;
-  require(chorusAllReduce(slot, slot, 1, chorusUint64, chorusSum, control_, nullptr), "chorusAllReduce");
+  require(chorusAllReduce(slot, slot, 1, chorusUint64, chorusSum, control_, nullptr), "chorusAllReduce", control_);
   return *slot;
 }
 
 int PerfRunner::agreeOnStatus(int status) {
   auto* slot = reinterpret_cast<int*>(scratch_.data());
   *slot = status;
-  require(chorusAllReduce(slot, slot, 1, chorusInt32, chorusMax, control_, nullptr), "chorusAllReduce");
+  require(chorusAllReduce(slot, slot, 1, chorusInt32, chorusMax, control_, nullptr), "chorusAllReduce", control_);
   return *slot;
 }
 

@@ -71,8 +71,10 @@ class PerfRunner {
   uint64_t sumOverRanks(uint64_t value);
   int agreeOnStatus(int status);
   void emit(const SizeRecord& record);
-  // Ends the process when result is not chorusSuccess, naming the call and the library's message.
-  void require(chorusResult_t result, const char* call);
+  // Ends the process when result is not chorusSuccess, naming the call and the library's message, after aborting the
+  // communicator the call went to (`on`; the timed one, comm_, unless given) so that peers blocked on it learn of it.
+  void require(chorusResult_t result, const char* call) { require(result, call, comm_); }
+  void require(chorusResult_t result, const char* call, chorusComm_t on);
   // Runs a device step (copy, synchronize); on failure ends the process as require() does.
   template <class F>
   void onDevice(const char* what, F&& step);

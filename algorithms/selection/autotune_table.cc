@@ -195,10 +195,7 @@ void AutotuneTable::finishStage() {
         if (algorithm != b->candidates[0].algorithm) continue;
         for (double t : times) score[0] = std::min(score[0], t);
       }
-      size_t winner = 0;
-      for (size_t c = 1; c < score.size(); ++c) {
-        if (score[c] < score[winner]) winner = c;
-      }
+      const size_t winner = ranked(score)[0];
       const double margin =
           b->stage.counted(b->candidates.size())[winner].size() >= 2 ? kVariantMargin : kVariantMarginOnOneCall;
       return settle(winner != 0 && score[winner] < margin * score[0] ? b->candidates[winner] : b->candidates[0]);

@@ -10,11 +10,14 @@ namespace chorus {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// What a chain's first hop and each further one still cost, as fractions of a message's latency, when calls overlap:
-// the root starts its next call as soon as its message is sent, so back-to-back calls leave it every half latency or
-// so (topology lab, session 20: 8-byte chain broadcasts at 0.44-0.58 of the measured per-message time at 2 hosts,
-// 0.51-0.60 at 4; reduces at 0.6-0.75 at 4 hosts).
-constexpr double kChainFirstHop = 0.5, kChainHopHidden = 0.1;
+// What a chain costs per call when calls come back to back (as in training loops and every benchmark), as fractions
+// of a message's latency: the root moves on once its message is sent and every rank relays as its message comes, so
+// the calls stream down the chain and its length is paid about once per run, not per call. In the topology lab
+// (1 Gbit/s, runs of 10 ms), 8-512 B chain broadcasts and reduces took 0.77-0.81 of the measured per-message time
+// at 2 hosts and 0.53-0.70 at 4 (session 21; session 20's data: 0.81 and 0.44-0.56). Each hop past the first still
+// costs a little (kChainHopHidden), so that a single call's latency along a chain of thousands of ranks still loses
+// to a tree's log p (a 16k-rank chain: 330 latencies against the tree's 14).
+constexpr double kChainFirstHop = 0.6, kChainHopHidden = 0.02;
 
 // One link as the formulas use it: alpha in us, beta and gamma in us per byte.
 struct Link {
@@ -192,11 +195,13 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
   if (p == 1) return 0;
   const double g = reduce ? l.gamma : 0;
   const int lg = ceilLog2(p);
-  // A chain's calls overlap along it when they come back to back (as in training loops and every benchmark): the
-  // root starts the next call while the last rank still finishes this one, so the chain's length mostly hides.
-  // Measured at 4 ranks on 2 cores, 8-byte broadcast: chain 0.64 us, tree 7.7 us, halving-doubling 23.5 us.
-  if (a == AlgorithmId::kRing) {
-    return pipelined(n, 1, l.beta + g, l, slice) - (1 - kChainFirstHop) * l.alpha + kChainHopHidden * (p - 2) * l.alpha;
+  // A chain's calls overlap along it when they come back to back (kChainFirstHop above). Measured at 4 ranks on 2
+  // cores over shared memory, 8-byte broadcast: chain 0.64 us, tree 7.7 us, halving-doubling 23.5 us.
+  // With two ranks both trees of the double binary tree are the one edge between them: the chain's pattern, in two
+  // messages of half the data (2 hosts, 8-512 B: 7.0-7.1 us against the chain's 6.8-6.9).
+  if (a == AlgorithmId::kRing || (a == AlgorithmId::kTree && p == 2)) {
+    return pipelined(n, 1, l.beta + g, l, slice) - (1 - kChainFirstHop) * l.alpha +
+           kChainHopHidden * (p - 2) * l.alpha;
   }
   if (a == AlgorithmId::kTree) return pipelined(n / 2, lg, 2 * l.beta + g, l, slice);
   if (a == AlgorithmId::kHalvingDoubling) {

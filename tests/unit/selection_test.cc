@@ -143,6 +143,25 @@ TEST(CostModelTest, HierarchicalPaysOffAcrossSlowLinksWithManyRanksPerHost) {
             predictUs(Collective::kBroadcast, AlgorithmId::kRing, 4096, in));
 }
 
+// Rooted calls back to back: a chain streams them (its length paid about once per run), and with two ranks the
+// double binary tree is the chain's one edge; but one call along thousands of ranks still loses to a tree.
+TEST(CostModelTest, ChainsStreamBackToBackCallsYetLongChainsLoseToTrees) {
+  CostInputs two;
+  two.nranks = two.nhosts = 2;
+  two.interHost = {10.0, 0.12};
+  for (Collective c : {Collective::kBroadcast, Collective::kReduce}) {
+    EXPECT_DOUBLE_EQ(predictUs(c, AlgorithmId::kTree, 8, two), predictUs(c, AlgorithmId::kRing, 8, two));
+    EXPECT_NEAR(predictUs(c, AlgorithmId::kRing, 8, two), 6.0, 0.2);  // 0.6 latency (0.77-0.81 measured)
+  }
+  CostInputs many = two;
+  for (int p : {4, 16384}) {
+    many.nranks = many.nhosts = p;
+    const double chain = predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, many);
+    const double tree = predictUs(Collective::kBroadcast, AlgorithmId::kTree, 8, many);
+    EXPECT_EQ(chain < tree, p == 4) << p << " ranks: chain " << chain << " us, tree " << tree << " us";
+  }
+}
+
 // A token-bucket link (the lab's tbf): calls whose bytes fit the burst cross at the peak rate, but no faster on
 // average than the rate refills it; calls larger than the burst pay the rate as on any link.
 TEST(CostModelTest, ABurstCarriesSmallCallsAtThePeakRateNeverAboveTheLinksRate) {

@@ -15,8 +15,8 @@
 # The autotuned communicator comes last, so that it tunes each size after the forced ones' warm-up: a tuner that
 # starts in the job's first second measures its start-up (session 19, 3 runs each, 64 KiB first: autotuned second,
 # trial calls at 4-7x their later times and autotune/best 1.28-2.37; autotuned last, 1.07-1.13).
-# Each emulated host's ranks are bound to that host's share of the cores (chorusrun --bind-to core; PIN=0, or LAB:
-# left to the scheduler). Unbound, 4 ranks on 2 cores run in one of two placements, and the placement decides the
+# Each emulated host's ranks are bound to that host's share of the cores (chorusrun --bind-to core, and chorus-lab's
+# default; PIN=0: left to the scheduler, also in the LAB). Unbound, 4 ranks on 2 cores run in one of two placements, and the placement decides the
 # best algorithm (session 19, 2 runs each: each host on one core, 64 KiB hierarchical 49-59 us, halving-doubling
 # 102-105; each host across both cores, 73-75 against 81-91), and the scheduler changes placement during a run: a
 # tuner settles once, so what it measured in one placement is then timed in the other (unbound, 3 runs: autotune/best
@@ -39,6 +39,6 @@ PY
 bind=core
 [ "${PIN:-1}" != 0 ] || bind=none
 launch=("$build/launcher/chorusrun" -n 4 --hosts 2 --bind-to "$bind" --)
-[ -z "${LAB:-}" ] || launch=(python3 "$build/perf/chorus-lab" run "$LAB" --timeout 1800 --)
+[ -z "${LAB:-}" ] || launch=(python3 "$build/perf/chorus-lab" run "$LAB" --bind-to "$bind" --timeout 1800 --)
 CHORUS_TOPO_FILE="$dir/misled.json" "${launch[@]}" "$build/perf/chorus-perf" "${args[@]}" \
   --algos ring,tree,halving_doubling,hierarchical,recursive_doubling,autotune -w 32

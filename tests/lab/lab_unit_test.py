@@ -80,6 +80,14 @@ assert rates[(f"{tag}-h0", "eth0")] == "1000000000" and rates[(f"{tag}-sw", "u1r
 assert all(len(dev) <= 15 for (_, dev) in rates)
 assert plan.ifname_env(lab) == "=eth0,eth1"
 assert [r for r in plan.rank_layout(listed)] == [(0, 0, 0), (1, 0, 1), (2, 0, 2), (3, 1, 0)]
+# --bind-to core, as chorusrun's: each host on its share of the CPUs, its ranks in turn; hosts round-robin when they
+# outnumber the CPUs; none with no CPUs known.
+two_by_two = S.make_spec("t", 2, ranks_per_host=2)
+assert plan.rank_cpus(two_by_two, {0, 1}) == [0, 0, 1, 1]
+assert plan.rank_cpus(two_by_two, {4, 5, 6, 7}) == [4, 5, 6, 7]
+assert plan.rank_cpus(S.make_spec("f", 4), {0, 1}) == [0, 1, 0, 1]
+assert plan.rank_cpus(listed, {0, 1, 2, 3}) == [0, 1, 0, 2]
+assert plan.rank_cpus(two_by_two, set()) == [None] * 4
 assert len({plan.address(i) for i in range(64)}) == 64
 assert plan.netem_request(S.make_spec("x", 2, delay="50us", jitter="5us", loss="1%")) == \
     ("delay", "50us", "5us", "loss", "1%")

@@ -43,9 +43,10 @@ def spec_from(args):
 class Session:
     """A lab to run in: the named one that is up, or one made for this process and torn down at the end."""
 
-    def __init__(self, spec, tools_dir):
+    def __init__(self, spec, tools_dir, bind=True):
         self.spec = spec
         self.tools_dir = tools_dir
+        self.bind = bind
         state = net.load_state(plan.named_tag(spec.name)) if spec.name != "flags" else None
         self.kept = state is not None
         self.lab = net.Lab(spec, plan.named_tag(spec.name) if self.kept else plan.ephemeral_tag(os.getpid()))
@@ -57,7 +58,7 @@ class Session:
 
     def __enter__(self):
         if not self.kept:
-            bring_up(self.lab, self.tools_dir)
+            bring_up(self.lab, self.tools_dir, self.bind)
         return self
 
     def __exit__(self, *exc):
@@ -65,13 +66,13 @@ class Session:
             self.lab.down()
 
 
-def bring_up(lab, tools_dir):
+def bring_up(lab, tools_dir, bind=True):
     netem_args = net.check_netem(lab.spec)
     lab.up(netem_args)
     topo = os.path.join(tools_dir, "chorus-topo")
     try:
         if lab.spec.latency_us is None:
-            lab.alpha_us = model.measure_alpha(lab, os.path.join(tools_dir, "chorus-perf"))
+            lab.alpha_us = model.measure_alpha(lab, os.path.join(tools_dir, "chorus-perf"), bind)
             if lab.alpha_us:
                 print(f"chorus-lab: Chorus moves a message between two hosts in {lab.alpha_us:.0f} us "
                       "(the cost model's latency)", file=sys.stderr)
@@ -154,9 +155,10 @@ def cmd_run(args, tools_dir):
     net.require_root()
     net.clean_stale()
     spec = spec_from(args)
-    with jobs.Stop() as stop, Session(spec, tools_dir) as s:
+    bind = args.bind_to == "core"
+    with jobs.Stop() as stop, Session(spec, tools_dir, bind) as s:
         topo = s.topo_file() if os.path.exists(s.topo_file()) else None
-        return jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo)
+        return jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo, bind=bind)
 
 
 def cmd_sweep(args, tools_dir):
@@ -168,7 +170,8 @@ def cmd_sweep(args, tools_dir):
     command = [perf, args.collective, "-b", args.b, "-e", args.e, "-f", str(args.f), "-n", str(args.n), "-w", "2",
                "--min-ms", str(sweep.steady_run_ms(spec))]
     raw = os.path.join(args.out, "chorus-perf.txt")
-    with jobs.Stop() as stop, Session(spec, tools_dir) as s:
+    bind = args.bind_to == "core"
+    with jobs.Stop() as stop, Session(spec, tools_dir, bind) as s:
         topo_path = s.topo_file() if os.path.exists(s.topo_file()) else None
         lab = s.lab
         predicted = {}
@@ -190,7 +193,7 @@ def cmd_sweep(args, tools_dir):
                            "list them for this lab")
         command += ["--algos", algos]
         with open(raw, "w") as out:
-            code = jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo_path, rank0_out=out)
+            code = jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo_path, rank0_out=out, bind=bind)
     with open(raw) as f:
         text = f.read()
     if code != 0:
@@ -214,6 +217,9 @@ def add_lab_arguments(p):
     p.add_argument("--delay", default="", help="one-way delay per link direction, netem syntax (50us); needs netem")
     p.add_argument("--jitter", default="", help="delay variation, netem syntax; needs --delay and netem")
     p.add_argument("--loss", default="", help="packet loss, netem syntax (0.1%%); needs netem")
+    p.add_argument("--bind-to", choices=("core", "none"), default="core",
+                   help="core (default): each host's ranks bound to its share of the cores, as chorusrun --bind-to "
+                        "core; none: left to the scheduler (a lab that is up keeps the latency it measured bound)")
 
 
 def parser():

@@ -39,16 +39,26 @@ class Stop:
             signal.signal(s, h)
 
 
-def run_ranks(spec, tag, command, timeout, stop, topo_file=None, rank0_out=None):
+def pinned_to(cpu):
+    """A preexec_fn binding the child to one CPU (None: left to the scheduler). The lab is single-threaded, so
+    running Python between fork and exec is safe here."""
+    if cpu is None:
+        return None
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
+def run_ranks(spec, tag, command, timeout, stop, topo_file=None, rank0_out=None, bind=True):
     """Runs command once per rank; returns the first failing rank's exit code (0 when all pass, 124 on timeout,
-    128 + signal when stopped)."""
+    128 + signal when stopped). bind: each emulated host's ranks on its share of the cores (plan.rank_cpus)."""
     job = f"{tag}-{secrets.token_hex(4)}"
     secret = os.environ.get("CHORUS_SECRET") or secrets.token_hex(32)
+    cpus = plan.rank_cpus(spec, os.sched_getaffinity(0)) if bind else [None] * spec.nranks
     procs = []
     for rank, host, local in plan.rank_layout(spec):
         env = rank_environment(spec, tag, rank, host, local, job, secret, topo_file)
         procs.append(subprocess.Popen(["ip", "netns", "exec", plan.host_ns(tag, host)] + command, env=env,
-                                      start_new_session=True, stdout=rank0_out if rank == 0 else None))
+                                      start_new_session=True, stdout=rank0_out if rank == 0 else None,
+                                      preexec_fn=pinned_to(cpus[rank])))
     deadline = time.monotonic() + timeout if timeout else None
     code = 0
     while True:

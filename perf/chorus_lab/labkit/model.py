@@ -23,7 +23,7 @@ def alpha_world(spec):
     return pair
 
 
-def measure_alpha(lab, perf):
+def measure_alpha(lab, perf, bind=True):
     """Chorus's own per-message time between the lab's hosts: an 8-byte ring allreduce over alpha_world's ranks
     (2(p-1) messages back to back) divided by its messages, software, kernel and scheduler included, which is what the
     model's latency stands for. None when chorus-perf is missing or fails."""
@@ -40,7 +40,8 @@ def measure_alpha(lab, perf):
             os.environ["CHORUS_ALGO"] = "ring"
             try:
                 code = jobs.run_ranks(pair, lab.tag, [perf, "allreduce", "-b", "8", "-e", "8", "-n", "1000", "-w",
-                                                      "50"], 60, types.SimpleNamespace(signal=None), rank0_out=out)
+                                                      "50"], 60, types.SimpleNamespace(signal=None), rank0_out=out,
+                                        bind=bind)
             finally:
                 if saved is None:
                     del os.environ["CHORUS_ALGO"]

@@ -143,3 +143,16 @@ def rank_layout(spec):
             out.append((rank, i, local))
             rank += 1
     return out
+
+
+def rank_cpus(spec, cpus):
+    """--bind-to core: each rank's CPU, as chorusrun --bind-to core places emulated hosts (launcher/core_binding.h):
+    host i owns len(cpus) // hosts consecutive CPUs (at least one; hosts share them round-robin when there are more
+    hosts than CPUs) and its ranks take them in turn. A host's ranks then share that host's cores, as on a cluster;
+    unbound, 4 ranks on 2 cores run in whichever placement the scheduler picks and it moves them during a run."""
+    cpus = sorted(cpus)
+    if not cpus:
+        return [None] * spec.nranks
+    per_host = max(1, len(cpus) // len(spec.hosts))
+    return [cpus[(host * per_host + local % per_host) % len(cpus)] for _, host, local in rank_layout(spec)]
+

@@ -191,15 +191,19 @@ double flatAllReduce(AlgorithmId a, double n, int p, const Link& l, size_t slice
   return kInf;
 }
 
-double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, size_t slice) {
+// streamed: the call is one of many back to back (the collective the caller asked for); not streamed: a phase that
+// the rest of its call waits for (a two-level allreduce's reduce and broadcast inside each host), whose chain is paid
+// hop by hop.
+double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, size_t slice, bool streamed) {
   if (p == 1) return 0;
   const double g = reduce ? l.gamma : 0;
   const int lg = ceilLog2(p);
+  if (!streamed && a == AlgorithmId::kRing) return pipelined(n, p - 1, l.beta + g, l, slice);
   // A chain's calls overlap along it when they come back to back (kChainFirstHop above). Measured at 4 ranks on 2
   // cores over shared memory, 8-byte broadcast: chain 0.64 us, tree 7.7 us, halving-doubling 23.5 us.
   // With two ranks both trees of the double binary tree are the one edge between them: the chain's pattern, in two
   // messages of half the data (2 hosts, 8-512 B: 7.0-7.1 us against the chain's 6.8-6.9).
-  if (a == AlgorithmId::kRing || (a == AlgorithmId::kTree && p == 2)) {
+  if (streamed && (a == AlgorithmId::kRing || (a == AlgorithmId::kTree && p == 2))) {
     return pipelined(n, 1, l.beta + g, l, slice) - (1 - kChainFirstHop) * l.alpha +
            kChainHopHidden * (p - 2) * l.alpha;
   }
@@ -245,11 +249,12 @@ double flatGatherScatter(AlgorithmId a, double n, int p, const Link& l) {
   return kInf;
 }
 
-double flat(Collective c, AlgorithmId a, double n, int p, const Link& l, size_t slice, bool intraHost) {
+double flat(Collective c, AlgorithmId a, double n, int p, const Link& l, size_t slice, bool intraHost,
+            bool streamed = true) {
   switch (c) {
     case Collective::kAllReduce: return flatAllReduce(a, n, p, l, slice, intraHost);
-    case Collective::kBroadcast: return flatRooted(a, false, n, p, l, slice);
-    case Collective::kReduce: return flatRooted(a, true, n, p, l, slice);
+    case Collective::kBroadcast: return flatRooted(a, false, n, p, l, slice, streamed);
+    case Collective::kReduce: return flatRooted(a, true, n, p, l, slice, streamed);
     case Collective::kAllGather: return flatBlocks(a, false, n, p, l);
     case Collective::kReduceScatter: return flatBlocks(a, true, n, p, l);
     case Collective::kAllToAll:
@@ -264,10 +269,10 @@ double flat(Collective c, AlgorithmId a, double n, int p, const Link& l, size_t 
 }
 
 // The best flat algorithm for one level of a two-level collective.
-double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, bool intraHost) {
+double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, bool intraHost, bool streamed = true) {
   double best = kInf;
   for (const AlgorithmRecord& r : algorithmRegistry()) {
-    if (r.collective == c && r.flat) best = std::min(best, flat(c, r.id, n, p, l, slice, intraHost));
+    if (r.collective == c && r.flat) best = std::min(best, flat(c, r.id, n, p, l, slice, intraHost, streamed));
   }
   return best;
 }
@@ -306,9 +311,10 @@ double hierarchical(Collective c, double n, const CostInputs& in) {
   }
   if (c != Collective::kAllReduce && c != Collective::kBroadcast && c != Collective::kReduce) return kInf;
   if (c == Collective::kAllReduce) {
-    return bestFlat(Collective::kReduce, n, l, local, in.sliceBytes, in.intraHostMemory) +
+    // The host's reduce and broadcast are phases of one call, on its critical path: not streamed.
+    return bestFlat(Collective::kReduce, n, l, local, in.sliceBytes, in.intraHostMemory, false) +
            bestAmongLeaders(Collective::kAllReduce, n, in) +
-           bestFlat(Collective::kBroadcast, n, l, local, in.sliceBytes, in.intraHostMemory);
+           bestFlat(Collective::kBroadcast, n, l, local, in.sliceBytes, in.intraHostMemory, false);
   }
   return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory) + bestAmongLeaders(c, n, in);
 }

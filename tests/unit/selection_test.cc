@@ -162,6 +162,20 @@ TEST(CostModelTest, ChainsStreamBackToBackCallsYetLongChainsLoseToTrees) {
   }
 }
 
+// A two-level allreduce waits for its hosts' reduce before the leaders' step and for the leaders before the hosts'
+// broadcast: those phases are paid hop by hop, not streamed like back-to-back broadcasts. At 2 hosts x 2 a tiny
+// allreduce then goes to recursive doubling (one step inside a host) rather than hierarchical (two).
+TEST(CostModelTest, ATwoLevelAllreducePaysItsHostPhasesInFull) {
+  CostInputs in = oneHost(4);
+  in.nhosts = 2;
+  in.maxRanksPerHost = 2;
+  in.intraHost = {5.0, 6.0};
+  in.interHost = {20.0, 1.0};
+  const double hier = predictUs(Collective::kAllReduce, AlgorithmId::kHierarchical, 8, in);
+  EXPECT_NEAR(hier, 20.0 + 2 * 5.0, 0.1);
+  EXPECT_LT(predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, in), hier);
+}
+
 // A token-bucket link (the lab's tbf): calls whose bytes fit the burst cross at the peak rate, but no faster on
 // average than the rate refills it; calls larger than the burst pay the rate as on any link.
 TEST(CostModelTest, ABurstCarriesSmallCallsAtThePeakRateNeverAboveTheLinksRate) {

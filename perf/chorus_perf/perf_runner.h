@@ -46,10 +46,10 @@ class PerfRunner {
   // The --algos comparison (run() with comms).
   int runComparison(const std::vector<size_t>& sizes);
   ModeResult measure(const SizeLayout& layout, Mode mode, uint64_t seed);
-  // Times iters calls (groups) with buffers (warm already) and returns the slowest rank's mean time per call in us.
   // The calls of a timed run lasting at least --min-ms, from one call's time (the slowest rank's, so every rank counts
   // alike); --iters without --min-ms.
   int itersLasting(double perCallUs) const;
+  // Times iters calls (groups) with buffers (warm already) and returns the slowest rank's mean time per call in us.
   double timeCalls(const CallBuffers& buffers, size_t count, int iters);
   // Alltoallv: this size's counts and displacements (every rank computes every pair alike).
   void planVectors(const SizeLayout& layout, uint64_t salt);

@@ -16,11 +16,11 @@
 # starts in the job's first second measures its start-up (session 19, 3 runs each, 64 KiB first: autotuned second,
 # trial calls at 4-7x their later times and autotune/best 1.28-2.37; autotuned last, 1.07-1.13).
 # Each emulated host's ranks are bound to that host's share of the cores (chorusrun --bind-to core, and chorus-lab's
-# default; PIN=0: left to the scheduler, also in the LAB). Unbound, 4 ranks on 2 cores run in one of two placements, and the placement decides the
-# best algorithm (session 19, 2 runs each: each host on one core, 64 KiB hierarchical 49-59 us, halving-doubling
-# 102-105; each host across both cores, 73-75 against 81-91), and the scheduler changes placement during a run: a
-# tuner settles once, so what it measured in one placement is then timed in the other (unbound, 3 runs: autotune/best
-# 1.30-1.57 at 256 KiB-1 MiB; bound, 4 runs: 0.92-1.10).
+# default; PIN=0: left to the scheduler, also in the LAB). Unbound, 4 ranks on 2 cores run in one of two placements,
+# and the placement decides the best algorithm (session 19, 2 runs each: each host on one core, 64 KiB hierarchical
+# 49-59 us, halving-doubling 102-105; each host across both cores, 73-75 against 81-91), and the scheduler changes
+# placement during a run: a tuner settles once, so what it measured in one placement is then timed in the other
+# (unbound, 3 runs: autotune/best 1.30-1.57 at 256 KiB-1 MiB; bound, 4 runs: 0.92-1.10).
 set -euo pipefail
 build=${1:?usage: autotune_bench.sh BUILD_DIR [chorus-perf options]}
 shift

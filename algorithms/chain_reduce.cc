@@ -1,3 +1,5 @@
+#include <utility>
+
 #include "algorithms/algorithms.h"
 #include "algorithms/patterns/ring_pattern.h"
 #include "algorithms/slice_pipeline.h"
@@ -19,6 +21,7 @@ void chainReduce(PeerIO& io, const Op& op) {
   const char* send = static_cast<const char*>(op.send);
   char* recv = static_cast<char*>(op.recv);
   PipelineSpec spec = ringPipeline(io, op.type, op.op);
+  std::swap(spec.prev, spec.next);  // against the ring: the broadcast chain's links backwards (ring_pattern.h)
   if (pos == 0) {
     spec.numInitial = k;
     spec.initial = [&](size_t s) { return evenSlice(send, op.count, k, s, es); };

@@ -42,9 +42,12 @@ struct RingPattern {
   int reduceScatterRecvChunk(int j) const { return modRank(rank - j - 2, size); }
   // Ring allgather step t: the block received (and forwarded at t+1); step 0 sends the own block.
   int allgatherRecvChunk(int t) const { return modRank(rank - t - 1, size); }
-  // Chain rooted at `root` along the ring: position 0 is the root (broadcast) / the rank after root (reduce).
+  // Chain rooted at `root`. A broadcast runs along the ring (rank + 1 next): position 0 is the root, the rank
+  // before it is last. A reduce runs the same links the other way (rank - 1 next): position 0 is the rank before the
+  // root, the root is last. Along the ring instead (root + 1 first, root last) a reduce crossed one more host boundary
+  // whenever the root is its host's first rank (rank 0): with hosts in blocks of ranks, 3 -> 0 is a network hop.
   int broadcastPosition(int root) const { return modRank(rank - root, size); }
-  int reducePosition(int root) const { return modRank(rank - root - 1, size); }
+  int reducePosition(int root) const { return modRank(root - rank - 1, size); }
 };
 
 }  // namespace chorus

@@ -65,8 +65,19 @@ TEST(RingPattern, ChainPositions) {
   RingPattern p{2, 5};
   EXPECT_EQ(p.broadcastPosition(2), 0);
   EXPECT_EQ(p.broadcastPosition(3), 4);
-  EXPECT_EQ(p.reducePosition(1), 0);
+  EXPECT_EQ(p.reducePosition(3), 0);  // rank 2 is just before root 3: the reduce starts there
   EXPECT_EQ(p.reducePosition(2), 4);
+  // The reduce chain runs the broadcast chain's links backwards (rank r hands on to r - 1): the same pairs of ranks,
+  // so the same host boundaries, and the root last.
+  for (int root = 0; root < 5; ++root) {
+    for (int r = 0; r < 5; ++r) {
+      RingPattern q{r, 5};
+      EXPECT_EQ(q.reducePosition(root), r == root ? 4 : 4 - q.broadcastPosition(root));
+      if (r != root) {
+        EXPECT_EQ((RingPattern{q.prev(), 5}.reducePosition(root)), q.reducePosition(root) + 1);
+      }
+    }
+  }
 }
 
 }  // namespace chorus

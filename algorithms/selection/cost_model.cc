@@ -316,7 +316,13 @@ double hierarchical(Collective c, double n, const CostInputs& in) {
            bestAmongLeaders(Collective::kAllReduce, n, in) +
            bestFlat(Collective::kBroadcast, n, l, local, in.sliceBytes, in.intraHostMemory, false);
   }
-  return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory) + bestAmongLeaders(c, n, in);
+  // Broadcast and reduce: the leaders' step streams from call to call like any chain, but the host's step does
+  // not. Measured at 2 hosts x 2, 8-512 B back to back (perf/RESULTS.md, session 22): in the topology lab the chain
+  // broadcast ran 9-12 us and hierarchical 14-18 (its host step streamed would have made them equal), on loopback
+  // 9.4-10.1 against 10.2-10.8; reduce, whose chain crosses hosts as often (ring_pattern.h), 10.1 against 10.1 in
+  // the lab and tied on loopback. Priced streamed, hierarchical came out below the chain at 2x2 with one core per
+  // host, and the ranks chose it at 1.4-1.8x the chain's time.
+  return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory, false) + bestAmongLeaders(c, n, in);
 }
 
 double predictSteady(Collective c, AlgorithmId a, double n, const CostInputs& in) {

@@ -176,6 +176,23 @@ TEST(CostModelTest, ATwoLevelAllreducePaysItsHostPhasesInFull) {
   EXPECT_LT(predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, in), hier);
 }
 
+// Back to back, a two-level broadcast or reduce streams its leaders' step like a chain but not its host step: at
+// 2 hosts x 2 on one core each (the topology lab's 2x2: 28 us across, 1 us within), the chain wins small calls.
+TEST(CostModelTest, ATwoLevelRootedCollectivePaysItsHostStepInFull) {
+  CostInputs in = oneHost(4);
+  in.nhosts = 2;
+  in.maxRanksPerHost = 2;
+  in.coresPerHost = 1;
+  in.intraHost = {1.0, 6.0};
+  in.interHost = {28.0, 0.12};
+  for (Collective c : {Collective::kBroadcast, Collective::kReduce}) {
+    const double hier = predictUs(c, AlgorithmId::kHierarchical, 8, in);
+    const double chain = predictUs(c, AlgorithmId::kRing, 8, in);
+    EXPECT_NEAR(hier, 1.0 + in.contextSwitchUs + 0.6 * 28.0, 0.2) << collectiveName(c);
+    EXPECT_LT(chain, hier) << collectiveName(c);
+  }
+}
+
 // A token-bucket link (the lab's tbf): calls whose bytes fit the burst cross at the peak rate, but no faster on
 // average than the rate refills it; calls larger than the burst pay the rate as on any link.
 TEST(CostModelTest, ABurstCarriesSmallCallsAtThePeakRateNeverAboveTheLinksRate) {

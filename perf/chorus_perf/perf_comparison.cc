@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "perf/chorus_perf/round_order.h"
+
 namespace chorus::perf {
 
 int PerfRunner::itersLasting(double perCallUs) const {
@@ -17,8 +19,8 @@ int PerfRunner::itersLasting(double perCallUs) const {
 }
 
 // Interleaving is the point: the machine drifts (other load, frequency, page cache) over seconds, and separate
-// runs per algorithm, minutes apart, measured the drift as much as the algorithms. Round r starts with algorithm
-// r mod n so that none always runs first (after the barrier) or last.
+// runs per algorithm, minutes apart, measured the drift as much as the algorithms. The rounds' orders form a
+// Williams design (round_order.h), so that no column always runs first or always follows the same one.
 int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
   if (rank_ == 0) {
     std::fputs(formatComparisonHeader(options_, nranks_).c_str(), stdout);
@@ -56,8 +58,7 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
     }
     std::vector<std::vector<double>> samples(n);
     for (int round = 0; round < options_.rounds; ++round) {
-      for (size_t j = 0; j < n; ++j) {
-        const size_t k = (static_cast<size_t>(round) + j) % n;
+      for (const size_t k : roundOrder(n, round)) {
         comm_ = comms_[k];
         samples[k].push_back(timeCalls(buffers, layout.count, iters[k]));
       }

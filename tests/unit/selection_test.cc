@@ -193,6 +193,25 @@ TEST(CostModelTest, ATwoLevelRootedCollectivePaysItsHostStepInFull) {
   }
 }
 
+// Crowded cores slow what they do (context switches, copies, reductions), not a shaped wire: at 2 hosts x 2 on a core
+// each, a 16 MiB chain reduce crosses the 1 Gbit/s link at its rate, where the unshaped peak is well above it.
+TEST(CostModelTest, CrowdedCoresDoNotSlowAShapedWire) {
+  CostInputs in = oneHost(4);
+  in.nhosts = 2;
+  in.maxRanksPerHost = 2;
+  in.coresPerHost = 1;
+  in.intraHost = {1.0, 6.0};
+  in.interHost = {28.0, 0.12};
+  in.interHost.burstBytes = 125000;
+  in.interHost.peakGBs = 0.45;
+  const double n = 16 << 20;
+  const double chain = predictUs(Collective::kReduce, AlgorithmId::kRing, 16 << 20, in);
+  EXPECT_NEAR(chain, n / 0.12e3, 0.05 * n / 0.12e3);
+  EXPECT_LT(chain, predictUs(Collective::kReduce, AlgorithmId::kHierarchical, 16 << 20, in));
+  in.interHost.peakGBs = 0.2;  // cores that push less than twice the rate: their share paces the flow
+  EXPECT_NEAR(predictUs(Collective::kReduce, AlgorithmId::kRing, 16 << 20, in), 2 * n / 0.2e3, 0.05 * n / 0.1e3);
+}
+
 // A token-bucket link (the lab's tbf): calls whose bytes fit the burst cross at the peak rate, but no faster on
 // average than the rate refills it; calls larger than the burst pay the rate as on any link.
 TEST(CostModelTest, ABurstCarriesSmallCallsAtThePeakRateNeverAboveTheLinksRate) {

@@ -176,15 +176,21 @@ TEST(CostModelTest, ATwoLevelAllreducePaysItsHostPhasesInFull) {
   EXPECT_LT(predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, in), hier);
 }
 
-// Back to back, a two-level broadcast or reduce streams its leaders' step like a chain but not its host step: at
-// 2 hosts x 2 on one core each (the topology lab's 2x2: 28 us across, 1 us within), the chain wins small calls.
-TEST(CostModelTest, ATwoLevelRootedCollectivePaysItsHostStepInFull) {
+// The topology lab's 2x2: 2 hosts x 2 ranks on one core each, 28 us and 1 Gbit/s across, 1 us within.
+CostInputs labTwoByTwo() {
   CostInputs in = oneHost(4);
   in.nhosts = 2;
   in.maxRanksPerHost = 2;
   in.coresPerHost = 1;
   in.intraHost = {1.0, 6.0};
   in.interHost = {28.0, 0.12};
+  return in;
+}
+
+// Back to back, a two-level broadcast or reduce streams its leaders' step like a chain but not its host step: at
+// 2 hosts x 2 on one core each, the chain wins small calls.
+TEST(CostModelTest, ATwoLevelRootedCollectivePaysItsHostStepInFull) {
+  CostInputs in = labTwoByTwo();
   for (Collective c : {Collective::kBroadcast, Collective::kReduce}) {
     const double hier = predictUs(c, AlgorithmId::kHierarchical, 8, in);
     const double chain = predictUs(c, AlgorithmId::kRing, 8, in);
@@ -196,12 +202,7 @@ TEST(CostModelTest, ATwoLevelRootedCollectivePaysItsHostStepInFull) {
 // Crowded cores slow what they do (context switches, copies, reductions), not a shaped wire: at 2 hosts x 2 on a core
 // each, a 16 MiB chain reduce crosses the 1 Gbit/s link at its rate, where the unshaped peak is well above it.
 TEST(CostModelTest, CrowdedCoresDoNotSlowAShapedWire) {
-  CostInputs in = oneHost(4);
-  in.nhosts = 2;
-  in.maxRanksPerHost = 2;
-  in.coresPerHost = 1;
-  in.intraHost = {1.0, 6.0};
-  in.interHost = {28.0, 0.12};
+  CostInputs in = labTwoByTwo();
   in.interHost.burstBytes = 125000;
   in.interHost.peakGBs = 0.45;
   const double n = 16 << 20;

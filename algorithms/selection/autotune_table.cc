@@ -103,9 +103,9 @@ std::vector<TuneCandidate> AutotuneTable::variantsOf(const Bucket& b, AlgorithmI
 
 int AutotuneTable::variantRounds(size_t variants) { return variants > 3 ? kVariantRoundsForMore : kVariantRounds; }
 
-void AutotuneTable::startStage(Bucket& b, std::vector<TuneCandidate> candidates, int rounds) {
+void AutotuneTable::startStage(Bucket& b, std::vector<TuneCandidate> candidates, int rounds, int passes) {
   b.candidates = std::move(candidates);
-  b.stage.start(b.candidates.size(), rounds);
+  b.stage.start(b.candidates.size(), rounds, passes);
 }
 
 AutotuneTable::Pick AutotuneTable::pick(Collective c, int elementBytes, size_t bytes) {
@@ -129,8 +129,8 @@ AutotuneTable::Pick AutotuneTable::pick(Collective c, int elementBytes, size_t b
       b->phase = Bucket::Phase::kUntuned;
     } else {
       b->phase = Bucket::Phase::kAlgorithms;
-      const int rounds = candidates.size() > 5 ? kFirstRoundsForSix : kFirstRounds;
-      startStage(*b, std::move(candidates), rounds);
+      const int passes = candidates.size() > static_cast<size_t>(kTwoPassCandidates) ? 1 : kFirstPasses;
+      startStage(*b, std::move(candidates), kFirstRunCalls, passes);
     }
   }
   if (b->phase == Bucket::Phase::kUntuned) return {};
@@ -179,14 +179,16 @@ void AutotuneTable::finishStage() {
     case Bucket::Phase::kAlgorithms: {
       if (b->candidates.size() == 1) return variants(b->candidates[0].algorithm);
       std::vector<TuneCandidate> finalists = {b->candidates[order[0]], b->candidates[order[1]]};
-      // The calls the variants will not take go to the finalists: sizes with no variants (under 256 KiB) decide
-      // between two algorithms on 8 calls each rather than 3, where a call is short and one scheduler delay on a
-      // 2-core machine weighs most (64 KiB on the loopback 2x2: 45-70 us calls, and 150-500 us ones among them).
+      // The calls the variants will not take go to the two fastest, back to back, where there are enough of them for
+      // three each: sizes with no variants (under 256 KiB) decide between two algorithms on 5 calls each, where a call
+      // is short and one scheduler delay on a 2-core machine weighs most (64 KiB on the loopback 2x2: 45-70 us calls,
+      // and 150-500 us ones among them). Otherwise the first stage's winner goes on to its variants.
       const size_t variantCount = variantsOf(*b, finalists[0].algorithm).size();
       const int variantCalls = variantCount == 1 ? 0 : static_cast<int>(variantCount) * variantRounds(variantCount);
       const int spare = kMaxCallsPerBucket - 1 - static_cast<int>(b->stage.schedule.size()) - variantCalls;
+      if (spare < 2 * kFinalRounds) return variants(finalists[0].algorithm);
       b->phase = Bucket::Phase::kFinalists;
-      return startStage(*b, std::move(finalists), std::max(kFinalRounds, spare / 2));
+      return startStage(*b, std::move(finalists), spare / 2);
     }
     case Bucket::Phase::kFinalists: return variants(b->candidates[order[0]].algorithm);
     case Bucket::Phase::kVariants: {

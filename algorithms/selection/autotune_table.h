@@ -2,16 +2,20 @@
 // on real calls, in stages, and keeps the fastest:
 //   1. every algorithm the cost model can price for the call (up to six, in the order of its prediction: the prior
 //      orders them and breaks ties, but does not rule any out, since a model fed the wrong link parameters would
-//      rule out the right one), three calls each (two each for six), back to back; the two fastest go on;
-//   2. those two, three calls each, or more where the variants leave calls over (8 each under 256 KiB); the
-//      faster is the algorithm;
+//      rule out the right one), two calls each back to back, twice over (a a b b c c a a b b c c; once over for six),
+//      so that each scores by calls far apart in time: one slow spell of the machine (on the loopback 2x2, session
+//      23: 256 KiB calls of 1-6 ms for some 20 ms, where they take 0.2-0.3) took every call of three candidates run
+//      one after another in runs of three, the best among them, and the bucket then ran 1.53x the best algorithm;
+//   2. where the variants leave six calls or more over, the two fastest, back to back, half of those calls each (5
+//      each under 256 KiB, where no variants follow); the faster is the algorithm (else stage 1's fastest is);
 //   3. that algorithm as it is, against each variant that can matter: where the message spans a slice, a quarter and
 //      four times the communicator's slice size; where TCP pairs have sockets to choose from and the message is
 //      large enough to stripe, 1, 2 or 4 sockets per rail instead of CHORUS_NSOCKS; three calls each for up to three
 //      candidates, two each for more; a variant wins only if its score beats the default's by 3% (12% where it ran
 //      one call that counts).
-// Each candidate's calls run back to back, the first of them not counted (trial_stage.h). At most 31 calls per
-// bucket (5 x 3 + 2 x 3 + 5 x 2); after that the bucket is settled and a call costs one array lookup.
+// Each candidate's calls run back to back, the first of each run not counted (trial_stage.h). At most 31 calls per
+// bucket (5 x 4 + 5 x 2; 5 x 4 + 2 x 5 without variants); after that the bucket is settled and a call costs one
+// array lookup.
 // This table is bookkeeping only: the communicator (src/comm/comm_engine_autotune.cc) times the calls and agrees
 // each stage's times with the other ranks (each call's time averaged over the ranks) before finishStage(), so that
 // every rank feeds the table the same numbers in the same order and takes the same decisions.
@@ -73,8 +77,10 @@ class AutotuneTable {
 
   static constexpr int kPriorCandidates = 6;
   // Rounds of each stage: every candidate once per round.
-  static constexpr int kFirstRounds = 3, kFirstRoundsForSix = 2, kFinalRounds = 3, kVariantRounds = 3,
-                       kVariantRoundsForMore = 2;
+  // The first stage: runs of kFirstRunCalls, kFirstPasses times over the candidates (once where there are more than
+  // kTwoPassCandidates); then the finalists, at least kFinalRounds calls each where the budget leaves that many.
+  static constexpr int kFirstRunCalls = 2, kFirstPasses = 2, kTwoPassCandidates = 5, kFinalRounds = 3,
+                       kVariantRounds = 3, kVariantRoundsForMore = 2;
   // TCP stripes messages from this size (transports/tcp/stripe_cuts.h): smaller calls have no sockets to tune.
   static constexpr size_t kStripedFromBytes = 256 * 1024;
   static constexpr int kMaxCallsPerBucket = 32;
@@ -83,7 +89,7 @@ class AutotuneTable {
   struct Bucket;
   // The bucket of a call, or null when the tuner leaves such calls alone.
   Bucket* bucketFor(Collective c, int elementBytes, size_t bytes);
-  void startStage(Bucket& b, std::vector<TuneCandidate> candidates, int rounds);
+  void startStage(Bucket& b, std::vector<TuneCandidate> candidates, int rounds, int passes = 1);
   // Algorithm a as it is (first), then its variants that can matter for the bucket's sizes.
   std::vector<TuneCandidate> variantsOf(const Bucket& b, AlgorithmId a) const;
   static int variantRounds(size_t variants);

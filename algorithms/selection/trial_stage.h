@@ -22,10 +22,13 @@ struct TrialStage {
   std::vector<int> schedule;  // the candidate of each call of the stage
   std::vector<double> times;  // each call's time, as far as the stage went
 
-  void start(size_t candidates, int rounds) {
+  // `passes` times over the candidates, each running `rounds` calls back to back per pass (a a b b c c a a b b c c).
+  void start(size_t candidates, int rounds, int passes = 1) {
     clear();
-    for (size_t i = 0; i < candidates; ++i) {
-      for (int r = 0; r < rounds; ++r) schedule.push_back(static_cast<int>(i));
+    for (int pass = 0; pass < passes; ++pass) {
+      for (size_t i = 0; i < candidates; ++i) {
+        for (int r = 0; r < rounds; ++r) schedule.push_back(static_cast<int>(i));
+      }
     }
   }
   void clear() {

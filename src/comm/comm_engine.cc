@@ -512,10 +512,15 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       for (auto& c : conns_) {
         if (c) c->abandon(e.lostPeer());
       }
-      if (mismatchReport_ && !aborted_.load()) {
-        // Collectives only: a point-to-point call's listing would be its pair's, not every rank's.
+      if (mismatchReport_ && aborted_.load()) {
+        // No listing (the caller asked to stop now), but the peers that list this call must not wait for us.
+        mismatchReport_->publish(callTags_->collectiveNumber(), Failure::kAborted, name, kAbortPublishSeconds);
+      } else if (mismatchReport_) {
+        // A listing for collectives only: a point-to-point call's would be its pair's, not every rank's.
         if (op.peer < 0) {
           e = mismatchReport_->explain(e, callTags_->collectiveNumber(), name, kMismatchListingWaitSeconds);
+        } else {
+          mismatchReport_->publish(callTags_->collectiveNumber(), e.failure(), name, kMismatchListingWaitSeconds);
         }
         e = e.withMessage(named(e.what()));
       }

@@ -210,9 +210,12 @@ class CommEngine {
   Hierarchy hierarchy_;
   std::unique_ptr<GlobalTopology> world_;
   LinkModel links_;
-  // How long a failed call waits for the other ranks' descriptions of it (they fail within ms of each other; a rank
-  // that completed its side never sends one).
-  static constexpr double kMismatchListingWaitSeconds = 0.5;
+  // How long a failed call waits for the other ranks' descriptions of the calls they failed in. They fail within
+  // ms of each other on an idle machine, but 0.5 s was too short with two jobs on two cores (CI: a torch job beside
+  // PyTorch's own suite). The whole wait is spent only where a rank is in no call at all (one that completed its
+  // side fails in its next call and says so), and never where a peer was lost (no listing is made then).
+  static constexpr double kMismatchListingWaitSeconds = 2.0;
+  static constexpr double kAbortPublishSeconds = 0.25;  // an aborted call's description: a store round trip at most
   static constexpr int kOversubscribedYields = 64;  // before sleeping; see the constructor
   // Yields before sleeping with a core per rank: about a millisecond when nothing else wants the core. Sleeping costs
   // a doorbell and a wakeup (tens of us here); at 200 a 1 MiB ping-pong slept on every message (122 us, now 48).

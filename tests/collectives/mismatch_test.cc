@@ -135,6 +135,36 @@ TEST(MismatchListingTest, EveryRankListsWhoCalledWhat) {
   }
 }
 
+// A rank that completed its side of a mismatched call (a root that believes itself root only sends) fails in its
+// next call: the listing names that call, and no rank waits for a description of the first one from it.
+TEST(MismatchListingTest, ARankThatWentOnIsListedWithTheCallItFailedIn) {
+  constexpr int kRanks = 3;
+  std::vector<std::string> messages(kRanks);
+  std::vector<double> seconds(kRanks, -1);
+  const Clock::time_point start = Clock::now();
+  runThreadWorld(
+      kRanks,
+      [&](chorusComm_t comm, int rank) {
+        std::vector<float> buffer(5000, 1.0f);
+        chorusResult_t r = chorusBroadcast(buffer.data(), buffer.data(), 5000, chorusFloat32, rank == 0 ? 0 : 1,
+                                           comm, nullptr);
+        if (r == chorusSuccess) r = chorusAllReduce(buffer.data(), buffer.data(), 10, chorusFloat32, chorusSum, comm, nullptr);
+        if (r != chorusSuccess) seconds[rank] = std::chrono::duration<double>(Clock::now() - start).count();
+        messages[rank] = chorusGetLastError(comm);
+      },
+      60s, suiteConfig());
+  // Which ranks go on is the transports' business (here, both that believe in different roots): the listing
+  // must be made either way, without the listing's wait for a description that never comes.
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_GE(seconds[r], 0) << "rank " << r;
+    EXPECT_LT(seconds[r], 1.5) << "rank " << r << ": " << messages[r];
+    EXPECT_NE(messages[r].find("does not match across ranks"), std::string::npos) << messages[r];
+    EXPECT_TRUE(messages[r].find("failed in a later call") != std::string::npos ||
+                messages[r].find("failed in an earlier call") != std::string::npos)
+        << messages[r];
+  }
+}
+
 // checkMismatch off: no listing, but a size mismatch is still an error (never a buffer overrun).
 TEST(MismatchListingTest, OffStillRefusesWrongSizes) {
   Config config = suiteConfig();

@@ -3,6 +3,7 @@ explicit store with rank and world size; the process group's timeout becomes the
 
 import datetime
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -18,9 +19,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now, below the kernel's ephemeral range: a port the kernel handed out (bind to 0) can be handed
+    to another test's connection or listener before the store binds it (CI failed so); one below the range is
+    taken only by an explicit bind."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        ephemeral_low = int(f.read().split()[0])
+    rng = random.Random()
+    for _ in range(100):
+        port = rng.randrange(max(1024, ephemeral_low - 12000), ephemeral_low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port below {ephemeral_low}")
 
 
 def _sum_of_ranks(n):
@@ -77,8 +90,9 @@ def test_torchrun_env_init(tmp_path):
     """))
     env = dict(os.environ, PYTHONPATH=os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")
     # Debian 12's torchrun (Python 3.11) breaks with its default log redirection: -r 1 -t 1 avoids it.
-    # torchrun takes a port number, not a bound socket: another test may take the free port first (seen in CI:
-    # "failed to bind ... errno: 98"), so its own store's bind failure gets a new port, up to three times.
+    # torchrun takes a port number, not a bound socket: another test's explicit bind may take it first (seen in CI,
+    # "failed to bind ... errno: 98", when the port came from the ephemeral range), so a bind failure gets a new
+    # port, up to three times.
     for _ in range(3):
         cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-r", "1", "-t", "1",
                "--master_port", str(_free_port()), str(script)]

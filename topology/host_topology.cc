@@ -63,6 +63,7 @@ LinkModel linkModelOf(const HostTopology& host) {
   LinkModel model;
   for (const auto& [c, p] : host.linkOverrides) model.set(c, p, LinkSource::kFile);
   model.setFabric(host.fabric);
+  model.setContextSwitchUs(host.contextSwitchUs);
   return model;
 }
 

@@ -59,6 +59,9 @@ struct HostTopology {
   std::vector<PciDevice> pciDevices;              // ascending bus id: GPU index g is the g-th GPU here (PCI bus order)
   std::map<LinkClass, LinkParams> linkOverrides;  // from a topology file's "links"
   RackFabric fabric;                              // from a topology file's "fabric"; never detected
+  // From a topology file's "scheduler": what a step waits for the scheduler per oversubscription of the cores
+  // (the cost model's contextSwitchUs); 0: the model's own figure. Never detected.
+  double contextSwitchUs = 0;
 
   bool operator==(const HostTopology&) const = default;
 

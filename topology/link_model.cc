@@ -83,6 +83,13 @@ void LinkModel::setFabric(RackFabric f) {
   fabric_ = f;
 }
 
+void LinkModel::setContextSwitchUs(double us) {
+  if (!std::isfinite(us) || us < 0) {
+    throwInvalidArgument("scheduler: a context switch of " + std::to_string(us) + " us (needs a finite figure >= 0)");
+  }
+  contextSwitchUs_ = us;
+}
+
 void LinkModel::set(LinkClass c, LinkParams p, LinkSource from) {
   if (!std::isfinite(p.latencyUs) || p.latencyUs < 0 || !std::isfinite(p.bandwidthGBs) || !(p.bandwidthGBs > 0)) {
     throwInvalidArgument(std::string("link ") + linkClassName(c) + ": latency " + std::to_string(p.latencyUs) +

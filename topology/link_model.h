@@ -62,6 +62,10 @@ class LinkModel {
   const RackFabric& fabric() const { return fabric_; }
   // Throws chorusInvalidArgument unless hostsPerRack >= 0 and, with racks, the uplink is finite and > 0.
   void setFabric(RackFabric f);
+  // What a step waits for the scheduler per oversubscription of the cores (a topology file's "scheduler"); 0: the
+  // cost model's own figure. Throws chorusInvalidArgument unless finite and >= 0.
+  double contextSwitchUs() const { return contextSwitchUs_; }
+  void setContextSwitchUs(double us);
 
   bool operator==(const LinkModel&) const = default;
 
@@ -70,6 +74,7 @@ class LinkModel {
   std::array<LinkParams, kLinkClassCount> params_;
   std::array<LinkSource, kLinkClassCount> sources_;
   RackFabric fabric_;
+  double contextSwitchUs_ = 0;
 };
 
 // The default figures of class c (see link_model.cc for where they come from).

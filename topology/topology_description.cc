@@ -75,6 +75,9 @@ std::string describeHost(const HostTopology& host) {
     out << "  fabric: racks of " << plural(host.fabric.hostsPerRack, "host", "hosts") << ", uplinks at "
         << figure(host.fabric.uplinkGBs) << " GB/s\n";
   }
+  if (host.contextSwitchUs > 0) {
+    out << "  scheduler: a step waits " << figure(host.contextSwitchUs) << " us per oversubscription of the cores\n";
+  }
   return out.str();
 }
 

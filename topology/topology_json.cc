@@ -288,7 +288,12 @@ HostTopology readTopology(const Json& doc) {
     t.fabric.uplinkGBs = f.number("uplink_gbs");
     f.rejectUnknown();
   }
-  top.rejectUnknown({"links", "fabric", "caches", "pci", "source", "hostname"});
+  if (top.has("scheduler")) {
+    ObjectReader s(top.object("scheduler"), "scheduler");
+    t.contextSwitchUs = s.number("context_switch_us");
+    s.rejectUnknown();
+  }
+  top.rejectUnknown({"links", "fabric", "scheduler", "caches", "pci", "source", "hostname"});
   return t;
 }
 
@@ -376,6 +381,7 @@ std::string topologyToJson(const HostTopology& t) {
   if (t.fabric.hostsPerRack > 0) {
     doc["fabric"] = {{"hosts_per_rack", t.fabric.hostsPerRack}, {"uplink_gbs", t.fabric.uplinkGBs}};
   }
+  if (t.contextSwitchUs > 0) doc["scheduler"] = {{"context_switch_us", t.contextSwitchUs}};
   // One entry per line: a 2-socket box stays a screenful, and diffs show which entry changed. Invalid UTF-8 (a
   // device name from a broken driver) is replaced rather than thrown on.
   auto compact = [](const Ordered& v) { return v.dump(-1, ' ', false, Ordered::error_handler_t::replace); };

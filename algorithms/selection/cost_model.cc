@@ -19,9 +19,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // to a tree's log p (a 16k-rank chain: 330 latencies against the tree's 14).
 constexpr double kChainFirstHop = 0.6, kChainHopHidden = 0.02;
 
-// One link as the formulas use it: alpha in us, beta and gamma in us per byte.
+// One link as the formulas use it: alpha in us, beta and gamma in us per byte; waitUs the part of alpha that is the
+// scheduler's (crowded cores), which calls streamed back to back do not pay per call.
 struct Link {
   double alpha, beta, gamma;
+  double waitUs = 0;
 };
 
 int floorLog2(int p) {
@@ -49,7 +51,7 @@ Link linkFor(const CostInputs& in, bool acrossHosts, int ranksPerHost) {
   // of hierarchical, which the ranks chose while they priced the chain's link at half its rate). Unshaped, the link's
   // rate is taken to be the cores' own, as for TCP on loopback.
   if (acrossHosts && c.peakGBs > c.bandwidthGBs) beta = std::max(1e-3 / c.bandwidthGBs, share * 1e-3 / c.peakGBs);
-  return Link{c.latencyUs + oversub, beta, share * 1e-3 / in.reduceGBs};
+  return Link{c.latencyUs + oversub, beta, share * 1e-3 / in.reduceGBs, oversub};
 }
 
 // Pipelined through `p - 1` hops in slices: the first slice pays every hop, the rest stream behind it.
@@ -145,7 +147,11 @@ double acrossHostsTree(double n, const CostInputs& in) {
   const int p = in.nranks;
   const Link l = linkFor(in, true, in.maxRanksPerHost);
   const double children = std::min(2, p - 1);
-  return 2 * floorLog2(p) * l.alpha + children * n * l.beta + n * l.gamma;
+  // The trees' messages overlap where each rank has a core. On crowded cores they take turns, and the call pays the
+  // depth of the double tree up and down, as within a host (2 hosts x 2 on one core each in the lab, 8-512 B: 182-192
+  // us at 26 us per crowded step, 192-203 at 34; 6 steps each).
+  const int steps = l.waitUs > 0 ? 2 * ceilLog2(p + 1) : 2 * floorLog2(p);
+  return steps * l.alpha + children * n * l.beta + n * l.gamma;
 }
 
 bool steppedAcrossHosts(Collective c, AlgorithmId a) {
@@ -211,10 +217,21 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
   // With two ranks both trees of the double binary tree are the one edge between them: the chain's pattern, in two
   // messages of half the data (2 hosts, 8-512 B: 7.0-7.1 us against the chain's 6.8-6.9).
   if (streamed && (a == AlgorithmId::kRing || (a == AlgorithmId::kTree && p == 2))) {
-    return pipelined(n, 1, l.beta + g, l, slice) - (1 - kChainFirstHop) * l.alpha +
-           kChainHopHidden * (p - 2) * l.alpha;
+    // Nor do they wait for the scheduler call by call where the cores are crowded: a rank woken for one call finds
+    // the next ones queued (2 hosts x 2 on one core each in the lab, 8-512 B: 9.4-11.6 us per call, as at 2 hosts x
+    // 1 with a core each, 9.1-9.7; a dependent step there costs 20-23).
+    Link s = l;
+    s.alpha -= l.waitUs;
+    return pipelined(n, 1, s.beta + g, s, slice) - (1 - kChainFirstHop) * s.alpha +
+           kChainHopHidden * (p - 2) * s.alpha;
   }
-  if (a == AlgorithmId::kTree) return pipelined(n / 2, lg, 2 * l.beta + g, l, slice);
+  if (a == AlgorithmId::kTree) {
+    // A reduce's calls queue up on a crowded core as a chain's do: its ranks send towards the root and go on. A
+    // broadcast's wait for their parent (lab, 2x2, 8-512 B: tree reduce 34-37 us, tree broadcast 42-46).
+    Link s = l;
+    if (streamed && reduce) s.alpha -= l.waitUs;
+    return pipelined(n / 2, lg, 2 * l.beta + g, s, slice);
+  }
   if (a == AlgorithmId::kHalvingDoubling) {
     // Scatter (or reduce-scatter) then allgather (or gather): 2 log p steps, twice the data once.
     return 2 * lg * l.alpha + 2.0 * (p - 1) / p * n * l.beta + (p - 1.0) / p * n * g;
@@ -297,6 +314,14 @@ double bestAmongLeaders(Collective c, double n, const CostInputs& in) {
   CostInputs leaders = in;
   leaders.nranks = in.nhosts;
   leaders.maxRanksPerHost = 1;
+  // A leader still shares its crowded core with its host's other ranks, and inside a two-level allreduce, a phase
+  // the call waits for, each of its steps waits for the scheduler as theirs do (lab, 2 hosts x 2 on one core each,
+  // 8-512 B: two-level allreduce 60-63 us, three steps of about 20; recursive doubling 46-55, two). A broadcast's or
+  // reduce's leaders stream from call to call, as any chain.
+  if (c == Collective::kAllReduce) {
+    const double hostShare = static_cast<double>(in.maxRanksPerHost) / std::max(1, in.coresPerHost);
+    leaders.interHost.latencyUs += std::max(0.0, hostShare - 1) * in.contextSwitchUs;
+  }
   double best = kInf;
   for (const AlgorithmRecord& r : algorithmRegistry()) {
     if (r.collective == c && r.flat) best = std::min(best, predictFlat(c, r.id, n, leaders));
@@ -329,7 +354,10 @@ double hierarchical(Collective c, double n, const CostInputs& in) {
   // 9.4-10.1 against 10.2-10.8; reduce, whose chain crosses hosts as often (ring_pattern.h), 10.1 against 10.1 in
   // the lab and tied on loopback. Priced streamed, hierarchical came out below the chain at 2x2 with one core per
   // host, and the ranks chose it at 1.4-1.8x the chain's time.
-  return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory, false) + bestAmongLeaders(c, n, in);
+  // A reduce's host step streams all the same: the host's ranks hand their data to the leader and go on to the next
+  // call (lab, 2x2, 8-512 B: hierarchical 9.7-10.1 us, the chain 8.9-10.9).
+  const bool hostStepStreams = c == Collective::kReduce;
+  return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory, hostStepStreams) + bestAmongLeaders(c, n, in);
 }
 
 double predictSteady(Collective c, AlgorithmId a, double n, const CostInputs& in) {

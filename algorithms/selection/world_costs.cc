@@ -28,6 +28,7 @@ CostInputs costInputsFor(const GlobalTopology& world, const LinkModel& links, bo
   in.intraHostMemory = !sameHostOverNetwork;
   in.interHost = costOf(links.params(network));
   in.sliceBytes = sliceBytes;
+  if (links.contextSwitchUs() > 0) in.contextSwitchUs = links.contextSwitchUs();
   // Racks matter once the hosts fill more than one (the uplinks then carry what crosses between racks).
   if (links.fabric().hostsPerRack > 0 && in.nhosts > links.fabric().hostsPerRack) {
     in.hostsPerRack = links.fabric().hostsPerRack;

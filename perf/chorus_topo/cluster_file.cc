@@ -91,6 +91,7 @@ CostInputs ClusterSpec::inputsFor(int nranks) const {
   in.interHost = LinkCost{nic.latencyUs, nic.bandwidthGBs * nicsPerHost, nic.burstBytes * nicsPerHost,
                           nic.peakGBs * nicsPerHost};
   in.reduceGBs = reduceGBs;
+  in.contextSwitchUs = contextSwitchUs;
   in.sliceBytes = sliceBytes;
   if (hostsPerRack > 0 && in.nhosts > hostsPerRack) {
     in.hostsPerRack = hostsPerRack;
@@ -106,7 +107,7 @@ ClusterSpec parseClusterJson(std::string_view text) {
   if (!doc.is_object()) malformed("document", "must be an object");
   rejectUnknown(doc,
                 {"format", "name", "ranks_per_host", "cores_per_host", "intra_host", "nics_per_host", "nic", "fabric",
-                 "reduce_gbs", "slice_bytes"},
+                 "reduce_gbs", "slice_bytes", "context_switch_us"},
                 "document");
   if (!doc.contains("format") || !doc["format"].is_string() || doc["format"].get<std::string>() != kClusterFormat) {
     malformed("format", "must be \"" + std::string(kClusterFormat) + "\"");
@@ -142,6 +143,7 @@ ClusterSpec parseClusterJson(std::string_view text) {
   }
   c.reduceGBs = number(doc, "reduce_gbs", "", 1e-3, 1e6, 12.0);
   c.sliceBytes = static_cast<size_t>(integer(doc, "slice_bytes", "", 4096, 64 << 20, 512 * 1024));
+  c.contextSwitchUs = number(doc, "context_switch_us", "", 0, 1e6, CostInputs{}.contextSwitchUs);
   return c;
 }
 

@@ -13,6 +13,8 @@
 //                   (optional; default one non-blocking switch)
 //   reduce_gbs      reduction throughput of one rank (default 12: one CPU core, AVX2 float sum)
 //   slice_bytes     the pipeline's slice (default 512 KiB)
+//   context_switch_us  what a step costs extra per oversubscription of the cores (ranks / cores - 1) while a rank
+//                   waits for the scheduler (default 7.5, measured on loopback here; the lab measures its own)
 #pragma once
 
 #include <string>
@@ -34,6 +36,7 @@ struct ClusterSpec {
   double uplinkGBs = 0;  // each rack's uplink
   double reduceGBs = 12.0;
   size_t sliceBytes = 512 * 1024;
+  double contextSwitchUs = CostInputs{}.contextSwitchUs;
 
   // The cost model's inputs for `nranks` ranks filling hosts in blocks (the last host may be partial).
   CostInputs inputsFor(int nranks) const;

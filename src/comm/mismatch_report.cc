@@ -142,9 +142,13 @@ Error MismatchReport::explain(const Error& e, uint64_t seq, const std::string& d
     }
     // Calls that all read the same can still disagree where a rank that saw the mismatch is listed and the rank
     // it saw is not (it died, or it served the store and left with it, before its record was read).
-    bool mismatchSeen = e.failure() == Failure::kMismatch;
-    for (const auto& record : records) mismatchSeen = mismatchSeen || (record && record->cause == kSawMismatch);
-    if (callers.size() + elsewhere.size() < 2 && !mismatchSeen) return e;
+    std::vector<int> seers;  // the ranks that saw a mismatch
+    for (int r = 0; r < size_; ++r) {
+      const bool saw = r == rank_ ? e.failure() == Failure::kMismatch : records[r] && records[r]->cause == kSawMismatch;
+      if (saw) seers.push_back(r);
+    }
+    const bool oneCall = callers.size() + elsewhere.size() < 2;
+    if (oneCall && seers.empty()) return e;
     std::string msg = "rank " + std::to_string(rank_) + ": call #" + std::to_string(seq) +
                       " does not match across ranks: ";
     bool first = true;
@@ -154,6 +158,12 @@ Error MismatchReport::explain(const Error& e, uint64_t seq, const std::string& d
     }
     for (const auto& [call, ranks] : elsewhere) msg += "; " + listOf(ranks) + " failed in " + call;
     if (!silent.empty()) msg += "; " + listOf(silent) + " did not say";
+    if (oneCall) {
+      // Every rank that spoke called the same: the data that did not match was left by an earlier call that every
+      // rank got through (a broadcast whose root differed, whose sends the kernel buffered), or by a rank that is gone.
+      msg += "; " + listOf(seers) + (seers.size() == 1 ? " was" : " were") + " sent data of another call" +
+             (silent.empty() ? " (an earlier call did not match: its root, count or type differed across ranks)" : "");
+    }
     return Error(chorusInvalidUsage, msg + " (first sign here: " + what + ")", Failure::kMismatch);
   } catch (const Error& storeError) {
     CHORUS_INFO(rank_, "no mismatch listing for call #" << seq << ": " << storeError.what());

@@ -112,9 +112,21 @@ shaped = model.network_link(measured)
 assert shaped["burst_bytes"] == plan.tbf_burst(lab.rate_bps) and shaped["peak_gbs"] == 0.5, shaped
 measured.capacity = None
 cluster = model.cluster_of(measured, {"packages": [{"cores": 2}], "links": {}})
-assert cluster["ranks_per_host"] == 2 and cluster["cores_per_host"] == 2 and cluster["nics_per_host"] == 2
+# Each emulated host has its share of this machine's cores, as its ranks are bound.
+assert cluster["cores_per_host"] == max(1, (os.cpu_count() or 1) // 4) == model.cores_per_host(lab), (cluster, os.cpu_count())
+assert cluster["ranks_per_host"] == 2 and cluster["nics_per_host"] == 2 and "context_switch_us" not in cluster
 assert cluster["fabric"] == {"hosts_per_rack": 2, "uplink_gbs": round(0.125 * 1448 / 1514, 6)}, cluster["fabric"]
 assert cluster["nic"]["latency_us"] == 18.0
+# Where a host's ranks outnumber its cores, the crowded ring's extra time per message over the pair's is the
+# scheduler's wait per oversubscription (the model's context switch), and the pair's is the latency.
+two_by_two_lab = S.make_spec("2x2", 2, ranks_per_host=2 * model.cores_per_host(S.make_spec("2x1", 2)))
+assert model.crowding(two_by_two_lab) == 2.0 and model.crowding(S.make_spec("2x1", 2)) == 1.0
+assert model.split_scheduler_wait(two_by_two_lab, 26.0, 14.0) == (14.0, 12.0)
+assert model.split_scheduler_wait(two_by_two_lab, 26.0, None) == (26.0, None)
+assert model.split_scheduler_wait(S.make_spec("2x1", 2), 14.0, 14.0) == (14.0, None)
+measured.context_switch_us = 12.0
+assert model.cluster_of(measured, {"packages": [{"cores": 2}], "links": {}})["context_switch_us"] == 12.0
+measured.context_switch_us = None
 # The ranks' topology file carries the same racks; racks that are not contiguous blocks of hosts carry none.
 assert model.fabric(measured) == cluster["fabric"]
 scattered = Lab(S.parse_lab(json.dumps({"format": "chorus-lab/1", "hosts": [{"rack": 0}, {"rack": 1}, {"rack": 0}, {"rack": 1}],

@@ -120,6 +120,19 @@ TEST(TopologyJsonTest, RacksRoundTripAndReachTheLinkModel) {
   EXPECT_THROW(validateHostTopology(t), Error);
 }
 
+TEST(TopologyJsonTest, TheSchedulersWaitRoundTripsAndReachesTheLinkModel) {
+  HostTopology t = loadTopologyFile(kDataDir + "flat_vm.json");
+  EXPECT_EQ(linkModelOf(t).contextSwitchUs(), 0);
+  t.contextSwitchUs = 12.5;
+  const std::string text = topologyToJson(t);
+  EXPECT_NE(text.find("\"context_switch_us\""), std::string::npos) << text;
+  EXPECT_EQ(parseTopologyJson(text), t);
+  EXPECT_EQ(linkModelOf(t).contextSwitchUs(), 12.5);
+  EXPECT_NE(describeHost(t).find("scheduler: a step waits 12.5 us"), std::string::npos) << describeHost(t);
+  t.contextSwitchUs = -1;
+  EXPECT_THROW(validateHostTopology(t), Error);
+}
+
 TEST(TopologyJsonTest, AShapedLinksBucketRoundTripsAndIsChecked) {
   HostTopology t = loadTopologyFile(kDataDir + "flat_vm.json");
   t.linkOverrides[LinkClass::kNetwork] = LinkParams{16, 0.12, 125000, 0.45};

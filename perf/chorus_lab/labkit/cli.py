@@ -72,7 +72,15 @@ def bring_up(lab, tools_dir, bind=True):
     topo = os.path.join(tools_dir, "chorus-topo")
     try:
         if lab.spec.latency_us is None:
-            lab.alpha_us = model.measure_alpha(lab, os.path.join(tools_dir, "chorus-perf"), bind)
+            perf = os.path.join(tools_dir, "chorus-perf")
+            if model.crowding(lab.spec) > 1:
+                pair, crowded = model.measure_crowded(lab, perf, bind)
+                lab.alpha_us, lab.context_switch_us = model.split_scheduler_wait(lab.spec, crowded, pair)
+                if lab.context_switch_us is not None:
+                    print(f"chorus-lab: with every rank, {crowded:.0f} us per message: the scheduler's wait is "
+                          f"{lab.context_switch_us:.0f} us a step (the cost model's context switch)", file=sys.stderr)
+            else:
+                lab.alpha_us = model.measure_alpha(lab, perf, bind)
             if lab.alpha_us:
                 print(f"chorus-lab: Chorus moves a message between two hosts in {lab.alpha_us:.0f} us "
                       "(the cost model's latency)", file=sys.stderr)

@@ -12,46 +12,87 @@ from . import jobs, plan
 from .spec import Host, LabError
 
 
-def alpha_world(spec):
-    """The ranks measure_alpha runs: two of the lab's hosts, one rank each; or, where the lab's ranks outnumber this
-    machine's cores, all of them, since every message then also waits for the scheduler (session 20, 4 hosts x 1 on 2
-    cores: 8 B allreduces took 30-43 us per message, 12-16 with two ranks)."""
-    if spec.nranks > (os.cpu_count() or 1):
-        return spec
+def pair_of(spec):
+    """Two of the lab's hosts, one rank each."""
     pair = copy.copy(spec)
     pair.hosts = [Host(h.name, 1, h.rack) for h in spec.hosts[:2]]
     return pair
 
 
+def alpha_world(spec):
+    """The ranks measure_alpha runs: two of the lab's hosts, one rank each; or, where the lab's ranks outnumber this
+    machine's cores, all of them, since every message then also waits for the scheduler (session 20, 4 hosts x 1 on 2
+    cores: 8 B allreduces took 30-43 us per message, 12-16 with two ranks)."""
+    return spec if spec.nranks > (os.cpu_count() or 1) else pair_of(spec)
+
+
+def cores_per_host(spec):
+    """Each emulated host's share of this machine's cores, as the ranks are bound (plan.rank_cpus): at least one."""
+    return max(1, (os.cpu_count() or 1) // len(spec.hosts))
+
+
+def crowding(spec):
+    """How many times a host's ranks outnumber its cores (1: not at all)."""
+    return max(1.0, max(h.ranks for h in spec.hosts) / cores_per_host(spec))
+
+
+def split_scheduler_wait(spec, crowded_alpha, pair_alpha):
+    """(latency, context switch) for the model where a host's ranks outnumber its cores: the link's own latency is the
+    pair's per-message time, and what every rank's ring took more per message is the scheduler's wait, per
+    oversubscription of the cores (the model's context_switch_us: its dependent steps pay it, calls streamed back to
+    back do not). At 2 hosts x 2 on one core each (session 26): 26 us per message over all ranks, 14 over the pair."""
+    over = crowding(spec) - 1
+    if over <= 0 or pair_alpha is None or crowded_alpha is None:
+        return crowded_alpha, None
+    return pair_alpha, round(max(0.0, crowded_alpha - pair_alpha) / over, 2)
+
+
+def per_message_us(lab, perf, bind, world):
+    """One run: an 8-byte ring allreduce over `world`'s ranks, 1000 calls (2(p-1) messages each, back to back), its
+    time per call divided by its messages; software, kernel and scheduler included. None when it fails."""
+    with tempfile.TemporaryFile("w+") as out:
+        saved = os.environ.get("CHORUS_ALGO")
+        os.environ["CHORUS_ALGO"] = "ring"
+        try:
+            code = jobs.run_ranks(world, lab.tag, [perf, "allreduce", "-b", "8", "-e", "8", "-n", "1000", "-w", "50"],
+                                  60, types.SimpleNamespace(signal=None), rank0_out=out, bind=bind)
+        finally:
+            if saved is None:
+                del os.environ["CHORUS_ALGO"]
+            else:
+                os.environ["CHORUS_ALGO"] = saved
+        out.seek(0)
+        rows = [line.split() for line in out if line.split() and line.split()[0] == "8"]
+    return float(rows[0][5]) / (2 * (world.nranks - 1)) if code == 0 and rows else None
+
+
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    return values[len(values) // 2] if values else None
+
+
 def measure_alpha(lab, perf, bind=True):
-    """Chorus's own per-message time between the lab's hosts: an 8-byte ring allreduce over alpha_world's ranks
-    (2(p-1) messages back to back) divided by its messages, software, kernel and scheduler included, which is what the
-    model's latency stands for. None when chorus-perf is missing or fails."""
+    """Chorus's own per-message time between the lab's hosts (per_message_us over alpha_world's ranks), which is what
+    the model's latency stands for. None when chorus-perf is missing or fails.
+    The median of five runs of 1000 calls: one disturbed run (seen: 251 us) must not set it, nor one lucky one; with
+    four ranks on two cores, three runs of 200 calls gave 37-66 us from one lab to the next (session 20)."""
     if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
         return None
-    pair = alpha_world(lab.spec)
-    messages = 2 * (pair.nranks - 1)
-    times = []
-    # The median of five runs of 1000 calls: one disturbed run (seen: 251 us) must not set it, nor one lucky one; with
-    # four ranks on two cores, three runs of 200 calls gave 37-66 us from one lab to the next (session 20).
+    return median(per_message_us(lab, perf, bind, alpha_world(lab.spec)) for _ in range(5))
+
+
+def measure_crowded(lab, perf, bind=True):
+    """Where a host's ranks outnumber its cores: (the pair's per-message time, every rank's), each the median of five
+    runs, the two taken in turn so that a slow spell of the machine falls on both (split_scheduler_wait divides
+    them). Measured one after the other, the pair's came out at 16-22 us and the scheduler's wait at 7-16 from one
+    sweep to the next (session 26)."""
+    if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
+        return None, None
+    pair, crowded = [], []
     for _ in range(5):
-        with tempfile.TemporaryFile("w+") as out:
-            saved = os.environ.get("CHORUS_ALGO")
-            os.environ["CHORUS_ALGO"] = "ring"
-            try:
-                code = jobs.run_ranks(pair, lab.tag, [perf, "allreduce", "-b", "8", "-e", "8", "-n", "1000", "-w",
-                                                      "50"], 60, types.SimpleNamespace(signal=None), rank0_out=out,
-                                        bind=bind)
-            finally:
-                if saved is None:
-                    del os.environ["CHORUS_ALGO"]
-                else:
-                    os.environ["CHORUS_ALGO"] = saved
-            out.seek(0)
-            rows = [line.split() for line in out if line.split() and line.split()[0] == "8"]
-        if code == 0 and rows:
-            times.append(float(rows[0][5]) / messages)
-    return sorted(times)[len(times) // 2] if times else None
+        pair.append(per_message_us(lab, perf, bind, pair_of(lab.spec)))
+        crowded.append(per_message_us(lab, perf, bind, lab.spec))
+    return median(pair), median(crowded)
 
 
 # tbf counts whole frames: a full 1500-byte-MTU TCP segment carries 1448 bytes of payload in 1514 on the link
@@ -92,6 +133,8 @@ def write_topology_file(lab, chorus_topo, path):
         raise LabError(f"{chorus_topo} --json: {done.stderr.strip() or 'exit ' + str(done.returncode)}")
     topo = json.loads(done.stdout)
     topo.setdefault("links", {})["network"] = network_link(lab)
+    if lab.context_switch_us is not None:
+        topo["scheduler"] = {"context_switch_us": lab.context_switch_us}
     racks = fabric(lab)
     if racks:
         topo["fabric"] = racks
@@ -101,15 +144,17 @@ def write_topology_file(lab, chorus_topo, path):
 
 
 def cluster_of(lab, topo):
-    """The chorus-topo --predict cluster file of this lab: its ranks, this machine's cores, its link and fabric."""
+    """The chorus-topo --predict cluster file of this lab: its ranks, each host's share of this machine's cores, its
+    link, the scheduler's wait where it measured one, and its fabric."""
     spec = lab.spec
-    cores = sum(p.get("cores", 0) for p in topo.get("packages", [])) or os.cpu_count() or 1
     intra = topo.get("links", {}).get("same_numa")
     cluster = {"format": "chorus-cluster/1", "ranks_per_host": max(h.ranks for h in spec.hosts),
-               "cores_per_host": cores, "nics_per_host": spec.nics,
+               "cores_per_host": cores_per_host(spec), "nics_per_host": spec.nics,
                "nic": network_link(lab)}
     if intra:
         cluster["intra_host"] = intra
+    if lab.context_switch_us is not None:
+        cluster["context_switch_us"] = lab.context_switch_us
     racks = fabric(lab)
     if racks:
         cluster["fabric"] = racks

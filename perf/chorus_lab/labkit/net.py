@@ -156,6 +156,7 @@ class Lab:
         self.capacity = None    # bytes/s, one unshaped stream between two hosts
         self.latency_us = None  # measured over the shaped link (socket round trip / 2)
         self.alpha_us = None    # Chorus's per-message time over it (model.measure_alpha)
+        self.context_switch_us = None  # the scheduler's wait per step where a host's ranks outnumber its cores
         self.made = []
 
     def up(self, netem_args=(), log=sys.stderr):
@@ -198,7 +199,7 @@ class Lab:
         with open(os.path.join(state_dir(self.tag), "lab.json"), "w") as f:
             json.dump({"tag": self.tag, "pid": os.getpid(), "spec": spec_to_dict(self.spec),
                        "capacity_bps": self.capacity and self.capacity * 8, "latency_us": self.latency_us,
-                       "alpha_us": self.alpha_us}, f,
+                       "alpha_us": self.alpha_us, "context_switch_us": self.context_switch_us}, f,
                       indent=1)
 
     def restore(self, state):
@@ -206,6 +207,7 @@ class Lab:
         self.capacity = state["capacity_bps"] and state["capacity_bps"] / 8
         self.latency_us = state["latency_us"]
         self.alpha_us = state.get("alpha_us")
+        self.context_switch_us = state.get("context_switch_us")
 
     def down(self):
         for ns in reversed(self.made or plan.namespaces_of(self.spec, self.tag)):

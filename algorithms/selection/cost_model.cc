@@ -26,6 +26,13 @@ struct Link {
   double waitUs = 0;
 };
 
+// The link as calls streamed back to back see it: without the scheduler's wait.
+Link withoutWait(Link l) {
+  l.alpha -= l.waitUs;
+  l.waitUs = 0;
+  return l;
+}
+
 int floorLog2(int p) {
   int l = 0;
   while ((2 << l) <= p) ++l;
@@ -220,17 +227,14 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
     // Nor do they wait for the scheduler call by call where the cores are crowded: a rank woken for one call finds
     // the next ones queued (2 hosts x 2 on one core each in the lab, 8-512 B: 9.4-11.6 us per call, as at 2 hosts x
     // 1 with a core each, 9.1-9.7; a dependent step there costs 20-23).
-    Link s = l;
-    s.alpha -= l.waitUs;
+    const Link s = withoutWait(l);
     return pipelined(n, 1, s.beta + g, s, slice) - (1 - kChainFirstHop) * s.alpha +
            kChainHopHidden * (p - 2) * s.alpha;
   }
   if (a == AlgorithmId::kTree) {
     // A reduce's calls queue up on a crowded core as a chain's do: its ranks send towards the root and go on. A
     // broadcast's wait for their parent (lab, 2x2, 8-512 B: tree reduce 34-37 us, tree broadcast 42-46).
-    Link s = l;
-    if (streamed && reduce) s.alpha -= l.waitUs;
-    return pipelined(n / 2, lg, 2 * l.beta + g, s, slice);
+    return pipelined(n / 2, lg, 2 * l.beta + g, streamed && reduce ? withoutWait(l) : l, slice);
   }
   if (a == AlgorithmId::kHalvingDoubling) {
     // Scatter (or reduce-scatter) then allgather (or gather): 2 log p steps, twice the data once.

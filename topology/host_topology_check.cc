@@ -168,12 +168,12 @@ void validateHostTopology(const HostTopology& t) {
   }
 
   if (t.fabric.hostsPerRack < 0) broken("fabric.hosts_per_rack", "must be 1 or more");
-  if (!std::isfinite(t.contextSwitchUs) || t.contextSwitchUs < 0 || t.contextSwitchUs > 1e6) {
-    broken("scheduler.context_switch_us", "must be a finite number in 0..1e6");
-  }
   if (t.fabric.hostsPerRack > 0 &&
       (!std::isfinite(t.fabric.uplinkGBs) || !(t.fabric.uplinkGBs > 0) || t.fabric.uplinkGBs > 1e6)) {
     broken("fabric.uplink_gbs", "must be a finite number in (0, 1e6]");
+  }
+  if (!std::isfinite(t.contextSwitchUs) || t.contextSwitchUs < 0 || t.contextSwitchUs > 1e6) {
+    broken("scheduler.context_switch_us", "must be a finite number in 0..1e6");
   }
   for (const auto& [c, p] : t.linkOverrides) {
     const std::string where = std::string("links.") + linkClassName(c);

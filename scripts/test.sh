@@ -75,7 +75,7 @@ sanitized_suite() {
 }
 failed=()
 phase "ASan+UBSan build and whole suite"
-sanitized_suite build-asan address,undefined 10 "chorus_unit_tests chorus_collective_tests chorus-faults" \
+sanitized_suite build-asan address,undefined 20 "chorus_unit_tests chorus_collective_tests chorus-faults" \
   "chorus_unit_tests chorus_collective_tests" -LE "unit|collective" || failed+=("ASan+UBSan")
 # TSan: the unit tests (chorus_unit_tests), where the threaded machinery is tested piece by piece: the store server
 # and its sessions, handshakes, connections of every transport, emulated device streams and their progress threads,

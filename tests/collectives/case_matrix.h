@@ -28,7 +28,7 @@ struct CaseGrid {
 
 // The test-suite variable that samples the matrices: CHORUS_TEST_CASE_SAMPLE=N keeps the cases whose salt is a
 // multiple of N (at least one per grid). For sanitizer runs, whose instrumented reductions are 5-10x slower: every
-// test still runs, and across a test's counts every datatype x op x placement still appears. Unset or 1: all.
+// test still runs, and the cases kept spread over its counts, datatypes, ops and placements. Unset or 1: all.
 inline constexpr const char* kCaseSampleVariable = "CHORUS_TEST_CASE_SAMPLE";
 
 // The cross product of grid, in a fixed order that every rank computes alike (sampled as above). Salts number the

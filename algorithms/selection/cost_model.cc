@@ -10,25 +10,38 @@ namespace chorus {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kMinCores = 1e-3;  // a host's share of the cores is never taken below this
 // What a chain costs per call when calls come back to back (as in training loops and every benchmark), as fractions
 // of a message's latency: the root moves on once its message is sent and every rank relays as its message comes, so
 // the calls stream down the chain and its length is paid about once per run, not per call. In the topology lab
-// (1 Gbit/s, runs of 10 ms), 8-512 B chain broadcasts and reduces took 0.77-0.81 of the measured per-message time
-// at 2 hosts and 0.53-0.70 at 4 (session 21; session 20's data: 0.81 and 0.44-0.56). Each hop past the first still
-// costs a little (kChainHopHidden), so that a single call's latency along a chain of thousands of ranks still loses
-// to a tree's log p (a 16k-rank chain: 330 latencies against the tree's 14).
-constexpr double kChainFirstHop = 0.6, kChainHopHidden = 0.02;
+// (1 Gbit/s, runs of 10 ms), 8-512 B chain broadcasts and reduces took 0.77-0.97 of the pair's per-message time at 2
+// hosts and 2 hosts x 2 (sessions 21 and 26), and at 4 hosts on 2 cores 0.83-0.97 of twice it, each host having half
+// a core (Link::coreShare). Each hop past the first still costs a little (kChainHopHidden), so that a single call's
+// latency along a chain of thousands of ranks still loses to a tree's log p (a 16k-rank chain: 330 latencies
+// against the tree's 14).
+constexpr double kChainFirstHop = 0.8, kChainHopHidden = 0.02;
+
+// The cost model's inputs, and whether a call is priced for its latency or for its bound by the network's rate when
+// calls come back to back (predictUs): then a pipeline's fill through its hops overlaps the previous call's drain.
+struct Inputs : CostInputs {
+  bool rateBound = false;
+};
 
 // One link as the formulas use it: alpha in us, beta and gamma in us per byte; waitUs the part of alpha that is the
-// scheduler's (crowded cores), which calls streamed back to back do not pay per call.
+// scheduler's (crowded cores), which calls streamed back to back do not pay per call; coreShare the host's cores
+// where it has less than one (emulated hosts sharing a machine's cores).
 struct Link {
   double alpha, beta, gamma;
   double waitUs = 0;
+  double coreShare = 1;
+  bool rateBound = false;  // Inputs::rateBound
 };
 
-// The link as calls streamed back to back see it: without the scheduler's wait.
-Link withoutWait(Link l) {
-  l.alpha -= l.waitUs;
+// The link as calls streamed back to back see it: no wait for the scheduler, but each host's part of every call
+// done on its share of a core. A host with half a core (4 hosts on 2 cores in the lab) relays at half the pace:
+// 8-512 B chains there took 30-35 us per call against the pair's 16-18 us per message.
+Link asStreamed(Link l) {
+  l.alpha = (l.alpha - l.waitUs) / l.coreShare;
   l.waitUs = 0;
   return l;
 }
@@ -47,9 +60,10 @@ int ceilLog2(int p) {
 
 // The link a flat algorithm over `p` ranks is paced by: the network as soon as it spans hosts. With more ranks
 // than cores on a host, every step also waits for the scheduler, and copies and reductions share the cores.
-Link linkFor(const CostInputs& in, bool acrossHosts, int ranksPerHost) {
+Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost) {
   const LinkCost& c = acrossHosts ? in.interHost : in.intraHost;
-  const double share = std::max(1.0, static_cast<double>(ranksPerHost) / std::max(1, in.coresPerHost));
+  const double cores = std::max(kMinCores, in.coresPerHost);
+  const double share = std::max(1.0, ranksPerHost / cores);
   const double oversub = std::max(0.0, share - 1) * in.contextSwitchUs;
   double beta = share * 1e-3 / c.bandwidthGBs;
   // A shaped link (a token bucket, whose unshaped rate peakGBs was measured) paces a flow by the slower of its rate
@@ -58,21 +72,22 @@ Link linkFor(const CostInputs& in, bool acrossHosts, int ranksPerHost) {
   // of hierarchical, which the ranks chose while they priced the chain's link at half its rate). Unshaped, the link's
   // rate is taken to be the cores' own, as for TCP on loopback.
   if (acrossHosts && c.peakGBs > c.bandwidthGBs) beta = std::max(1e-3 / c.bandwidthGBs, share * 1e-3 / c.peakGBs);
-  return Link{c.latencyUs + oversub, beta, share * 1e-3 / in.reduceGBs, oversub};
+  return Link{c.latencyUs + oversub, beta, share * 1e-3 / in.reduceGBs, oversub, std::min(1.0, cores), in.rateBound};
 }
 
-// Pipelined through `p - 1` hops in slices: the first slice pays every hop, the rest stream behind it.
+// Pipelined through `hops` hops in slices: the first slice pays every hop, the rest stream behind it. Its bound by
+// the rate (Link::rateBound) is its slices' passage over one link: back to back, the fill overlaps a drain.
 double pipelined(double n, int hops, double perByte, const Link& l, size_t slice) {
   if (hops <= 0) return 0;
   const double s = std::min<double>(n, static_cast<double>(slice));
   const double k = std::max(1.0, std::ceil(n / std::max(1.0, s)));
-  return (hops + k - 1) * (l.alpha + s * perByte);
+  return ((l.rateBound ? 1 : hops) + k - 1) * (l.alpha + s * perByte);
 }
 
 // Flat algorithms spanning hosts (ranks in host blocks of k): the per-flow link of a step between ranks `distance`
 // apart. Inside a host below k; past it every rank of a host sends across at once, so its k flows share the
 // host's network link; past a rack, all of the rack's ranks share its uplink when that is the narrower.
-Link stepLink(const CostInputs& in, int distance) {
+Link stepLink(const Inputs& in, int distance) {
   const int k = std::max(1, in.maxRanksPerHost);
   if (distance < k) return linkFor(in, false, k);
   Link l = linkFor(in, true, k);
@@ -99,7 +114,7 @@ constexpr double kUnslicedAcrossHosts = 1.1;
 // receiver then does the same with m/2. In the lab at 4 hosts x 1 this scatter took 1.16x the root's link time for
 // n, not (p-1)/p of it (the trace of a 16 MiB broadcast, perf/RESULTS.md, session 17); at 2 hosts x 2 the far block
 // has the network link to itself and the near ones go over shared memory.
-double scatterRelay(double n, int p2, const CostInputs& in) {
+double scatterRelay(double n, int p2, const Inputs& in) {
   const int k = std::max(1, in.maxRanksPerHost);
   const double acrossBeta = linkFor(in, true, k).beta, withinBeta = linkFor(in, false, k).beta;
   double t = 0, m = n;
@@ -114,7 +129,7 @@ double scatterRelay(double n, int p2, const CostInputs& in) {
   return t;
 }
 
-double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const CostInputs& in) {
+double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& in) {
   const int p = in.nranks;
   const int p2 = 1 << floorLog2(p);
   const bool reduce = c != Collective::kAllGather && c != Collective::kBroadcast;
@@ -150,7 +165,7 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const CostInpu
 // link carries about `children` halves each way and the two trees overlap; what remains is that bandwidth bound
 // and one message per tree edge, up and down. (Priced as one tree's pipeline, it came out 2-3x slower than the
 // lab measured from 32 KiB to 2 MiB: perf/RESULTS.md, session 14.)
-double acrossHostsTree(double n, const CostInputs& in) {
+double acrossHostsTree(double n, const Inputs& in) {
   const int p = in.nranks;
   const Link l = linkFor(in, true, in.maxRanksPerHost);
   const double children = std::min(2, p - 1);
@@ -227,14 +242,14 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
     // Nor do they wait for the scheduler call by call where the cores are crowded: a rank woken for one call finds
     // the next ones queued (2 hosts x 2 on one core each in the lab, 8-512 B: 9.4-11.6 us per call, as at 2 hosts x
     // 1 with a core each, 9.1-9.7; a dependent step there costs 20-23).
-    const Link s = withoutWait(l);
+    const Link s = asStreamed(l);
     return pipelined(n, 1, s.beta + g, s, slice) - (1 - kChainFirstHop) * s.alpha +
            kChainHopHidden * (p - 2) * s.alpha;
   }
   if (a == AlgorithmId::kTree) {
     // A reduce's calls queue up on a crowded core as a chain's do: its ranks send towards the root and go on. A
     // broadcast's wait for their parent (lab, 2x2, 8-512 B: tree reduce 34-37 us, tree broadcast 42-46).
-    return pipelined(n / 2, lg, 2 * l.beta + g, streamed && reduce ? withoutWait(l) : l, slice);
+    return pipelined(n / 2, lg, 2 * l.beta + g, streamed && reduce ? asStreamed(l) : l, slice);
   }
   if (a == AlgorithmId::kHalvingDoubling) {
     // Scatter (or reduce-scatter) then allgather (or gather): 2 log p steps, twice the data once.
@@ -305,7 +320,7 @@ double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, bool
   return best;
 }
 
-double predictFlat(Collective c, AlgorithmId a, double n, const CostInputs& in) {
+double predictFlat(Collective c, AlgorithmId a, double n, const Inputs& in) {
   const bool across = in.nhosts > 1;
   if (across && steppedAcrossHosts(c, a)) return acrossHostsDoubling(c, a, n, in);
   if (across && c == Collective::kAllReduce && a == AlgorithmId::kTree) return acrossHostsTree(n, in);
@@ -314,8 +329,8 @@ double predictFlat(Collective c, AlgorithmId a, double n, const CostInputs& in) 
 }
 
 // The host leaders' level of a two-level collective: one rank per host.
-double bestAmongLeaders(Collective c, double n, const CostInputs& in) {
-  CostInputs leaders = in;
+double bestAmongLeaders(Collective c, double n, const Inputs& in) {
+  Inputs leaders = in;
   leaders.nranks = in.nhosts;
   leaders.maxRanksPerHost = 1;
   // A leader still shares its crowded core with its host's other ranks, and inside a two-level allreduce, a phase
@@ -323,7 +338,7 @@ double bestAmongLeaders(Collective c, double n, const CostInputs& in) {
   // 8-512 B: two-level allreduce 60-63 us, three steps of about 20; recursive doubling 46-55, two). A broadcast's or
   // reduce's leaders stream from call to call, as any chain.
   if (c == Collective::kAllReduce) {
-    const double hostShare = static_cast<double>(in.maxRanksPerHost) / std::max(1, in.coresPerHost);
+    const double hostShare = in.maxRanksPerHost / std::max(kMinCores, in.coresPerHost);
     leaders.interHost.latencyUs += std::max(0.0, hostShare - 1) * in.contextSwitchUs;
   }
   double best = kInf;
@@ -333,7 +348,7 @@ double bestAmongLeaders(Collective c, double n, const CostInputs& in) {
   return best;
 }
 
-double hierarchical(Collective c, double n, const CostInputs& in) {
+double hierarchical(Collective c, double n, const Inputs& in) {
   if (in.nhosts < 2 || in.maxRanksPerHost < 2) return kInf;
   const Link local = linkFor(in, false, in.maxRanksPerHost);
   const Link net = linkFor(in, true, 1);
@@ -364,7 +379,7 @@ double hierarchical(Collective c, double n, const CostInputs& in) {
   return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory, hostStepStreams) + bestAmongLeaders(c, n, in);
 }
 
-double predictSteady(Collective c, AlgorithmId a, double n, const CostInputs& in) {
+double predictSteady(Collective c, AlgorithmId a, double n, const Inputs& in) {
   return a == AlgorithmId::kHierarchical ? hierarchical(c, n, in) : predictFlat(c, a, n, in);
 }
 
@@ -375,18 +390,23 @@ double predictSteady(Collective c, AlgorithmId a, double n, const CostInputs& in
 // no faster than the bucket refills (the link's rate, no latency). In the topology lab (tbf, 125 KB of burst at 1
 // Gbit/s) a 2-host 4 KiB allreduce took 2.4x less than the rate alone predicts, and a 4-host 32 KiB one what the
 // rate predicts (perf/RESULTS.md, session 20). Calls whose bytes overflow the burst pay the rate as any link.
-double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, const CostInputs& in) {
+double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, const CostInputs& given) {
+  const Inputs in{given};
   const double n = static_cast<double>(bytes);
   const double steady = predictSteady(collective, algorithm, n, in);
   const LinkCost& net = in.interHost;
   if (in.nhosts < 2 || !(net.burstBytes > 0) || !(net.peakGBs > net.bandwidthGBs) || !std::isfinite(steady)) {
     return steady;
   }
-  CostInputs atRate = in;
+  // The rate bound: the network's latency left out, and a pipeline's hops paid once (back to back, a tree's 32 KiB
+  // calls took 1.0-1.1x the link's time for the bytes its root's link carries, not the 2x of a call's fill through
+  // the tree: lab, 4 hosts and 2 hosts x 2, session 26).
+  Inputs atRate = in;
   atRate.interHost.latencyUs = 0;
+  atRate.rateBound = true;
   const double rateBound = predictSteady(collective, algorithm, n, atRate);
   if (rateBound * net.bandwidthGBs * 1e3 > net.burstBytes) return steady;  // more than a burst crosses the link
-  CostInputs atPeak = in;
+  Inputs atPeak = in;
   atPeak.interHost.bandwidthGBs = net.peakGBs;
   return std::max(rateBound, predictSteady(collective, algorithm, n, atPeak));
 }

@@ -21,7 +21,9 @@ struct CostInputs {
   int nranks = 1;
   int nhosts = 1;
   int maxRanksPerHost = 1;
-  int coresPerHost = 1;        // more ranks than cores: every step waits for a context switch
+  // More ranks than cores: every step waits for a context switch. A fraction where emulated hosts share a machine's
+  // cores (4 hosts on 2 cores: 0.5), which also slows each host's part of calls streamed back to back.
+  double coresPerHost = 1;
   LinkCost intraHost;          // between ranks of one host
   bool intraHostMemory = true;  // ranks of one host share memory (shm), rather than talk TCP over loopback
   LinkCost interHost;          // between hosts

@@ -22,7 +22,7 @@ CostInputs costInputsFor(const GlobalTopology& world, const LinkModel& links, bo
     int c = world.placement(r).hostCores;
     if (c > 0) cores = cores == 0 ? c : std::min(cores, c);
   }
-  in.coresPerHost = cores > 0 ? cores : static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  in.coresPerHost = cores > 0 ? cores : static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   const LinkClass network = world.interHostLink();
   in.intraHost = costOf(links.params(sameHostOverNetwork ? LinkClass::kNetwork : world.intraHostLink()));
   in.intraHostMemory = !sameHostOverNetwork;

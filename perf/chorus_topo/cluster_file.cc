@@ -118,7 +118,7 @@ ClusterSpec parseClusterJson(std::string_view text) {
     c.name = doc["name"].get<std::string>();
   }
   c.ranksPerHost = integer(doc, "ranks_per_host", "", 1, 4096, 1, true);
-  c.coresPerHost = integer(doc, "cores_per_host", "", 1, 1 << 16, 0);
+  c.coresPerHost = number(doc, "cores_per_host", "", 1e-3, 1 << 16, 0);
   if (doc.contains("intra_host")) {
     c.intraHost = linkAt(doc, "intra_host", true);
   } else {

@@ -3,7 +3,8 @@
 //   format          "chorus-cluster/1" (required)
 //   name            informational (optional)
 //   ranks_per_host  ranks (GPUs, or processes) on each host (required)
-//   cores_per_host  CPU cores per host (optional; default ranks_per_host: no oversubscription)
+//   cores_per_host  CPU cores per host (optional; default ranks_per_host: no oversubscription); a fraction where
+//                   emulated hosts share a machine's cores (4 hosts on 2 cores: 0.5)
 //   intra_host      {"latency_us", "bandwidth_gbs", "shared_memory": true}  one rank pair inside a host (optional;
 //                   default: the library's same-NUMA figures, topology/link_model.cc)
 //   nics_per_host   NICs per host (default 1); a peer pair across hosts stripes over all of them
@@ -27,7 +28,7 @@ namespace chorus::topo {
 struct ClusterSpec {
   std::string name;
   int ranksPerHost = 1;
-  int coresPerHost = 0;
+  double coresPerHost = 0;  // 0: one per rank; a fraction where hosts share a machine's cores
   LinkCost intraHost;
   bool sharedMemory = true;
   int nicsPerHost = 1;

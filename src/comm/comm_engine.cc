@@ -345,8 +345,9 @@ void CommEngine::flushTrace() noexcept {
 
 CostInputs CommEngine::planSelection(bool sameHostOverNetwork) {
   CostInputs in = costInputsFor(*world_, links_, sameHostOverNetwork, config_.chunkSize);
-  // Emulated hosts on one machine share its cores: each host gets its share of them.
-  in.coresPerHost = std::max(1, in.coresPerHost * in.maxRanksPerHost / std::max(1, localRanks_));
+  // Emulated hosts on one machine share its cores: each host gets its share of them, a fraction of one where they
+  // outnumber the cores.
+  in.coresPerHost = in.coresPerHost * in.maxRanksPerHost / std::max(1, localRanks_);
   selector_ = std::make_unique<Selector>(config_.algo, in);
   hierarchy_.chooseFlat = [this](const Op& op, int groupSize, bool acrossHosts) {
     return selector_->chooseLevel(op, groupSize, acrossHosts).run;

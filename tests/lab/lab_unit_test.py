@@ -96,10 +96,8 @@ assert not [a for a in plan.bring_up(net_one, "t") if "racks" in " ".join(a)] an
 
 # The model's view of a lab: its link at TCP's payload share of the rate, Chorus's measured per-message time as the
 # latency unless the file names one, racks as a fabric with the uplink's rate.
-# Chorus's per-message time is measured between two hosts, or with every rank where they outnumber the cores.
-assert model.alpha_world(S.make_spec("pair", 2)).nranks == 2
-crowded = S.make_spec("crowded", 4, ranks_per_host=os.cpu_count() or 1)
-assert model.alpha_world(crowded) is crowded
+# Chorus's per-message time is measured between two hosts, one rank on each.
+assert model.pair_of(S.make_spec("crowded", 4, ranks_per_host=3)).nranks == 2
 measured = Lab(lab, tag)
 measured.alpha_us, measured.latency_us = 18.0, 25.0
 assert model.network_link(measured) == {"latency_us": 30.0, "bandwidth_gbs": round(0.125 * 1448 / 1514, 6)}
@@ -112,8 +110,13 @@ shaped = model.network_link(measured)
 assert shaped["burst_bytes"] == plan.tbf_burst(lab.rate_bps) and shaped["peak_gbs"] == 0.5, shaped
 measured.capacity = None
 cluster = model.cluster_of(measured, {"packages": [{"cores": 2}], "links": {}})
-# Each emulated host has its share of this machine's cores, as its ranks are bound.
-assert cluster["cores_per_host"] == max(1, (os.cpu_count() or 1) // 4) == model.cores_per_host(lab), (cluster, os.cpu_count())
+# Each emulated host has its share of this machine's cores, as its ranks are bound: a fraction where the hosts
+# outnumber the cores, and then even one rank per host is crowded.
+cpus = os.cpu_count() or 1
+assert cluster["cores_per_host"] == (cpus // 4 if cpus >= 4 else round(cpus / 4, 3)) == model.cores_per_host(lab), \
+    (cluster, cpus)
+many = S.make_spec("many", 2 * cpus)
+assert model.cores_per_host(many) == 0.5 and model.crowding(many) == 2.0
 assert cluster["ranks_per_host"] == 2 and cluster["nics_per_host"] == 2 and "context_switch_us" not in cluster
 assert cluster["fabric"] == {"hosts_per_rack": 2, "uplink_gbs": round(0.125 * 1448 / 1514, 6)}, cluster["fabric"]
 assert cluster["nic"]["latency_us"] == 18.0

@@ -62,11 +62,18 @@ one, _ = predict(write(flat), "--ranks", "16", "--sizes", "64M")
 four, _ = predict(write(racks), "--ranks", "16", "--sizes", "64M")
 assert four[0]["algorithms"]["halving_doubling"] > 2 * one[0]["algorithms"]["halving_doubling"], (one, four)
 assert abs(four[0]["algorithms"]["ring"] / one[0]["algorithms"]["ring"] - 1) < 0.01, (one, four)
+# Hosts on half a core each (emulated hosts sharing a machine's cores): a chain's calls back to back relay at half the
+# pace, and a recursive-doubling step waits for the scheduler.
+small = dict(flat, context_switch_us=20)
+whole, _ = predict(write(small), "--ranks", "4", "--sizes", "8", "--collective", "broadcast")
+half, _ = predict(write(dict(small, cores_per_host=0.5)), "--ranks", "4", "--sizes", "8", "--collective", "broadcast")
+assert abs(half[0]["algorithms"]["ring"] / whole[0]["algorithms"]["ring"] - 2) < 0.01, (whole, half)
 
 for broken, words in (({"format": "chorus-cluster/1"}, "ranks_per_host: missing"),
                       (dict(base, nic={"latency_us": 1}), "nic.bandwidth_gbs: missing"),
                       (dict(base, fabric={"hosts_per_rack": 4}), "oversubscription or uplink_gbs"),
-                      (dict(base, speed=1), "unknown field 'speed'"), ({"format": "x"}, "format")):
+                      (dict(base, speed=1), "unknown field 'speed'"), ({"format": "x"}, "format"),
+                      (dict(base, cores_per_host=0), "cores_per_host")):
     done = subprocess.run([topo, "--predict", write(broken)], capture_output=True, text=True)
     assert done.returncode == 1 and words in done.stderr and len(done.stderr.strip().splitlines()) == 1, \
         (broken, done.stderr)

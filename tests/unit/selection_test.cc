@@ -151,7 +151,7 @@ TEST(CostModelTest, ChainsStreamBackToBackCallsYetLongChainsLoseToTrees) {
   two.interHost = {10.0, 0.12};
   for (Collective c : {Collective::kBroadcast, Collective::kReduce}) {
     EXPECT_DOUBLE_EQ(predictUs(c, AlgorithmId::kTree, 8, two), predictUs(c, AlgorithmId::kRing, 8, two));
-    EXPECT_NEAR(predictUs(c, AlgorithmId::kRing, 8, two), 6.0, 0.2);  // 0.6 latency (0.77-0.81 measured)
+    EXPECT_NEAR(predictUs(c, AlgorithmId::kRing, 8, two), 8.0, 0.2);  // 0.8 latency (0.77-0.97 measured)
   }
   CostInputs many = two;
   for (int p : {4, 16384}) {
@@ -194,7 +194,7 @@ TEST(CostModelTest, ATwoLevelBroadcastPaysItsHostStepInFull) {
   CostInputs in = labTwoByTwo();
   const double hier = predictUs(Collective::kBroadcast, AlgorithmId::kHierarchical, 8, in);
   const double chain = predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, in);
-  EXPECT_NEAR(hier, 1.0 + in.contextSwitchUs + 0.6 * 28.0, 0.2);
+  EXPECT_NEAR(hier, 1.0 + in.contextSwitchUs + 0.8 * 28.0, 0.2);
   EXPECT_LT(chain, hier);
   const double hierReduce = predictUs(Collective::kReduce, AlgorithmId::kHierarchical, 8, in);
   const double chainReduce = predictUs(Collective::kReduce, AlgorithmId::kRing, 8, in);
@@ -213,6 +213,38 @@ TEST(CostModelTest, OnCrowdedCoresStreamedCallsSkipTheSchedulersWait) {
   EXPECT_NEAR(predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, crowded) -
                   predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, roomy),
               2 * 12.0, 0.5);
+}
+
+// Emulated hosts sharing a machine's cores (the lab's 4 hosts x 1 on 2 cores: half a core each) wait for the
+// scheduler at every dependent step, like ranks crowding one host's cores, and relay calls streamed back to back at
+// their share of a core: a chain broadcast takes twice its time on whole cores.
+TEST(CostModelTest, HostsOnHalfACoreRelayStreamedCallsAtHalfThePace) {
+  CostInputs half = oneHost(4);
+  half.nhosts = 4;
+  half.maxRanksPerHost = 1;
+  half.interHost = {18.0, 0.12};
+  half.contextSwitchUs = 25.0;
+  half.coresPerHost = 0.5;
+  CostInputs whole = half;
+  whole.coresPerHost = 1;
+  EXPECT_NEAR(predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, half) /
+                  predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, whole), 2.0, 0.01);
+  EXPECT_NEAR(predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, half) -
+                  predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, whole),
+              2 * 25.0, 0.5);
+}
+
+// Back to back, a tree's calls keep the shaped link busy for the bytes that cross its busiest link, not for a call's
+// fill through the tree's depth (lab, 4 hosts x 1 at 1 Gbit/s, 32 KiB: tree reduce and broadcast 274-306 us, the
+// link's time for 32 KiB 275; the depth counted twice would be 550).
+TEST(CostModelTest, ATreesCallsBackToBackPayTheLinkOnce) {
+  CostInputs in = oneHost(4);
+  in.nhosts = 4;
+  in.maxRanksPerHost = 1;
+  in.interHost = {18.0, 0.12, 125000, 0.45};
+  const double link = 32768 / 0.12e3;
+  EXPECT_NEAR(predictUs(Collective::kReduce, AlgorithmId::kTree, 32768, in), link, 0.05 * link);
+  EXPECT_NEAR(predictUs(Collective::kBroadcast, AlgorithmId::kTree, 32768, in), link, 0.05 * link);
 }
 
 // Crowded cores slow what they do (context switches, copies, reductions), not a shaped wire: at 2 hosts x 2 on a core

@@ -19,16 +19,11 @@ def pair_of(spec):
     return pair
 
 
-def alpha_world(spec):
-    """The ranks measure_alpha runs: two of the lab's hosts, one rank each; or, where the lab's ranks outnumber this
-    machine's cores, all of them, since every message then also waits for the scheduler (session 20, 4 hosts x 1 on 2
-    cores: 8 B allreduces took 30-43 us per message, 12-16 with two ranks)."""
-    return spec if spec.nranks > (os.cpu_count() or 1) else pair_of(spec)
-
-
 def cores_per_host(spec):
-    """Each emulated host's share of this machine's cores, as the ranks are bound (plan.rank_cpus): at least one."""
-    return max(1, (os.cpu_count() or 1) // len(spec.hosts))
+    """Each emulated host's share of this machine's cores, as the ranks are bound (plan.rank_cpus): whole cores where
+    there are enough, a fraction where the hosts outnumber them (4 hosts on 2 cores: half a core each)."""
+    cpus, hosts = os.cpu_count() or 1, len(spec.hosts)
+    return cpus // hosts if cpus >= hosts else round(cpus / hosts, 3)
 
 
 def crowding(spec):
@@ -72,13 +67,13 @@ def median(values):
 
 
 def measure_alpha(lab, perf, bind=True):
-    """Chorus's own per-message time between the lab's hosts (per_message_us over alpha_world's ranks), which is what
+    """Chorus's own per-message time between two of the lab's hosts (per_message_us, one rank on each), which is what
     the model's latency stands for. None when chorus-perf is missing or fails.
     The median of five runs of 1000 calls: one disturbed run (seen: 251 us) must not set it, nor one lucky one; with
     four ranks on two cores, three runs of 200 calls gave 37-66 us from one lab to the next (session 20)."""
     if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
         return None
-    return median(per_message_us(lab, perf, bind, alpha_world(lab.spec)) for _ in range(5))
+    return median(per_message_us(lab, perf, bind, pair_of(lab.spec)) for _ in range(5))
 
 
 def measure_crowded(lab, perf, bind=True):

@@ -64,7 +64,8 @@ Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost) {
   const LinkCost& c = acrossHosts ? in.interHost : in.intraHost;
   const double cores = std::max(kMinCores, in.coresPerHost);
   const double share = std::max(1.0, ranksPerHost / cores);
-  const double oversub = std::max(0.0, share - 1) * in.contextSwitchUs;
+  // Bound by the network's rate, a step across hosts waits for the wire, not for the scheduler.
+  const double oversub = in.rateBound && acrossHosts ? 0 : std::max(0.0, share - 1) * in.contextSwitchUs;
   double beta = share * 1e-3 / c.bandwidthGBs;
   // A shaped link (a token bucket, whose unshaped rate peakGBs was measured) paces a flow by the slower of its rate
   // and what the host's share of the cores pushes at the unshaped rate: the wire does not slow down because the cores
@@ -398,9 +399,10 @@ double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, con
   if (in.nhosts < 2 || !(net.burstBytes > 0) || !(net.peakGBs > net.bandwidthGBs) || !std::isfinite(steady)) {
     return steady;
   }
-  // The rate bound: the network's latency left out, and a pipeline's hops paid once (back to back, a tree's 32 KiB
-  // calls took 1.0-1.1x the link's time for the bytes its root's link carries, not the 2x of a call's fill through
-  // the tree: lab, 4 hosts and 2 hosts x 2, session 26).
+  // The rate bound: the network's latency and its steps' wait for the scheduler left out, and a pipeline's hops paid
+  // once (back to back, a tree's 32 KiB calls took 1.0-1.1x the link's time for the bytes its root's link carries,
+  // not the 2x of a call's fill through the tree; a 4-host ring allgather 1.0x, not the 1.4x of three waits: lab,
+  // 4 hosts and 2 hosts x 2, sessions 26 and 27).
   Inputs atRate = in;
   atRate.interHost.latencyUs = 0;
   atRate.rateBound = true;

@@ -92,10 +92,11 @@ def test_torchrun_env_init(tmp_path):
     # Debian 12's torchrun (Python 3.11) breaks with its default log redirection: -r 1 -t 1 avoids it.
     # torchrun takes a port number, not a bound socket: another test's explicit bind may take it first (seen in CI,
     # "failed to bind ... errno: 98", when the port came from the ephemeral range), so a bind failure gets a new
-    # port, up to three times.
-    for _ in range(3):
+    # port, up to three times. Its logs go under the test's own directory (by default torchrun leaves a
+    # /tmp/torchelastic_* directory behind for every run).
+    for attempt in range(3):
         cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-r", "1", "-t", "1",
-               "--master_port", str(_free_port()), str(script)]
+               "--log_dir", str(tmp_path / f"torchrun-{attempt}"), "--master_port", str(_free_port()), str(script)]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, start_new_session=True)
         if done.returncode == 0 or "errno: 98" not in done.stderr:
             break

@@ -201,6 +201,12 @@ TEST(CostModelTest, ATwoLevelBroadcastPaysItsHostStepInFull) {
   EXPECT_NEAR(hierReduce / chainReduce, 1.0, 0.1);
 }
 
+// An 8-byte chain broadcast (its calls stream back to back) and recursive-doubling allreduce (dependent steps).
+double chainBroadcast8(const CostInputs& in) { return predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, in); }
+double stepped8(const CostInputs& in) {
+  return predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, in);
+}
+
 // Calls streamed back to back do not wait for the scheduler call by call, dependent steps do: on crowded cores a
 // chain broadcast costs what it costs with a core per rank, a recursive-doubling allreduce a context switch a step.
 TEST(CostModelTest, OnCrowdedCoresStreamedCallsSkipTheSchedulersWait) {
@@ -208,40 +214,39 @@ TEST(CostModelTest, OnCrowdedCoresStreamedCallsSkipTheSchedulersWait) {
   crowded.contextSwitchUs = 12.0;
   CostInputs roomy = crowded;
   roomy.coresPerHost = 2;
-  EXPECT_NEAR(predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, crowded),
-              predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, roomy), 0.1);  // its 8 bytes: twice the CPU
-  EXPECT_NEAR(predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, crowded) -
-                  predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, roomy),
-              2 * 12.0, 0.5);
+  EXPECT_NEAR(chainBroadcast8(crowded), chainBroadcast8(roomy), 0.1);  // its 8 bytes: twice the CPU
+  EXPECT_NEAR(stepped8(crowded) - stepped8(roomy), 2 * 12.0, 0.5);
+}
+
+// The topology lab's 4 hosts x 1 rank, 18 us and 1 Gbit/s across.
+CostInputs labFourByOne() {
+  CostInputs in = oneHost(4);
+  in.nhosts = 4;
+  in.maxRanksPerHost = 1;
+  in.interHost = {18.0, 0.12};
+  return in;
 }
 
 // Emulated hosts sharing a machine's cores (the lab's 4 hosts x 1 on 2 cores: half a core each) wait for the
 // scheduler at every dependent step, like ranks crowding one host's cores, and relay calls streamed back to back at
 // their share of a core: a chain broadcast takes twice its time on whole cores.
 TEST(CostModelTest, HostsOnHalfACoreRelayStreamedCallsAtHalfThePace) {
-  CostInputs half = oneHost(4);
-  half.nhosts = 4;
-  half.maxRanksPerHost = 1;
-  half.interHost = {18.0, 0.12};
+  CostInputs half = labFourByOne();
   half.contextSwitchUs = 25.0;
   half.coresPerHost = 0.5;
   CostInputs whole = half;
   whole.coresPerHost = 1;
-  EXPECT_NEAR(predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, half) /
-                  predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, whole), 2.0, 0.01);
-  EXPECT_NEAR(predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, half) -
-                  predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, whole),
-              2 * 25.0, 0.5);
+  EXPECT_NEAR(chainBroadcast8(half) / chainBroadcast8(whole), 2.0, 0.01);
+  EXPECT_NEAR(stepped8(half) - stepped8(whole), 2 * 25.0, 0.5);
 }
 
 // Back to back, a tree's calls keep the shaped link busy for the bytes that cross its busiest link, not for a call's
 // fill through the tree's depth (lab, 4 hosts x 1 at 1 Gbit/s, 32 KiB: tree reduce and broadcast 274-306 us, the
 // link's time for 32 KiB 275; the depth counted twice would be 550).
 TEST(CostModelTest, ATreesCallsBackToBackPayTheLinkOnce) {
-  CostInputs in = oneHost(4);
-  in.nhosts = 4;
-  in.maxRanksPerHost = 1;
-  in.interHost = {18.0, 0.12, 125000, 0.45};
+  CostInputs in = labFourByOne();
+  in.interHost.burstBytes = 125000;
+  in.interHost.peakGBs = 0.45;
   const double link = 32768 / 0.12e3;
   EXPECT_NEAR(predictUs(Collective::kReduce, AlgorithmId::kTree, 32768, in), link, 0.05 * link);
   EXPECT_NEAR(predictUs(Collective::kBroadcast, AlgorithmId::kTree, 32768, in), link, 0.05 * link);

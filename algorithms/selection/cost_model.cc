@@ -15,8 +15,8 @@ constexpr double kMinCores = 1e-3;  // a host's share of the cores is never take
 // of a message's latency: the root moves on once its message is sent and every rank relays as its message comes, so
 // the calls stream down the chain and its length is paid about once per run, not per call. In the topology lab
 // (1 Gbit/s, runs of 10 ms), 8-512 B chain broadcasts and reduces took 0.77-0.97 of the pair's per-message time at 2
-// hosts and 2 hosts x 2 (sessions 21 and 26), and at 4 hosts on 2 cores 0.83-0.97 of twice it, each host having half
-// a core (Link::coreShare). Each hop past the first still costs a little (kChainHopHidden), so that a single call's
+// hosts and 2 hosts x 2 in sessions 21 and 26 (0.55-0.98 at 2 hosts in session 27's three runs), and at 4 hosts on 2
+// cores 0.68-1.28 of twice it, each host having half a core (Link::coreShare). Each hop past the first still costs a little (kChainHopHidden), so that a single call's
 // latency along a chain of thousands of ranks still loses to a tree's log p (a 16k-rank chain: 330 latencies
 // against the tree's 14).
 constexpr double kChainFirstHop = 0.8, kChainHopHidden = 0.02;
@@ -39,7 +39,7 @@ struct Link {
 
 // The link as calls streamed back to back see it: no wait for the scheduler, but each host's part of every call
 // done on its share of a core. A host with half a core (4 hosts on 2 cores in the lab) relays at half the pace:
-// 8-512 B chains there took 30-35 us per call against the pair's 16-18 us per message.
+// 8-512 B chains there took 27-39 us per call against the pair's 17-22 us per message (session 27).
 Link asStreamed(Link l) {
   l.alpha = (l.alpha - l.waitUs) / l.coreShare;
   l.waitUs = 0;

@@ -58,12 +58,16 @@ int ceilLog2(int p) {
   return l;
 }
 
+// How many times `ranksPerHost` ranks outnumber their host's cores (1: not at all).
+double crowding(const Inputs& in, int ranksPerHost) {
+  return std::max(1.0, ranksPerHost / std::max(kMinCores, in.coresPerHost));
+}
+
 // The link a flat algorithm over `p` ranks is paced by: the network as soon as it spans hosts. With more ranks
 // than cores on a host, every step also waits for the scheduler, and copies and reductions share the cores.
 Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost) {
   const LinkCost& c = acrossHosts ? in.interHost : in.intraHost;
-  const double cores = std::max(kMinCores, in.coresPerHost);
-  const double share = std::max(1.0, ranksPerHost / cores);
+  const double share = crowding(in, ranksPerHost);
   // Bound by the network's rate, a step across hosts waits for the wire, not for the scheduler.
   const double oversub = in.rateBound && acrossHosts ? 0 : std::max(0.0, share - 1) * in.contextSwitchUs;
   double beta = share * 1e-3 / c.bandwidthGBs;
@@ -73,7 +77,8 @@ Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost) {
   // of hierarchical, which the ranks chose while they priced the chain's link at half its rate). Unshaped, the link's
   // rate is taken to be the cores' own, as for TCP on loopback.
   if (acrossHosts && c.peakGBs > c.bandwidthGBs) beta = std::max(1e-3 / c.bandwidthGBs, share * 1e-3 / c.peakGBs);
-  return Link{c.latencyUs + oversub, beta, share * 1e-3 / in.reduceGBs, oversub, std::min(1.0, cores), in.rateBound};
+  return Link{c.latencyUs + oversub, beta, share * 1e-3 / in.reduceGBs, oversub,
+              std::min(1.0, std::max(kMinCores, in.coresPerHost)), in.rateBound};
 }
 
 // Pipelined through `hops` hops in slices: the first slice pays every hop, the rest stream behind it. Its bound by
@@ -339,8 +344,7 @@ double bestAmongLeaders(Collective c, double n, const Inputs& in) {
   // 8-512 B: two-level allreduce 60-63 us, three steps of about 20; recursive doubling 46-55, two). A broadcast's or
   // reduce's leaders stream from call to call, as any chain.
   if (c == Collective::kAllReduce) {
-    const double hostShare = in.maxRanksPerHost / std::max(kMinCores, in.coresPerHost);
-    leaders.interHost.latencyUs += std::max(0.0, hostShare - 1) * in.contextSwitchUs;
+    leaders.interHost.latencyUs += (crowding(in, in.maxRanksPerHost) - 1) * in.contextSwitchUs;
   }
   double best = kInf;
   for (const AlgorithmRecord& r : algorithmRegistry()) {

@@ -189,6 +189,12 @@ void validateHostTopology(const HostTopology& t) {
     if (p.burstBytes > 0 && (!std::isfinite(p.peakGBs) || !(p.peakGBs > p.bandwidthGBs) || p.peakGBs > 1e6)) {
       broken(where + ".peak_gbs", "must be a finite number above bandwidth_gbs, at most 1e6, with burst_bytes");
     }
+    if (!std::isfinite(p.frameBytes) || p.frameBytes < 0 || p.frameBytes > 1e9) {
+      broken(where + ".frame_bytes", "must be a finite number in 0..1e9");
+    }
+    if (!std::isfinite(p.multiFrameUs) || p.multiFrameUs < 0 || p.multiFrameUs > 1e7) {
+      broken(where + ".multi_frame_us", "must be a finite number in 0..1e7");
+    }
   }
 }
 

@@ -278,6 +278,10 @@ HostTopology readTopology(const Json& doc) {
         p.burstBytes = l.number("burst_bytes");
         p.peakGBs = l.number("peak_gbs");
       }
+      if (l.has("frame_bytes") || l.has("multi_frame_us")) {
+        p.frameBytes = l.number("frame_bytes");
+        p.multiFrameUs = l.number("multi_frame_us");
+      }
       l.rejectUnknown();
       t.linkOverrides[*c] = p;
     }
@@ -373,6 +377,10 @@ std::string topologyToJson(const HostTopology& t) {
       if (p.burstBytes > 0) {
         link["burst_bytes"] = p.burstBytes;
         link["peak_gbs"] = p.peakGBs;
+      }
+      if (p.frameBytes > 0) {
+        link["frame_bytes"] = p.frameBytes;
+        link["multi_frame_us"] = p.multiFrameUs;
       }
       links[linkClassName(c)] = std::move(link);
     }

@@ -8,7 +8,8 @@
 //   pci       [{"kind": "gpu"|"nic", "bus_id": "0000:3b:00.0", "numa": 0 (-1 unknown), "vendor_id": "10de",
 //               "device_id": "2330", "name": "...", "interfaces": ["eth0"], "rdma": ["mlx5_0"]}]  (optional)
 //   links     {"network": {"latency_us": 12, "bandwidth_gbs": 3}, ...}  overrides per link class (optional); a shaped
-//             link adds "burst_bytes" and "peak_gbs" (a token bucket, passed at the peak rate while full)
+//             link adds "burst_bytes" and "peak_gbs" (a token bucket, passed at the peak rate while full); a link
+//             whose messages longer than one frame cost more adds "frame_bytes" and "multi_frame_us"
 #pragma once
 
 #include <string>

@@ -16,9 +16,9 @@ constexpr double kMinCores = 1e-3;  // a host's share of the cores is never take
 // the calls stream down the chain and its length is paid about once per run, not per call. In the topology lab
 // (1 Gbit/s, runs of 10 ms), 8-512 B chain broadcasts and reduces took 0.77-0.97 of the pair's per-message time at 2
 // hosts and 2 hosts x 2 in sessions 21 and 26 (0.55-0.98 at 2 hosts in session 27's three runs), and at 4 hosts on 2
-// cores 0.68-1.28 of twice it, each host having half a core (Link::coreShare). Each hop past the first still costs a little (kChainHopHidden), so that a single call's
-// latency along a chain of thousands of ranks still loses to a tree's log p (a 16k-rank chain: 330 latencies
-// against the tree's 14).
+// cores 0.68-1.28 of twice it, each host having half a core (Link::coreShare). Each hop past the first still costs
+// a little (kChainHopHidden), so that a single call's latency along a chain of thousands of ranks still loses to a
+// tree's log p (a 16k-rank chain: 330 latencies against the tree's 14).
 constexpr double kChainFirstHop = 0.8, kChainHopHidden = 0.02;
 
 // The cost model's inputs, and whether a call is priced for its latency or for its bound by the network's rate when
@@ -35,13 +35,29 @@ struct Link {
   double waitUs = 0;
   double coreShare = 1;
   bool rateBound = false;  // Inputs::rateBound
+  double frameBytes = 0, multiFrameUs = 0;  // LinkCost's
 };
+
+// A message's latency: alpha, and LinkCost::multiFrameUs more when it does not fit one frame. In the topology lab
+// (1500-byte MTU, with or without tbf), the 2-host recursive-doubling allreduce took 15-19 us at 1 KiB, 24-32 at
+// 1448 B and 27-30 at 2 KiB; at a 9000-byte MTU, no step up to 2 KiB; over loopback, none (session 27).
+double alphaOf(const Link& l, double bytes) {
+  return l.alpha + (l.frameBytes > 0 && bytes > l.frameBytes ? l.multiFrameUs : 0);
+}
+
+// The latencies of the steps of a halving (or doubling) over 2^lg ranks: messages of n/2, n/4, ..., n/2^lg.
+double halvingAlphas(const Link& l, double n, int lg) {
+  double t = 0;
+  for (int i = 1; i <= lg; ++i) t += alphaOf(l, n / (1 << i));
+  return t;
+}
 
 // The link as calls streamed back to back see it: no wait for the scheduler, but each host's part of every call
 // done on its share of a core. A host with half a core (4 hosts on 2 cores in the lab) relays at half the pace:
 // 8-512 B chains there took 27-39 us per call against the pair's 17-22 us per message (session 27).
 Link asStreamed(Link l) {
   l.alpha = (l.alpha - l.waitUs) / l.coreShare;
+  l.multiFrameUs /= l.coreShare;
   l.waitUs = 0;
   return l;
 }
@@ -77,8 +93,14 @@ Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost) {
   // of hierarchical, which the ranks chose while they priced the chain's link at half its rate). Unshaped, the link's
   // rate is taken to be the cores' own, as for TCP on loopback.
   if (acrossHosts && c.peakGBs > c.bandwidthGBs) beta = std::max(1e-3 / c.bandwidthGBs, share * 1e-3 / c.peakGBs);
-  return Link{c.latencyUs + oversub, beta, share * 1e-3 / in.reduceGBs, oversub,
-              std::min(1.0, std::max(kMinCores, in.coresPerHost)), in.rateBound};
+  return Link{c.latencyUs + oversub,
+              beta,
+              share * 1e-3 / in.reduceGBs,
+              oversub,
+              std::min(1.0, std::max(kMinCores, in.coresPerHost)),
+              in.rateBound,
+              c.frameBytes,
+              c.multiFrameUs};
 }
 
 // Pipelined through `hops` hops in slices: the first slice pays every hop, the rest stream behind it. Its bound by
@@ -87,7 +109,7 @@ double pipelined(double n, int hops, double perByte, const Link& l, size_t slice
   if (hops <= 0) return 0;
   const double s = std::min<double>(n, static_cast<double>(slice));
   const double k = std::max(1.0, std::ceil(n / std::max(1.0, s)));
-  return ((l.rateBound ? 1 : hops) + k - 1) * (l.alpha + s * perByte);
+  return ((l.rateBound ? 1 : hops) + k - 1) * (alphaOf(l, s) + s * perByte);
 }
 
 // Flat algorithms spanning hosts (ranks in host blocks of k): the per-flow link of a step between ranks `distance`
@@ -147,22 +169,24 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
     Link s = stepLink(in, d);
     if (d >= in.maxRanksPerHost && m > static_cast<double>(in.sliceBytes)) s.beta *= kUnslicedAcrossHosts;
     const double g = reduce ? s.gamma : 0;
+    const double alpha = alphaOf(s, m);
     if (a == AlgorithmId::kRecursiveDoubling) {
-      t += s.alpha + m * (s.beta + s.gamma);
+      t += alpha + m * (s.beta + s.gamma);
     } else if (c == Collective::kAllReduce) {
-      t += 2 * s.alpha + m * (2 * s.beta + s.gamma);  // halving, then the mirrored doubling step
+      t += 2 * alpha + m * (2 * s.beta + s.gamma);  // halving, then the mirrored doubling step
     } else if (c == Collective::kBroadcast) {
-      t += 2 * s.alpha + m * s.beta;  // the doubling allgather's step (its scatter: scatterRelay, below)
+      t += 2 * alpha + m * s.beta;  // the doubling allgather's step (its scatter: scatterRelay, below)
     } else if (c == Collective::kReduce) {
-      t += 2 * s.alpha + m * (s.beta + g) + m * one.beta;  // all ranks exchange one way; the root alone the other
+      t += 2 * alpha + m * (s.beta + g) + m * one.beta;  // all ranks exchange one way; the root alone the other
     } else {
-      t += s.alpha + m * (s.beta + g);  // reduce-scatter or allgather: one pass
+      t += alpha + m * (s.beta + g);  // reduce-scatter or allgather: one pass
     }
   }
   if (c == Collective::kBroadcast) t += scatterRelay(n, p2, in);
   if (p2 != p) {
     const bool blocks = c == Collective::kAllGather || c == Collective::kReduceScatter;
-    t += blocks ? near.alpha + n / p * near.beta : 2 * (near.alpha + n * near.beta) + (reduce ? n * near.gamma : 0);
+    t += blocks ? alphaOf(near, n / p) + n / p * near.beta
+                : 2 * (alphaOf(near, n) + n * near.beta) + (reduce ? n * near.gamma : 0);
   }
   return t;
 }
@@ -179,7 +203,8 @@ double acrossHostsTree(double n, const Inputs& in) {
   // depth of the double tree up and down, as within a host (2 hosts x 2 on one core each in the lab, 8-512 B: 182-192
   // us at 26 us per crowded step, 192-203 at 34; 6 steps each).
   const int steps = l.waitUs > 0 ? 2 * ceilLog2(p + 1) : 2 * floorLog2(p);
-  return steps * l.alpha + children * n * l.beta + n * l.gamma;
+  return steps * alphaOf(l, std::min<double>(n / 2, static_cast<double>(in.sliceBytes))) + children * n * l.beta +
+         n * l.gamma;
 }
 
 bool steppedAcrossHosts(Collective c, AlgorithmId a) {
@@ -215,11 +240,13 @@ double flatAllReduce(AlgorithmId a, double n, int p, const Link& l, size_t slice
   const int lg = floorLog2(p);
   const double p2 = static_cast<double>(1 << lg);
   const bool pow2 = (1 << lg) == p;
-  const double fix = pow2 ? 0 : 2 * (l.alpha + n * l.beta) + n * l.gamma;
-  if (a == AlgorithmId::kRing) return 2 * (p - 1) * l.alpha + 2.0 * (p - 1) / p * n * l.beta + (p - 1.0) / p * n * l.gamma;
-  if (a == AlgorithmId::kRecursiveDoubling) return lg * (l.alpha + n * (l.beta + l.gamma)) + fix;
+  const double fix = pow2 ? 0 : 2 * (alphaOf(l, n) + n * l.beta) + n * l.gamma;
+  if (a == AlgorithmId::kRing) {
+    return 2 * (p - 1) * alphaOf(l, n / p) + 2.0 * (p - 1) / p * n * l.beta + (p - 1.0) / p * n * l.gamma;
+  }
+  if (a == AlgorithmId::kRecursiveDoubling) return lg * (alphaOf(l, n) + n * (l.beta + l.gamma)) + fix;
   if (a == AlgorithmId::kHalvingDoubling) {
-    return 2 * lg * l.alpha + 2 * (p2 - 1) / p2 * n * l.beta + (p2 - 1) / p2 * n * l.gamma + fix;
+    return 2 * halvingAlphas(l, n, lg) + 2 * (p2 - 1) / p2 * n * l.beta + (p2 - 1) / p2 * n * l.gamma + fix;
   }
   if (a == AlgorithmId::kTree) {
     // Two trees, each half the data, up then down; an interior rank handles two children per slice (one when
@@ -249,8 +276,8 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
     // the next ones queued (2 hosts x 2 on one core each in the lab, 8-512 B: 9.4-11.6 us per call, as at 2 hosts x
     // 1 with a core each, 9.1-9.7; a dependent step there costs 20-23).
     const Link s = asStreamed(l);
-    return pipelined(n, 1, s.beta + g, s, slice) - (1 - kChainFirstHop) * s.alpha +
-           kChainHopHidden * (p - 2) * s.alpha;
+    const double alpha = alphaOf(s, std::min<double>(n, static_cast<double>(slice)));
+    return pipelined(n, 1, s.beta + g, s, slice) - (1 - kChainFirstHop) * alpha + kChainHopHidden * (p - 2) * alpha;
   }
   if (a == AlgorithmId::kTree) {
     // A reduce's calls queue up on a crowded core as a chain's do: its ranks send towards the root and go on. A
@@ -259,7 +286,7 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
   }
   if (a == AlgorithmId::kHalvingDoubling) {
     // Scatter (or reduce-scatter) then allgather (or gather): 2 log p steps, twice the data once.
-    return 2 * lg * l.alpha + 2.0 * (p - 1) / p * n * l.beta + (p - 1.0) / p * n * g;
+    return 2 * halvingAlphas(l, n, lg) + 2.0 * (p - 1) / p * n * l.beta + (p - 1.0) / p * n * g;
   }
   return kInf;
 }
@@ -268,10 +295,12 @@ double flatBlocks(AlgorithmId a, bool reduce, double n, int p, const Link& l) {
   if (p == 1) return 0;
   const double g = reduce ? l.gamma : 0;
   const double moved = (p - 1.0) / p * n * (l.beta + g);
-  if (a == AlgorithmId::kRing) return (p - 1) * l.alpha + moved;
+  if (a == AlgorithmId::kRing) return (p - 1) * alphaOf(l, n / p) + moved;
   if (a == AlgorithmId::kHalvingDoubling) {
+    // Blocks of n/p, 2n/p, ..., n/2 (allgather; reduce-scatter the other way round).
     const bool pow2 = (p & (p - 1)) == 0;
-    return ceilLog2(p) * l.alpha + moved + (pow2 ? 0 : l.alpha + n / p * l.beta);
+    const int lg = ceilLog2(p);
+    return halvingAlphas(l, n * (1 << lg) / p, lg) + moved + (pow2 ? 0 : alphaOf(l, n / p) + n / p * l.beta);
   }
   return kInf;
 }
@@ -280,10 +309,10 @@ double flatBlocks(AlgorithmId a, bool reduce, double n, int p, const Link& l) {
 // messages of about n / 2 and copies the data twice per step (pack, unpack) plus twice around it (rotations).
 double flatAllToAll(AlgorithmId a, double n, int p, const Link& l) {
   if (p == 1) return n * l.gamma;
-  if (a == AlgorithmId::kPairwise) return (p - 1) * l.alpha + (p - 1.0) / p * n * l.beta;
+  if (a == AlgorithmId::kPairwise) return (p - 1) * alphaOf(l, n / p) + (p - 1.0) / p * n * l.beta;
   if (a == AlgorithmId::kBruck) {
     const int lg = ceilLog2(p);
-    return lg * (l.alpha + n / 2 * (l.beta + 2 * l.gamma)) + 2 * n * l.gamma;
+    return lg * (alphaOf(l, n / 2) + n / 2 * (l.beta + 2 * l.gamma)) + 2 * n * l.gamma;
   }
   return kInf;
 }
@@ -293,8 +322,11 @@ double flatAllToAll(AlgorithmId a, double n, int p, const Link& l) {
 double flatGatherScatter(AlgorithmId a, double n, int p, const Link& l) {
   if (p == 1) return 0;
   const double moved = (p - 1.0) / p * n * l.beta;
-  if (a == AlgorithmId::kDirect) return (p - 1) * l.alpha + moved;
-  if (a == AlgorithmId::kBinomial) return ceilLog2(p) * l.alpha + moved + 2 * n * l.gamma;
+  if (a == AlgorithmId::kDirect) return (p - 1) * alphaOf(l, n / p) + moved;
+  if (a == AlgorithmId::kBinomial) {
+    const int lg = ceilLog2(p);
+    return halvingAlphas(l, n * (1 << lg) / p, lg) + moved + 2 * n * l.gamma;  // blocks of n/2, n/4, ... at the root
+  }
   return kInf;
 }
 
@@ -362,8 +394,8 @@ double hierarchical(Collective c, double n, const Inputs& in) {
     // n bytes per rank: gathered to the leader and handed back (l - 1 messages of n each way, about three copies of
     // the host's l * n bytes at the leader), and one message of l * l blocks per other host.
     const double block = n / in.nranks;
-    return 2 * ((l - 1) * local.alpha + (l - 1) * n * local.beta) + 3 * l * n * local.gamma +
-           (in.nhosts - 1) * (net.alpha + l * l * block * net.beta);
+    return 2 * ((l - 1) * alphaOf(local, n) + (l - 1) * n * local.beta) + 3 * l * n * local.gamma +
+           (in.nhosts - 1) * (alphaOf(net, l * l * block) + l * l * block * net.beta);
   }
   if (c != Collective::kAllReduce && c != Collective::kBroadcast && c != Collective::kReduce) return kInf;
   if (c == Collective::kAllReduce) {
@@ -409,6 +441,7 @@ double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, con
   // 4 hosts and 2 hosts x 2, sessions 26 and 27).
   Inputs atRate = in;
   atRate.interHost.latencyUs = 0;
+  atRate.interHost.multiFrameUs = 0;
   atRate.rateBound = true;
   const double rateBound = predictSteady(collective, algorithm, n, atRate);
   if (rateBound * net.bandwidthGBs * 1e3 > net.burstBytes) return steady;  // more than a burst crosses the link

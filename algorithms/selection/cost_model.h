@@ -15,6 +15,9 @@ struct LinkCost {
   // A token bucket (topology/link_model.h's LinkParams): burstBytes pass at peakGBs while it is full. 0: none.
   double burstBytes = 0;
   double peakGBs = 0;
+  // A message longer than frameBytes costs multiFrameUs more (topology/link_model.h's LinkParams). 0: none.
+  double frameBytes = 0;
+  double multiFrameUs = 0;
 };
 
 struct CostInputs {

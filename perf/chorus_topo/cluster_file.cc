@@ -67,7 +67,8 @@ LinkCost linkAt(const Json& parent, const char* key, bool required) {
   }
   const std::string where = std::string(key) + ".";
   const Json& link = objectAt(parent, key, "");
-  rejectUnknown(link, {"latency_us", "bandwidth_gbs", "burst_bytes", "peak_gbs", "shared_memory"}, key);
+  rejectUnknown(link, {"latency_us", "bandwidth_gbs", "burst_bytes", "peak_gbs", "frame_bytes", "multi_frame_us",
+                       "shared_memory"}, key);
   LinkCost cost{number(link, "latency_us", where, 0, 1e6, 0, true),
                 number(link, "bandwidth_gbs", where, 1e-6, 1e6, 0, true)};
   cost.burstBytes = number(link, "burst_bytes", where, 0, 1e12, 0);
@@ -75,6 +76,8 @@ LinkCost linkAt(const Json& parent, const char* key, bool required) {
     cost.peakGBs = number(link, "peak_gbs", where, cost.bandwidthGBs, 1e6, 0, true);
     if (!(cost.peakGBs > cost.bandwidthGBs)) malformed(where + "peak_gbs", "must be above bandwidth_gbs");
   }
+  cost.frameBytes = number(link, "frame_bytes", where, 0, 1e9, 0);
+  if (cost.frameBytes > 0) cost.multiFrameUs = number(link, "multi_frame_us", where, 0, 1e6, 0, true);
   return cost;
 }
 
@@ -89,7 +92,7 @@ CostInputs ClusterSpec::inputsFor(int nranks) const {
   in.intraHost = intraHost;
   in.intraHostMemory = sharedMemory;
   in.interHost = LinkCost{nic.latencyUs, nic.bandwidthGBs * nicsPerHost, nic.burstBytes * nicsPerHost,
-                          nic.peakGBs * nicsPerHost};
+                          nic.peakGBs * nicsPerHost, nic.frameBytes, nic.multiFrameUs};
   in.reduceGBs = reduceGBs;
   in.contextSwitchUs = contextSwitchUs;
   in.sliceBytes = sliceBytes;

@@ -108,6 +108,22 @@ measured.capacity = 0.5e9
 assert plan.tbf_burst(1e9) == 125000 and plan.tbf_burst(1e8) == 64 * 1024
 shaped = model.network_link(measured)
 assert shaped["burst_bytes"] == plan.tbf_burst(lab.rate_bps) and shaped["peak_gbs"] == 0.5, shaped
+# A measured cost of messages longer than one frame goes with the frame's payload at a 1500-byte MTU; it is measured
+# with messages just either side of one frame.
+measured.multi_frame_us = 9.5
+assert (shaped := model.network_link(measured))["frame_bytes"] == 1448 and shaped["multi_frame_us"] == 9.5, shaped
+assert model.multi_frame_sizes(lab) == (1400, 1496)
+# Jumbo frames: each interface made at the MTU, a frame's payload and the rate's payload share follow it.
+jumbo = S.parse_lab(json.dumps({"format": "chorus-lab/1", "hosts": 2, "link": {"rate": "1gbit", "mtu": 9000}}))
+assert jumbo.mtu == 9000 and S.parse_lab(json.dumps(spec_to_dict(jumbo))).mtu == 9000 and "MTU 9000" in jumbo.describe()
+made = [a for a in plan.bring_up(jumbo, "t") if "add" in a and ("veth" in a or "bridge" in a)]
+assert made and all(a[a.index("mtu") + 1] == "9000" for a in made), made
+assert not [a for a in plan.bring_up(lab, "t") if "mtu" in a]
+assert model.frame_payload(jumbo) == 8948 and model.payload_share(jumbo) == 8948 / 9014
+assert model.multi_frame_sizes(jumbo) == (8900, 8996)
+assert model.multi_frame_sizes(S.make_spec("odd", 2, mtu=1501)) == (1400, 1500)
+refused({"format": "chorus-lab/1", "hosts": 2, "link": {"mtu": 100}}, "link.mtu")
+measured.multi_frame_us = None
 measured.capacity = None
 cluster = model.cluster_of(measured, {"packages": [{"cores": 2}], "links": {}})
 # Each emulated host has its share of this machine's cores, as its ranks are bound: a fraction where the hosts

@@ -143,6 +143,16 @@ TEST(TopologyJsonTest, AShapedLinksBucketRoundTripsAndIsChecked) {
   EXPECT_THROW(validateHostTopology(t), Error);
 }
 
+TEST(TopologyJsonTest, AMultiFrameCostRoundTripsAndMustBeFinite) {
+  HostTopology t = loadTopologyFile(kDataDir + "flat_vm.json");
+  t.linkOverrides[LinkClass::kNetwork] = LinkParams{16, 0.12, 0, 0, 1448, 9.5};
+  const std::string text = topologyToJson(t);
+  EXPECT_NE(text.find("\"multi_frame_us\""), std::string::npos) << text;
+  EXPECT_EQ(parseTopologyJson(text), t);
+  t.linkOverrides[LinkClass::kNetwork].multiFrameUs = -1;
+  EXPECT_THROW(validateHostTopology(t), Error);
+}
+
 TEST(TopologyJsonTest, EntriesComeBackSorted) {
   std::string doc = twoNodeDocument(R"([{"id":1,"cpus":"4-7","cores":4},{"id":0,"cpus":"0-3","cores":4}])",
                                     R"([{"id":1,"cpus":"4-7","cores":4,"memory_bytes":0},)"

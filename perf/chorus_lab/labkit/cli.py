@@ -37,7 +37,7 @@ def spec_from(args):
     if not args.hosts:
         raise LabError("name a lab file or give --hosts")
     return make_spec("flags", args.hosts, args.ranks_per_host, 1, args.rate, delay=args.delay, jitter=args.jitter,
-                     loss=args.loss, where="flags")
+                     loss=args.loss, where="flags", mtu=args.mtu)
 
 
 class Session:
@@ -68,11 +68,15 @@ class Session:
 
 def bring_up(lab, tools_dir, bind=True):
     netem_args = net.check_netem(lab.spec)
-    lab.up(netem_args)
+    perf = os.path.join(tools_dir, "chorus-perf")
+
+    def measure_unshaped(lab):
+        lab.multi_frame_us = model.measure_multi_frame(lab, perf, bind)
+
+    lab.up(netem_args, unshaped=measure_unshaped if lab.spec.latency_us is None else None)
     topo = os.path.join(tools_dir, "chorus-topo")
     try:
         if lab.spec.latency_us is None:
-            perf = os.path.join(tools_dir, "chorus-perf")
             if model.crowding(lab.spec) > 1:
                 pair, crowded = model.measure_crowded(lab, perf, bind)
                 lab.alpha_us, lab.context_switch_us = model.split_scheduler_wait(lab.spec, crowded, pair)
@@ -84,6 +88,9 @@ def bring_up(lab, tools_dir, bind=True):
             if lab.alpha_us:
                 print(f"chorus-lab: Chorus moves a message between two hosts in {lab.alpha_us:.0f} us "
                       "(the cost model's latency)", file=sys.stderr)
+            if lab.multi_frame_us is not None:
+                print(f"chorus-lab: a message of more than one frame takes {lab.multi_frame_us:.0f} us more",
+                      file=sys.stderr)
         lab.save()
         if os.path.exists(topo):
             model.write_topology_file(lab, topo, os.path.join(net.state_dir(lab.tag), "topo.json"))
@@ -221,6 +228,7 @@ def add_lab_arguments(p):
     p.add_argument("--hosts", type=int, default=0)
     p.add_argument("--ranks-per-host", type=int, default=1)
     p.add_argument("--rate", default="1gbit", help="each host's link, both ways (tc syntax: 200mbit, 1gbit)")
+    p.add_argument("--mtu", type=int, default=1500, help="every lab interface's MTU (default 1500; 9000: jumbo)")
     p.add_argument("--timeout", type=float, default=0, help="seconds before the job is killed (0: none)")
     p.add_argument("--delay", default="", help="one-way delay per link direction, netem syntax (50us); needs netem")
     p.add_argument("--jitter", default="", help="delay variation, netem syntax; needs --delay and netem")

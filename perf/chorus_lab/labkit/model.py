@@ -42,14 +42,17 @@ def split_scheduler_wait(spec, crowded_alpha, pair_alpha):
     return pair_alpha, round(max(0.0, crowded_alpha - pair_alpha) / over, 2)
 
 
-def per_message_us(lab, perf, bind, world):
-    """One run: an 8-byte ring allreduce over `world`'s ranks, 1000 calls (2(p-1) messages each, back to back), its
-    time per call divided by its messages; software, kernel and scheduler included. None when it fails."""
+def allreduce_times(lab, perf, bind, world, algorithm, sizes, calls, warmup):
+    """One run of chorus-perf allreduce over `world`'s ranks with CHORUS_ALGO=algorithm, at each of `sizes` (two at
+    most: -b and -i) one after the other: {bytes: time per call in us}, or None when it fails."""
+    lo, hi = min(sizes), max(sizes)
+    step = ["-i", str(hi - lo)] if hi > lo else []
     with tempfile.TemporaryFile("w+") as out:
         saved = os.environ.get("CHORUS_ALGO")
-        os.environ["CHORUS_ALGO"] = "ring"
+        os.environ["CHORUS_ALGO"] = algorithm
         try:
-            code = jobs.run_ranks(world, lab.tag, [perf, "allreduce", "-b", "8", "-e", "8", "-n", "1000", "-w", "50"],
+            code = jobs.run_ranks(world, lab.tag, [perf, "allreduce", "-b", str(lo), "-e", str(hi), *step,
+                                                   "-n", str(calls), "-w", str(warmup)],
                                   60, types.SimpleNamespace(signal=None), rank0_out=out, bind=bind)
         finally:
             if saved is None:
@@ -57,8 +60,15 @@ def per_message_us(lab, perf, bind, world):
             else:
                 os.environ["CHORUS_ALGO"] = saved
         out.seek(0)
-        rows = [line.split() for line in out if line.split() and line.split()[0] == "8"]
-    return float(rows[0][5]) / (2 * (world.nranks - 1)) if code == 0 and rows else None
+        rows = {int(f[0]): float(f[5]) for f in (line.split() for line in out) if f and f[0].isdigit()}
+    return rows if code == 0 and all(n in rows for n in sizes) else None
+
+
+def per_message_us(lab, perf, bind, world):
+    """One run: an 8-byte ring allreduce over `world`'s ranks, 1000 calls (2(p-1) messages each, back to back), its
+    time per call divided by its messages; software, kernel and scheduler included. None when it fails."""
+    rows = allreduce_times(lab, perf, bind, world, "ring", [8], 1000, 50)
+    return rows[8] / (2 * (world.nranks - 1)) if rows else None
 
 
 def median(values):
@@ -90,9 +100,38 @@ def measure_crowded(lab, perf, bind=True):
     return median(pair), median(crowded)
 
 
-# tbf counts whole frames: a full 1500-byte-MTU TCP segment carries 1448 bytes of payload in 1514 on the link
-# (Ethernet, IP and TCP headers with timestamps), so the bytes a collective moves go at 95.6% of the rate.
-TCP_PAYLOAD_SHARE = 1448 / 1514
+def frame_payload(spec):
+    """What one full TCP segment carries at the lab's MTU: the MTU less 40 bytes of IP and TCP headers and 12 of
+    timestamps (1448 at 1500)."""
+    return spec.mtu - 52
+
+
+def payload_share(spec):
+    """tbf counts whole frames: a full segment's payload over the frame on the link (Ethernet's 14-byte header
+    added), so the bytes a collective moves go at this share of the rate (1448 / 1514 = 95.6% at a 1500-byte MTU)."""
+    return frame_payload(spec) / (spec.mtu + 14)
+
+
+def multi_frame_sizes(spec):
+    """The messages measure_multi_frame compares: 48 bytes less than one frame's payload and 48 more (1400 and 1496
+    at a 1500-byte MTU), in whole floats."""
+    return (frame_payload(spec) - 48) // 4 * 4, (frame_payload(spec) + 51) // 4 * 4
+
+
+def measure_multi_frame(lab, perf, bind=True):
+    """What a message just longer than one frame costs between two of the lab's hosts over one just shorter: the
+    model's multi_frame_us. Measured on the unshaped links (Lab.up's `unshaped` step), so that no rate bounds the
+    calls: a 2-rank recursive-doubling allreduce, whose ranks exchange the whole buffer at once, of each size, 2000
+    calls after 100 (past TCP's quick acknowledgements at a connection's start, which every message pays); the
+    median of five runs' differences. Session 28: 3.5-5.4 us here at a 1500-byte MTU, the same at 1 and 10 Gbit/s;
+    a ping-pong shows no step (0.1-0.9 us), nor did 15-call runs. None when it cannot be measured."""
+    if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
+        return None
+    short, long = multi_frame_sizes(lab.spec)
+    runs = (allreduce_times(lab, perf, bind, pair_of(lab.spec), "recursive_doubling", [short, long], 2000, 100)
+            for _ in range(5))
+    step = median(rows[long] - rows[short] for rows in runs if rows)
+    return None if step is None else round(max(0.0, step), 2)
 
 
 def network_link(lab):
@@ -102,10 +141,13 @@ def network_link(lab):
     comes up; without that figure the model prices the rate alone)."""
     latency = lab.model_latency_us()
     link = {"latency_us": round(latency if latency is not None else 25.0, 2),
-            "bandwidth_gbs": round(lab.spec.rate_bps / 8e9 * TCP_PAYLOAD_SHARE, 6)}
+            "bandwidth_gbs": round(lab.spec.rate_bps / 8e9 * payload_share(lab.spec), 6)}
     if lab.capacity and lab.capacity / 1e9 > link["bandwidth_gbs"]:
         link["burst_bytes"] = plan.tbf_burst(lab.spec.rate_bps)
         link["peak_gbs"] = round(lab.capacity / 1e9, 6)
+    if lab.multi_frame_us is not None:
+        link["frame_bytes"] = frame_payload(lab.spec)
+        link["multi_frame_us"] = lab.multi_frame_us
     return link
 
 
@@ -118,7 +160,7 @@ def fabric(lab):
     per = max(len(spec.hosts_in_rack(k)) for k in range(spec.racks))
     if any(h.rack != i // per for i, h in enumerate(spec.hosts)):
         return None
-    return {"hosts_per_rack": per, "uplink_gbs": round(spec.uplink_bps / 8e9 * TCP_PAYLOAD_SHARE, 6)}
+    return {"hosts_per_rack": per, "uplink_gbs": round(spec.uplink_bps / 8e9 * payload_share(spec), 6)}
 
 
 def write_topology_file(lab, chorus_topo, path):

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from . import plan
-from .spec import LabError
+from .spec import DEFAULT_MTU, LabError
 
 STATE_ROOT = "/run/chorus-lab"
 CAPACITY_PORT = 29412
@@ -157,9 +157,11 @@ class Lab:
         self.latency_us = None  # measured over the shaped link (socket round trip / 2)
         self.alpha_us = None    # Chorus's per-message time over it (model.measure_alpha)
         self.context_switch_us = None  # the scheduler's wait per step where a host's ranks outnumber its cores
+        self.multi_frame_us = None  # what a message of more than one frame costs more (model.measure_multi_frame)
         self.made = []
 
-    def up(self, netem_args=(), log=sys.stderr):
+    def up(self, netem_args=(), log=sys.stderr, unshaped=None):
+        """Builds the lab; `unshaped(self)`, when given, runs between the capacity probe and the shaping."""
         os.makedirs(state_dir(self.tag), exist_ok=True)
         try:
             for argv in plan.bring_up(self.spec, self.tag):
@@ -168,6 +170,8 @@ class Lab:
                 sh(argv)
             if len(self.spec.hosts) > 1:
                 self.capacity = probe_capacity(self.tag)
+            if unshaped:
+                unshaped(self)
             for argv in plan.shaping(self.spec, self.tag, netem_args):
                 sh(argv)
             if len(self.spec.hosts) > 1:
@@ -199,7 +203,8 @@ class Lab:
         with open(os.path.join(state_dir(self.tag), "lab.json"), "w") as f:
             json.dump({"tag": self.tag, "pid": os.getpid(), "spec": spec_to_dict(self.spec),
                        "capacity_bps": self.capacity and self.capacity * 8, "latency_us": self.latency_us,
-                       "alpha_us": self.alpha_us, "context_switch_us": self.context_switch_us}, f,
+                       "alpha_us": self.alpha_us, "context_switch_us": self.context_switch_us,
+                       "multi_frame_us": self.multi_frame_us}, f,
                       indent=1)
 
     def restore(self, state):
@@ -208,6 +213,7 @@ class Lab:
         self.latency_us = state["latency_us"]
         self.alpha_us = state.get("alpha_us")
         self.context_switch_us = state.get("context_switch_us")
+        self.multi_frame_us = state.get("multi_frame_us")
 
     def down(self):
         for ns in reversed(self.made or plan.namespaces_of(self.spec, self.tag)):
@@ -222,6 +228,8 @@ def spec_to_dict(spec):
     for key in ("latency_us", "delay", "jitter", "loss"):
         if getattr(spec, key) not in (None, ""):
             link[key] = getattr(spec, key)
+    if spec.mtu != DEFAULT_MTU:
+        link["mtu"] = spec.mtu
     fabric = {"kind": "switch"}
     if spec.racks > 1:
         fabric = {"kind": "racks", "racks": spec.racks, "uplink_rate": f"{int(spec.uplink_bps)}bit"}

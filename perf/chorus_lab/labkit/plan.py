@@ -8,6 +8,8 @@ side). Rail r is the subnet 10.(77+r).0.0/16. Every link is shaped on egress, so
 the hosts' NICs and the switch ports at the link rate, both ends of an uplink at the uplink rate. Nothing is made in
 the root namespace."""
 
+from .spec import DEFAULT_MTU
+
 PREFIX = "chlab"
 STORE_PORT = 29411
 
@@ -50,8 +52,10 @@ def _in(ns, *argv):
 
 
 def bring_up(spec, tag):
-    """Namespaces, bridges and links, unshaped (the capacity probe runs before shaping)."""
+    """Namespaces, bridges and links, unshaped (the capacity probe runs before shaping), every interface at the
+    lab's MTU."""
     sw = switch_ns(tag)
+    mtu = [] if spec.mtu == DEFAULT_MTU else ["mtu", str(spec.mtu)]
     cmds = [["ip", "netns", "add", sw]]
     bridges = []
     for r in range(spec.nics):
@@ -60,12 +64,12 @@ def bring_up(spec, tag):
         else:
             bridges += [f"c{r}"] + [f"k{k}r{r}" for k in range(spec.racks)]
     for b in bridges:
-        cmds += [_in(sw, "ip", "link", "add", b, "type", "bridge"), _in(sw, "ip", "link", "set", b, "up")]
+        cmds += [_in(sw, "ip", "link", "add", b, *mtu, "type", "bridge"), _in(sw, "ip", "link", "set", b, "up")]
     if spec.racks > 1:
         for r in range(spec.nics):
             for k in range(spec.racks):
                 up, down = f"u{k}r{r}", f"d{k}r{r}"
-                cmds += [_in(sw, "ip", "link", "add", up, "type", "veth", "peer", "name", down),
+                cmds += [_in(sw, "ip", "link", "add", up, *mtu, "type", "veth", "peer", "name", down, *mtu),
                          _in(sw, "ip", "link", "set", up, "master", f"k{k}r{r}"),
                          _in(sw, "ip", "link", "set", down, "master", f"c{r}"),
                          _in(sw, "ip", "link", "set", up, "up"), _in(sw, "ip", "link", "set", down, "up")]
@@ -75,7 +79,7 @@ def bring_up(spec, tag):
         for r in range(spec.nics):
             port = f"p{i}r{r}"
             # Made inside the host's namespace and one end moved to the switch's: the root namespace never holds it.
-            cmds += [_in(ns, "ip", "link", "add", nic(r), "type", "veth", "peer", "name", port),
+            cmds += [_in(ns, "ip", "link", "add", nic(r), *mtu, "type", "veth", "peer", "name", port, *mtu),
                      _in(ns, "ip", "link", "set", port, "netns", sw),
                      _in(ns, "ip", "addr", "add", f"{address(i, r)}/16", "dev", nic(r)),
                      _in(ns, "ip", "link", "set", nic(r), "up"),

@@ -11,6 +11,7 @@ A lab file (JSON, format "chorus-lab/1"):
     "nics_per_host": 1,                1 to 4: host NIC i is eth<i>, on rail i (a switch per rail)
     "link": {"rate": "1gbit",          every host link, both ways (tc syntax: 200mbit, 1gbit, 10gbit)
              "latency_us": 20,         optional: the cost model's network latency (default: measured)
+             "mtu": 9000,              optional: every lab interface's MTU, 1280..65000 (default 1500)
              "delay": "50us", "jitter": "5us", "loss": "0.1%"},   optional, netem syntax: needs netem
     "fabric": {"kind": "switch"}       or {"kind": "racks", "racks": 2, "uplink_rate": "2gbit"}
   }
@@ -25,6 +26,7 @@ FORMAT = "chorus-lab/1"
 MAX_HOSTS = 64
 MAX_RANKS_PER_HOST = 16
 MAX_NICS = 4
+MIN_MTU, DEFAULT_MTU, MAX_MTU = 1280, 1500, 65000
 NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,15}")
 
 
@@ -62,6 +64,7 @@ class LabSpec:
     loss: str = ""
     racks: int = 1               # 1: one switch
     uplink_bps: float = None     # each rack's uplink to the core switch (racks > 1)
+    mtu: int = DEFAULT_MTU       # every interface of the lab, bridges included
     rate_text: str = field(default="1gbit", repr=False)
 
     @property
@@ -86,8 +89,9 @@ class LabSpec:
         per = str(ranks[0]) if len(ranks) == 1 else f"{ranks[0]}-{ranks[-1]}"
         extra = "".join(f", {k} {v}" for k, v in (("delay", self.delay), ("jitter", self.jitter),
                                                    ("loss", self.loss)) if v)
+        mtu = f", MTU {self.mtu}" if self.mtu != DEFAULT_MTU else ""
         return (f"{len(self.hosts)} hosts x {per} ranks, {self.nics} NIC(s) per host at "
-                f"{self.rate_bps / 1e9:g} Gbit/s{extra}, {fabric}")
+                f"{self.rate_bps / 1e9:g} Gbit/s{mtu}{extra}, {fabric}")
 
 
 def _check_name(name, where):
@@ -121,7 +125,7 @@ def _object(value, where):
 
 
 def make_spec(name, hosts, ranks_per_host=1, nics=1, rate="1gbit", latency_us=None, delay="", jitter="", loss="",
-              racks=1, uplink_rate=None, where="lab"):
+              racks=1, uplink_rate=None, where="lab", mtu=DEFAULT_MTU):
     """A checked LabSpec. `hosts` is a count or a list of {"name", "ranks", "rack"} (each optional)."""
     _check_name(name, f"{where}: name")
     ranks_per_host = _int(ranks_per_host, f"{where}: ranks_per_host", 1, MAX_RANKS_PER_HOST)
@@ -148,7 +152,8 @@ def make_spec(name, hosts, ranks_per_host=1, nics=1, rate="1gbit", latency_us=No
         rack = _int(e.get("rack", i * racks // count), f"{where}: hosts[{i}].rack", 0, racks - 1)
         made.append(Host(hname, ranks, rack))
     spec = LabSpec(name=name, hosts=made, nics=nics, rate_bps=parse_rate(rate, f"{where}: link.rate"),
-                   delay=delay, jitter=jitter, loss=loss, racks=racks, rate_text=rate)
+                   delay=delay, jitter=jitter, loss=loss, racks=racks, rate_text=rate,
+                   mtu=_int(mtu, f"{where}: link.mtu", MIN_MTU, MAX_MTU))
     for k in range(racks):
         if not spec.hosts_in_rack(k):
             raise LabError(f"{where}: fabric: rack {k} has no host")
@@ -181,7 +186,7 @@ def parse_lab(text, default_name="lab", where="lab file"):
     if "hosts" not in doc:
         raise LabError(f"{where}: hosts: missing (a count or a list)")
     link = _object(doc.get("link", {}), f"{where}: link")
-    _reject_unknown(link, ("rate", "latency_us", "delay", "jitter", "loss"), f"{where}: link")
+    _reject_unknown(link, ("rate", "latency_us", "mtu", "delay", "jitter", "loss"), f"{where}: link")
     fabric = _object(doc.get("fabric", {"kind": "switch"}), f"{where}: fabric")
     kind = fabric.get("kind", "switch")
     if kind == "switch":
@@ -200,7 +205,8 @@ def parse_lab(text, default_name="lab", where="lab file"):
         rate=_str(link.get("rate", "1gbit"), f"{where}: link.rate"), latency_us=link.get("latency_us"),
         delay=_str(link.get("delay", ""), f"{where}: link.delay"),
         jitter=_str(link.get("jitter", ""), f"{where}: link.jitter"),
-        loss=_str(link.get("loss", ""), f"{where}: link.loss"), racks=racks, uplink_rate=uplink, where=where)
+        loss=_str(link.get("loss", ""), f"{where}: link.loss"), racks=racks, uplink_rate=uplink, where=where,
+        mtu=link.get("mtu", DEFAULT_MTU))
 
 
 def load_lab(path):

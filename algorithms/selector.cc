@@ -19,29 +19,13 @@ size_t selectionBytes(const Op& op, int nranks) {
   }
 }
 
-namespace {
-
-// Each level of a two-level algorithm is a flat world of its own: one host's ranks, or one rank per host.
-CostInputs levelInputs(const CostInputs& world, bool acrossHosts) {
-  CostInputs level = world;
-  if (acrossHosts) {
-    level.nranks = world.nhosts;
-    level.maxRanksPerHost = 1;
-  } else {
-    level.nranks = world.maxRanksPerHost;
-    level.nhosts = 1;
-  }
-  return level;
-}
-
-}  // namespace
-
 Selector::Selector(const std::string& rules, const CostInputs& inputs)
     : rules_(AlgoRules::parse(rules)),
       perCallRules_(rules_.perCall()),
       table_(inputs, rules_),
-      intraHost_(levelInputs(inputs, false), AlgoRules()),
-      interHost_(levelInputs(inputs, true), AlgoRules()) {}
+      intraHost_(hostLevel(inputs), AlgoRules()),
+      interHost_(leaderLevel(inputs, Collective::kBroadcast), AlgoRules()),
+      leadersAllReduce_(leaderLevel(inputs, Collective::kAllReduce), AlgoRules()) {}
 
 AlgorithmChoice Selector::choose(const Op& op, int nranks) const {
   const size_t bytes = selectionBytes(op, nranks);
@@ -55,7 +39,10 @@ AlgorithmChoice Selector::choose(const Op& op, int nranks) const {
 }
 
 AlgorithmChoice Selector::chooseLevel(const Op& op, int groupSize, bool acrossHosts) const {
-  const DecisionRow& row = (acrossHosts ? interHost_ : intraHost_).lookup(op.collective, selectionBytes(op, groupSize));
+  const DecisionTable& level = !acrossHosts                                ? intraHost_
+                               : op.collective == Collective::kAllReduce ? leadersAllReduce_
+                                                                         : interHost_;
+  const DecisionRow& row = level.lookup(op.collective, selectionBytes(op, groupSize));
   return {row.algorithm, row.run};
 }
 

@@ -33,7 +33,9 @@ class Selector {
   AlgoRules rules_;
   bool perCallRules_;  // rules_ has rules by element width or with slices, which the table cannot hold
   DecisionTable table_;
-  DecisionTable intraHost_, interHost_;  // one level's flat choices
+  // One level's flat choices (selection/cost_model.h's hostLevel and leaderLevel); an allreduce's leaders have their
+  // own.
+  DecisionTable intraHost_, interHost_, leadersAllReduce_;
 };
 
 // The size the selector and CHORUS_ALGO ranges see for a call: nccl-tests' "size" column (0 for alltoallv, whose

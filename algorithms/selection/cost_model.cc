@@ -75,7 +75,7 @@ int ceilLog2(int p) {
 }
 
 // How many times `ranksPerHost` ranks outnumber their host's cores (1: not at all).
-double crowding(const Inputs& in, int ranksPerHost) {
+double crowding(const CostInputs& in, int ranksPerHost) {
   return std::max(1.0, ranksPerHost / std::max(kMinCores, in.coresPerHost));
 }
 
@@ -366,18 +366,10 @@ double predictFlat(Collective c, AlgorithmId a, double n, const Inputs& in) {
   return flat(c, a, n, in.nranks, l, in.sliceBytes, !across && in.intraHostMemory);
 }
 
-// The host leaders' level of a two-level collective: one rank per host.
+// The host leaders' level of a two-level collective: one rank per host (leaderLevel).
 double bestAmongLeaders(Collective c, double n, const Inputs& in) {
   Inputs leaders = in;
-  leaders.nranks = in.nhosts;
-  leaders.maxRanksPerHost = 1;
-  // A leader still shares its crowded core with its host's other ranks, and inside a two-level allreduce, a phase
-  // the call waits for, each of its steps waits for the scheduler as theirs do (lab, 2 hosts x 2 on one core each,
-  // 8-512 B: two-level allreduce 60-63 us, three steps of about 20; recursive doubling 46-55, two). A broadcast's or
-  // reduce's leaders stream from call to call, as any chain.
-  if (c == Collective::kAllReduce) {
-    leaders.interHost.latencyUs += (crowding(in, in.maxRanksPerHost) - 1) * in.contextSwitchUs;
-  }
+  static_cast<CostInputs&>(leaders) = leaderLevel(in, c);
   double best = kInf;
   for (const AlgorithmRecord& r : algorithmRegistry()) {
     if (r.collective == c && r.flat) best = std::min(best, predictFlat(c, r.id, n, leaders));
@@ -421,6 +413,29 @@ double predictSteady(Collective c, AlgorithmId a, double n, const Inputs& in) {
 }
 
 }  // namespace
+
+CostInputs hostLevel(const CostInputs& world) {
+  CostInputs level = world;
+  level.nranks = world.maxRanksPerHost;
+  level.nhosts = 1;
+  return level;
+}
+
+CostInputs leaderLevel(const CostInputs& world, Collective c) {
+  CostInputs level = world;
+  level.nranks = world.nhosts;
+  level.maxRanksPerHost = 1;
+  // A leader still shares its crowded core with its host's other ranks, and inside a two-level allreduce, a phase
+  // the call waits for, each of its steps waits for the scheduler as theirs do (lab, 2 hosts x 2 on one core each,
+  // 8-512 B: two-level allreduce 60-63 us, three steps of about 20; recursive doubling 46-55, two). A broadcast's or
+  // reduce's leaders stream from call to call, as any chain. Chosen without that wait, a 2x2 4 KiB allreduce's
+  // leaders ran ring (two crowded steps; its price at the link's rate a hair under recursive doubling's) and the call
+  // took 113-123 us against 66 priced (session 28).
+  if (c == Collective::kAllReduce) {
+    level.interHost.latencyUs += (crowding(world, world.maxRanksPerHost) - 1) * world.contextSwitchUs;
+  }
+  return level;
+}
 
 // Across a token-bucket link, calls repeated back to back whose bytes on the link fit its burst run at the slower of
 // two paces: their messages cross at the peak rate while the bucket holds tokens (the latency path), and on average

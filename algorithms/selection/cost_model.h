@@ -40,6 +40,12 @@ struct CostInputs {
   double rackUplinkGBs = 0;
 };
 
+// The flat worlds of a two-level collective's levels, as the cost model prices them and the selector chooses each
+// level's algorithm: one host's ranks; and one rank per host, whose leaders, in an allreduce, still share their
+// host's crowded cores (each of their steps waits for the scheduler as the host's other ranks' do).
+CostInputs hostLevel(const CostInputs& world);
+CostInputs leaderLevel(const CostInputs& world, Collective c);
+
 // Predicted microseconds for `algorithm` running `collective` on `bytes` (the nccl-tests size: the whole
 // buffer for allreduce, broadcast and reduce; all ranks' blocks for allgather and reduce-scatter).
 // +infinity when the algorithm does not implement the collective or cannot help in this world.

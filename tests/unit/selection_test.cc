@@ -8,6 +8,7 @@
 #include "algorithms/selection/cost_model.h"
 #include "algorithms/selection/decision_table.h"
 #include "algorithms/selection/world_costs.h"
+#include "algorithms/selector.h"
 #include "core/error.h"
 
 namespace chorus {
@@ -316,6 +317,24 @@ TEST(CostModelTest, AMessageLongerThanOneFramePaysTheMultiFrameCostOnce) {
                      plain.interHost.multiFrameUs = 0;
                      return plain;
                    }()));
+}
+
+// The leaders of a two-level allreduce run what the model priced them at: on crowded hosts each of their steps waits
+// for the scheduler, so at 2 hosts x 2 on one core each, 4 KiB, they exchange once (recursive doubling) rather than
+// in a ring's two steps, whose price at the link's rate alone was a hair under. Chosen without the wait, the lab's
+// call took 113-123 us against 56-58 (session 28).
+TEST(SelectorTest, AnAllReducesLeadersAreChosenAsTheyArePriced) {
+  CostInputs in = labTwoByTwo();
+  in.interHost = {12.0, 0.12, 125000, 1.9, 1448, 2.0};
+  in.contextSwitchUs = 10.5;
+  const Selector selector("", in);
+  Op op;
+  op.count = 1024;  // 4 KiB of floats
+  EXPECT_EQ(selector.chooseLevel(op, 2, true).id, AlgorithmId::kRecursiveDoubling);
+  const CostInputs leaders = leaderLevel(in, Collective::kAllReduce);
+  EXPECT_EQ(leaders.nranks, 2);
+  EXPECT_DOUBLE_EQ(leaders.interHost.latencyUs, 12.0 + 10.5);
+  EXPECT_DOUBLE_EQ(leaderLevel(in, Collective::kBroadcast).interHost.latencyUs, 12.0);
 }
 
 TEST(DecisionTableTest, CoversEverySizeOnceAndRoundTripsThroughRules) {

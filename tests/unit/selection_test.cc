@@ -269,16 +269,26 @@ TEST(CostModelTest, CrowdedCoresDoNotSlowAShapedWire) {
 
 // A token-bucket link (the lab's tbf): calls whose bytes fit the burst cross at the peak rate, but no faster on
 // average than the rate refills it; calls larger than the burst pay the rate as on any link.
+// Two hosts of one rank and two cores each, 16 us and 0.12 GB/s between them (the lab's 2x1 at 1 Gbit/s).
+CostInputs twoHosts() {
+  CostInputs in;
+  in.nranks = in.nhosts = 2;
+  in.coresPerHost = 2;
+  in.interHost = {16.0, 0.12};
+  return in;
+}
+
+double allReduceUs(AlgorithmId a, size_t bytes, const CostInputs& in) {
+  return predictUs(Collective::kAllReduce, a, bytes, in);
+}
+
 TEST(CostModelTest, ABurstCarriesSmallCallsAtThePeakRateNeverAboveTheLinksRate) {
-  CostInputs plain;
-  plain.nranks = plain.nhosts = 2;
-  plain.coresPerHost = 2;
-  plain.interHost = {16.0, 0.12};
+  const CostInputs plain = twoHosts();
   CostInputs shaped = plain;
   shaped.interHost.burstBytes = 125000;
   shaped.interHost.peakGBs = 0.45;
   const auto rd = [](size_t bytes, const CostInputs& in) {
-    return predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, bytes, in);
+    return allReduceUs(AlgorithmId::kRecursiveDoubling, bytes, in);
   };
   EXPECT_DOUBLE_EQ(rd(8, shaped), rd(8, plain) - 8 / 0.12e3 + 8 / 0.45e3);  // latency-bound: the peak rate
   EXPECT_NEAR(rd(4096, shaped), 4096 / 0.12e3, 0.5);                       // the rate, without the latency
@@ -289,34 +299,24 @@ TEST(CostModelTest, ABurstCarriesSmallCallsAtThePeakRateNeverAboveTheLinksRate) 
 // A message longer than one frame pays the link's multi-frame cost once, whatever its frames; messages of one frame
 // and links inside a host do not (lab, 2 hosts at 1 Gbit/s: recursive doubling 15-19 us at 1 KiB, 27-30 at 2 KiB).
 TEST(CostModelTest, AMessageLongerThanOneFramePaysTheMultiFrameCostOnce) {
-  CostInputs in;
-  in.nranks = in.nhosts = 2;
-  in.coresPerHost = 2;
-  in.interHost = {16.0, 0.12};
+  const CostInputs in = twoHosts();
   CostInputs framed = in;
   framed.interHost.frameBytes = 1448;
   framed.interHost.multiFrameUs = 10;
-  const auto rd = [](size_t bytes, const CostInputs& w) {
-    return predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, bytes, w);
-  };
-  EXPECT_DOUBLE_EQ(rd(1448, framed), rd(1448, in));
-  EXPECT_DOUBLE_EQ(rd(2048, framed), rd(2048, in) + 10);
-  EXPECT_DOUBLE_EQ(rd(64 << 10, framed), rd(64 << 10, in) + 10);
+  const AlgorithmId rd = AlgorithmId::kRecursiveDoubling, ring = AlgorithmId::kRing;
+  EXPECT_DOUBLE_EQ(allReduceUs(rd, 1448, framed), allReduceUs(rd, 1448, in));
+  EXPECT_DOUBLE_EQ(allReduceUs(rd, 2048, framed), allReduceUs(rd, 2048, in) + 10);
+  EXPECT_DOUBLE_EQ(allReduceUs(rd, 64 << 10, framed), allReduceUs(rd, 64 << 10, in) + 10);
   // A 2-rank ring allreduce of 4 KiB sends two messages of 2 KiB each way; one of 2 KiB, two of 1 KiB.
-  const auto ring = [](size_t bytes, const CostInputs& w) {
-    return predictUs(Collective::kAllReduce, AlgorithmId::kRing, bytes, w);
-  };
-  EXPECT_DOUBLE_EQ(ring(4096, framed), ring(4096, in) + 20);
-  EXPECT_DOUBLE_EQ(ring(2048, framed), ring(2048, in));
+  EXPECT_DOUBLE_EQ(allReduceUs(ring, 4096, framed), allReduceUs(ring, 4096, in) + 20);
+  EXPECT_DOUBLE_EQ(allReduceUs(ring, 2048, framed), allReduceUs(ring, 2048, in));
   // Inside one host the network's frames do not apply.
-  CostInputs oneHost = framed;
-  oneHost.nhosts = 1;
-  oneHost.maxRanksPerHost = 2;
-  EXPECT_DOUBLE_EQ(ring(4096, oneHost), ring(4096, [&] {
-                     CostInputs plain = oneHost;
-                     plain.interHost.multiFrameUs = 0;
-                     return plain;
-                   }()));
+  CostInputs oneHostFramed = framed, oneHostPlain = in;
+  for (CostInputs* w : {&oneHostFramed, &oneHostPlain}) {
+    w->nhosts = 1;
+    w->maxRanksPerHost = 2;
+  }
+  EXPECT_DOUBLE_EQ(allReduceUs(ring, 4096, oneHostFramed), allReduceUs(ring, 4096, oneHostPlain));
 }
 
 // The leaders of a two-level allreduce run what the model priced them at: on crowded hosts each of their steps waits

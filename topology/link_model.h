@@ -29,8 +29,8 @@ struct LinkParams {
   double burstBytes = 0;
   double peakGBs = 0;
   // Messages longer than one frame (frameBytes of payload: 1448 for TCP at a 1500-byte MTU) cost multiFrameUs more
-  // than the latency: the receiver's kernel acknowledges them at once rather than with the reply (the topology lab,
-  // docs/cost_model.md). 0: not modelled.
+  // than the latency where ranks exchange them (likely: the receiving kernel acknowledges them at once rather than
+  // with the reply; the topology lab measures it, docs/cost_model.md). 0: not modelled.
   double frameBytes = 0;
   double multiFrameUs = 0;
   bool operator==(const LinkParams&) const = default;

@@ -40,7 +40,8 @@ struct Link {
 
 // A message's latency: alpha, and LinkCost::multiFrameUs more when it does not fit one frame. In the topology lab
 // (1500-byte MTU, with or without tbf), the 2-host recursive-doubling allreduce took 15-19 us at 1 KiB, 24-32 at
-// 1448 B and 27-30 at 2 KiB; at a 9000-byte MTU, no step up to 2 KiB; over loopback, none (session 27).
+// 1448 B and 27-30 at 2 KiB; at a 9000-byte MTU, no step up to 2 KiB; over loopback, none (session 27). On session
+// 28's machine, 16.0-16.7 us at 1400 B and 19.6-22.1 at 1496 (docs/cost_model.md).
 double alphaOf(const Link& l, double bytes) {
   return l.alpha + (l.frameBytes > 0 && bytes > l.frameBytes ? l.multiFrameUs : 0);
 }
@@ -430,7 +431,7 @@ CostInputs leaderLevel(const CostInputs& world, Collective c) {
   // 8-512 B: two-level allreduce 60-63 us, three steps of about 20; recursive doubling 46-55, two). A broadcast's or
   // reduce's leaders stream from call to call, as any chain. Chosen without that wait, a 2x2 4 KiB allreduce's
   // leaders ran ring (two crowded steps; its price at the link's rate a hair under recursive doubling's) and the call
-  // took 113-123 us against 66 priced (session 28).
+  // took 113-123 us against 69 priced (session 28).
   if (c == Collective::kAllReduce) {
     level.interHost.latencyUs += (crowding(world, world.maxRanksPerHost) - 1) * world.contextSwitchUs;
   }

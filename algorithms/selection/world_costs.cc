@@ -7,7 +7,9 @@
 namespace chorus {
 namespace {
 
-LinkCost costOf(const LinkParams& p) { return LinkCost{p.latencyUs, p.bandwidthGBs, p.burstBytes, p.peakGBs, p.frameBytes, p.multiFrameUs}; }
+LinkCost costOf(const LinkParams& p) {
+  return LinkCost{p.latencyUs, p.bandwidthGBs, p.burstBytes, p.peakGBs, p.frameBytes, p.multiFrameUs};
+}
 
 }  // namespace
 

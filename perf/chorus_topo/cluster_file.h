@@ -11,7 +11,7 @@
 //   nic             {"latency_us", "bandwidth_gbs"}  one NIC, one way (required); a shaped one adds "burst_bytes" and
 //                   "peak_gbs": a token bucket of that many bytes, passed at the peak rate while full; and
 //                   "frame_bytes" with "multi_frame_us": a message longer than one frame's payload costs that much
-//                   more than the latency (TCP: the receiver acknowledges it at once; the lab measures it)
+//                   more than the latency (the topology lab measures it; docs/cost_model.md)
 //   fabric          {"hosts_per_rack": N, "oversubscription": X} or {"hosts_per_rack": N, "uplink_gbs": Y}
 //                   (optional; default one non-blocking switch)
 //   reduce_gbs      reduction throughput of one rank (default 12: one CPU core, AVX2 float sum)

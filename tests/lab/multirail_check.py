@@ -33,15 +33,19 @@ with tempfile.TemporaryDirectory(prefix="chorus-rails-") as d:
     try:
         # Both rails carry a checked allreduce: busbw well past one 200 Mbit/s link.
         done = subprocess.run([sys.executable, lab, "run", path, "--timeout", "120", "--", "env", "CHORUS_DEBUG=INFO",
-                               "CHORUS_TRANSPORT=tcp", perf, "allreduce", "-b", "8M", "-e", "8M", "-n", "4", "-w", "1"],
+                               "CHORUS_TRANSPORT=tcp", perf, "allreduce", "-b", "8M", "-e", "8M", "-n", "8", "-w", "1"],
                               capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, f"exit {done.returncode}:\n{done.stdout}\n{done.stderr}"
         both = done.stdout + done.stderr
         assert "over eth0 (" in both and "eth1 (" in both, both
         rows = [line.split() for line in done.stdout.splitlines() if line.strip() and line.split()[0].isdigit()]
         assert len(rows) == 1 and rows[0][8] == "0" and rows[0][12] == "0", done.stdout
-        busbw = float(rows[0][7]) * 1e9 * 8
-        assert busbw >= 1.5 * RATE, f"busbw {busbw / 1e6:.0f} Mbit/s over two 200 Mbit/s NICs"
+        # From the time per call (the busbw column has two decimals: 0.03 GB/s is 240 Mbit/s, 0.04 is 320). tbf drops
+        # what overflows its queue and TCP recovers: on session 28's machine, runs of 8 calls took 177-243 ms a call
+        # (280-380 Mbit/s), the build before that session's changes alike, so the bar is 1.3 links, past what one
+        # link carries (191 Mbit/s of payload) by a margin no single rail reaches.
+        busbw = 8 * 2**20 / (float(rows[0][5]) * 1e-6) * 8  # 2 ranks: busbw is the algorithm bandwidth
+        assert busbw >= 1.3 * RATE, f"busbw {busbw / 1e6:.0f} Mbit/s over two 200 Mbit/s NICs:\n{done.stdout}"
 
         # Unequal rails: each host's eth1 (and its switch port) reshaped to a quarter of eth0's rate; the probe must
         # weigh the rails about 4:1, or the slow one would hold the pair to twice its own rate.

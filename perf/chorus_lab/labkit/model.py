@@ -123,14 +123,14 @@ def measure_multi_frame(lab, perf, bind=True):
     model's multi_frame_us. Measured on the unshaped links (Lab.up's `unshaped` step), so that no rate bounds the
     calls: a 2-rank recursive-doubling allreduce, whose ranks exchange the whole buffer at once, of each size, 2000
     calls after 100 (past TCP's quick acknowledgements at a connection's start, which every message pays); the
-    median of five runs' differences. Session 28: 3.5-5.4 us here at a 1500-byte MTU, the same at 1 and 10 Gbit/s;
-    a ping-pong shows no step (0.1-0.9 us), nor did 15-call runs. None when it cannot be measured."""
+    median of five runs' differences (session 28: 1.0-4.2 us across 15 labs; 3.5-5.4 by hand at 1 and 10 Gbit/s
+    alike; a ping-pong shows no step, 0.1-0.9 us, nor did 15-call runs). None when it cannot be measured."""
     if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
         return None
-    short, long = multi_frame_sizes(lab.spec)
-    runs = (allreduce_times(lab, perf, bind, pair_of(lab.spec), "recursive_doubling", [short, long], 2000, 100)
+    shorter, longer = multi_frame_sizes(lab.spec)
+    runs = (allreduce_times(lab, perf, bind, pair_of(lab.spec), "recursive_doubling", [shorter, longer], 2000, 100)
             for _ in range(5))
-    step = median(rows[long] - rows[short] for rows in runs if rows)
+    step = median(rows[longer] - rows[shorter] for rows in runs if rows)
     return None if step is None else round(max(0.0, step), 2)
 
 

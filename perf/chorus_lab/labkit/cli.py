@@ -5,7 +5,7 @@ import os
 import sys
 
 from . import jobs, model, net, plan, sweep
-from .spec import LabError, load_lab, make_spec
+from .spec import DEFAULT_MTU, LabError, load_lab, make_spec
 
 USAGE = """chorus-lab: emulated hosts on one machine, joined by shaped links, to run Chorus jobs across.
 
@@ -228,7 +228,8 @@ def add_lab_arguments(p):
     p.add_argument("--hosts", type=int, default=0)
     p.add_argument("--ranks-per-host", type=int, default=1)
     p.add_argument("--rate", default="1gbit", help="each host's link, both ways (tc syntax: 200mbit, 1gbit)")
-    p.add_argument("--mtu", type=int, default=1500, help="every lab interface's MTU (default 1500; 9000: jumbo)")
+    p.add_argument("--mtu", type=int, default=DEFAULT_MTU,
+                   help=f"every lab interface's MTU (default {DEFAULT_MTU}; 9000: jumbo frames)")
     p.add_argument("--timeout", type=float, default=0, help="seconds before the job is killed (0: none)")
     p.add_argument("--delay", default="", help="one-way delay per link direction, netem syntax (50us); needs netem")
     p.add_argument("--jitter", default="", help="delay variation, netem syntax; needs --delay and netem")

@@ -1,7 +1,8 @@
 """TCP over two NICs per host, as CI runs it (root): in a 2-host lab with two 200 Mbit/s NICs per host, a 2-rank
-allreduce stripes over both (the connection names both rails, the results check, the busbw is well past one
-link's), rails of unequal rates are weighed by their rates, and when one host's second NIC goes down mid-run both
-ranks fail within seconds, the one that lost it naming the interface. Nothing of the lab is left after. Skipped (77) without root or network namespaces.
+allreduce stripes over both (the connection names both rails, the results check, each NIC carries about half of its
+host's bytes), rails of unequal rates are weighed by their rates, and when one host's second NIC goes down mid-run
+both ranks fail within seconds, the one that lost it naming the interface. Nothing of the lab is left after. Skipped
+(77) without root or network namespaces.
 Usage: multirail_check.py BUILD_DIR"""
 
 import json
@@ -23,6 +24,14 @@ NAME = "ci-rails"
 
 require_lab(perf)
 
+
+def tx_bytes(host, dev):
+    """What the lab host's NIC has sent, by its own counter."""
+    out = subprocess.run(["ip", "netns", "exec", f"chlab-{NAME}-h{host}", "cat",
+                          f"/sys/class/net/{dev}/statistics/tx_bytes"], capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
 with tempfile.TemporaryDirectory(prefix="chorus-rails-") as d:
     path = os.path.join(d, "rails.json")
     with open(path, "w") as f:
@@ -31,7 +40,10 @@ with tempfile.TemporaryDirectory(prefix="chorus-rails-") as d:
     up = subprocess.run([sys.executable, lab, "up", path], capture_output=True, text=True, timeout=60)
     assert up.returncode == 0, up.stderr
     try:
-        # Both rails carry a checked allreduce: busbw well past one 200 Mbit/s link.
+        # Both rails carry a checked allreduce: each host's bytes split about evenly over its two NICs, counted by the
+        # NICs themselves. Not a time bar: tbf drops what overflows its queue and TCP recovers, so the time of 8 calls
+        # spread 177-258 ms a call across machines (the multi-rail speedup is issue 18's benchmark, not this test's).
+        before = {(i, dev): tx_bytes(i, dev) for i in range(2) for dev in ("eth0", "eth1")}
         done = subprocess.run([sys.executable, lab, "run", path, "--timeout", "120", "--", "env", "CHORUS_DEBUG=INFO",
                                "CHORUS_TRANSPORT=tcp", perf, "allreduce", "-b", "8M", "-e", "8M", "-n", "8", "-w", "1"],
                               capture_output=True, text=True, timeout=180)
@@ -40,12 +52,15 @@ with tempfile.TemporaryDirectory(prefix="chorus-rails-") as d:
         assert "over eth0 (" in both and "eth1 (" in both, both
         rows = [line.split() for line in done.stdout.splitlines() if line.strip() and line.split()[0].isdigit()]
         assert len(rows) == 1 and rows[0][8] == "0" and rows[0][12] == "0", done.stdout
-        # From the time per call (the busbw column has two decimals: 0.03 GB/s is 240 Mbit/s, 0.04 is 320). tbf drops
-        # what overflows its queue and TCP recovers: on session 28's machine, runs of 8 calls took 177-243 ms a call
-        # (280-380 Mbit/s), the build before that session's changes alike, so the bar is 1.3 links, past what one
-        # link carries (191 Mbit/s of payload) by a margin no single rail reaches.
-        busbw = 8 * 2**20 / (float(rows[0][5]) * 1e-6) * 8  # 2 ranks: busbw is the algorithm bandwidth
-        assert busbw >= 1.3 * RATE, f"busbw {busbw / 1e6:.0f} Mbit/s over two 200 Mbit/s NICs:\n{done.stdout}"
+        # 2 ranks, 9 calls out of place and 9 in place: each rank sends the buffer's 8 MiB once a call.
+        payload = 18 * 8 * 2**20
+        for i in range(2):
+            sent = {dev: tx_bytes(i, dev) - before[(i, dev)] for dev in ("eth0", "eth1")}
+            total = sum(sent.values())
+            assert total >= payload, f"host {i} sent {total} bytes for {payload} of payload"
+            for dev, n in sent.items():
+                assert n >= 0.35 * total, f"host {i}'s {dev} carried {n} of its {total} bytes: {sent}"
+            print(f"host {i}: eth0 {sent['eth0'] / total:.2f}, eth1 {sent['eth1'] / total:.2f} of {total} bytes")
 
         # Unequal rails: each host's eth1 (and its switch port) reshaped to a quarter of eth0's rate; the probe must
         # weigh the rails about 4:1, or the slow one would hold the pair to twice its own rate.

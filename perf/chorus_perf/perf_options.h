@@ -44,6 +44,9 @@ struct PerfOptions {
   // --stream: kNone (NULL: blocking host calls), kHost (queued on a host stream, one synchronize after the timed
   // calls), kHostEach (each call followed by an event record and synchronize: the latency of a queued call).
   enum class Stream { kNone, kHost, kHostEach } stream = Stream::kNone;
+  // --pages huge: host buffers on transparent huge pages where the kernel grants them (as Chorus's own staging);
+  // small (the default) leaves them on 4 KiB pages, as a framework's tensors and the peers' benchmarks have them.
+  bool hugePages = false;
 };
 
 // The most calls --group puts in one group.
@@ -83,6 +86,8 @@ inline std::string perfUsage() {
          "                             host buffers' calls: blocking (none, default), queued on a host stream and\n"
          "                             synchronized once after the timed calls (host; also prints the mean enqueue\n"
          "                             time), or each followed by an event record and synchronize (host-each)\n"
+         "      --pages small|huge     host buffers on 4 KiB pages (small, default: as a framework's tensors) or\n"
+         "                             on transparent huge pages where the kernel grants them (huge)\n"
          "      --csv FILE             also write one CSV record per size to FILE\n"
          "      --json FILE            also write one JSON record per size to FILE\n"
          "      --device host|gpu      where the buffers live (default host); gpu: device memory and a stream,\n"
@@ -217,7 +222,8 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
     kRounds,
     kMinMs,
     kGroup,
-    kStream
+    kStream,
+    kPages
   };
   struct Flag {
     Id id;
@@ -231,6 +237,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       {Id::kRoot, 'r', "root"},           {Id::kCsv, '\0', "csv"},          {Id::kJson, '\0', "json"},
       {Id::kDevice, '\0', "device"},     {Id::kAlgos, '\0', "algos"},     {Id::kRounds, '\0', "rounds"},
       {Id::kMinMs, '\0', "min-ms"},     {Id::kGroup, '\0', "group"},      {Id::kStream, '\0', "stream"},
+      {Id::kPages, '\0', "pages"},
   };
   std::optional<Collective> collective;
   bool sawStepBytes = false;
@@ -358,6 +365,10 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
         } else {
           return badValue("expected none, host or host-each");
         }
+        break;
+      case Id::kPages:
+        if (v != "small" && v != "huge") return badValue("expected small or huge");
+        o.hugePages = v == "huge";
         break;
       case Id::kDevice:
         if (v != "host" && v != "gpu") return badValue("expected host or gpu");

@@ -73,15 +73,18 @@ TEST(PerfArgs, ParsesEveryFlag) {
   EXPECT_EQ(o.jsonPath, "/tmp/x.json");
 }
 
-TEST(PerfArgs, GroupsStreamsAndTheFrameworkCalls) {
+TEST(PerfArgs, GroupsStreamsPagesAndTheFrameworkCalls) {
   ParseOutcome p = parse("alltoallv --group 64 --stream host-each -o bxor -d int32");
   ASSERT_EQ(p.action, ParseOutcome::Action::kRun) << p.error;
   EXPECT_EQ(p.options.collective, Collective::kAllToAllv);
   EXPECT_EQ(p.options.group, 64);
   EXPECT_EQ(p.options.stream, PerfOptions::Stream::kHostEach);
+  EXPECT_FALSE(p.options.hugePages);
+  EXPECT_TRUE(parse("allreduce --pages huge").options.hugePages);
+  EXPECT_FALSE(parse("allreduce --pages small").options.hugePages);
   EXPECT_EQ(p.options.op, chorusBxor);
   for (const char* bad : {"allreduce --group 0", "allreduce --group 5000", "allreduce --stream gpu",
-                          "allreduce --stream host --device gpu"}) {
+                          "allreduce --stream host --device gpu", "allreduce --pages 2M"}) {
     EXPECT_EQ(parse(bad).action, ParseOutcome::Action::kError) << bad;
   }
   // nccl-tests' layouts: alltoall splits the per-rank size into blocks; gather and scatter as allgather and

@@ -195,6 +195,9 @@ void validateHostTopology(const HostTopology& t) {
     if (!std::isfinite(p.multiFrameUs) || p.multiFrameUs < 0 || p.multiFrameUs > 1e7) {
       broken(where + ".multi_frame_us", "must be a finite number in 0..1e7");
     }
+    if (!std::isfinite(p.chainUs) || p.chainUs < 0 || p.chainUs > 1e7) {
+      broken(where + ".chain_us", "must be a finite number in 0..1e7");
+    }
   }
 }
 

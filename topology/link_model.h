@@ -33,6 +33,10 @@ struct LinkParams {
   // with the reply; the topology lab measures it, docs/cost_model.md). 0: not modelled.
   double frameBytes = 0;
   double multiFrameUs = 0;
+  // A one-way message's time per call when calls come back to back (a 2-rank chain broadcast, measured), which a
+  // streamed chain's first hop costs in place of kChainFirstHop of the latency (algorithms/selection/cost_model.cc).
+  // 0: not measured.
+  double chainUs = 0;
   bool operator==(const LinkParams&) const = default;
 };
 

@@ -282,6 +282,7 @@ HostTopology readTopology(const Json& doc) {
         p.frameBytes = l.number("frame_bytes");
         p.multiFrameUs = l.number("multi_frame_us");
       }
+      if (l.has("chain_us")) p.chainUs = l.number("chain_us");
       l.rejectUnknown();
       t.linkOverrides[*c] = p;
     }
@@ -382,6 +383,7 @@ std::string topologyToJson(const HostTopology& t) {
         link["frame_bytes"] = p.frameBytes;
         link["multi_frame_us"] = p.multiFrameUs;
       }
+      if (p.chainUs > 0) link["chain_us"] = p.chainUs;
       links[linkClassName(c)] = std::move(link);
     }
     doc["links"] = std::move(links);

@@ -36,6 +36,7 @@ struct Link {
   double coreShare = 1;
   bool rateBound = false;  // Inputs::rateBound
   double frameBytes = 0, multiFrameUs = 0;  // LinkCost's
+  double chainUs = 0;                       // LinkCost's; asStreamed scales it as alpha
 };
 
 // A message's latency: alpha, and LinkCost::multiFrameUs more when it does not fit one frame. In the topology lab
@@ -59,6 +60,7 @@ double halvingAlphas(const Link& l, double n, int lg) {
 Link asStreamed(Link l) {
   l.alpha = (l.alpha - l.waitUs) / l.coreShare;
   l.multiFrameUs /= l.coreShare;
+  l.chainUs /= l.coreShare;
   l.waitUs = 0;
   return l;
 }
@@ -101,7 +103,8 @@ Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost) {
               std::min(1.0, std::max(kMinCores, in.coresPerHost)),
               in.rateBound,
               c.frameBytes,
-              c.multiFrameUs};
+              c.multiFrameUs,
+              c.chainUs};
 }
 
 // Pipelined through `hops` hops in slices: the first slice pays every hop, the rest stream behind it. Its bound by
@@ -276,9 +279,18 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
     // Nor do they wait for the scheduler call by call where the cores are crowded: a rank woken for one call finds
     // the next ones queued (2 hosts x 2 on one core each in the lab, 8-512 B: 9.4-11.6 us per call, as at 2 hosts x
     // 1 with a core each, 9.1-9.7; a dependent step there costs 20-23).
+    // The first hop is the link's measured chain time where it has one (LinkCost::chainUs), which follows the
+    // machine's state apart from the latency: in session 28's lab checks, 2-host 8-512 B chain reduces took 7.1-9.6
+    // us in labs whose per-message time came out at 11.2 and at 16.5 (docs/cost_model.md).
+    // Back to back, a chain is a pipeline whose stages are the ranks' work and the wire: each slice costs the slower
+    // of the two, not their sum (2 hosts at 1 Gbit/s: a chain reduce of 512 B took 6.8 us as at 8 B, though the wire
+    // alone takes 4.3 us for it; at 4 KiB, 34.4 us, the wire's 34.3; session 29).
     const Link s = asStreamed(l);
-    const double alpha = alphaOf(s, std::min<double>(n, static_cast<double>(slice)));
-    return pipelined(n, 1, s.beta + g, s, slice) - (1 - kChainFirstHop) * alpha + kChainHopHidden * (p - 2) * alpha;
+    const double piece = std::min<double>(n, static_cast<double>(slice));
+    const double pieces = std::max(1.0, std::ceil(n / std::max(1.0, piece)));
+    const double alpha = alphaOf(s, piece);
+    const double firstHop = s.chainUs > 0 ? s.chainUs + (alpha - s.alpha) : kChainFirstHop * alpha;
+    return pieces * std::max(firstHop + piece * g, piece * s.beta) + kChainHopHidden * (p - 2) * alpha;
   }
   if (a == AlgorithmId::kTree) {
     // A reduce's calls queue up on a crowded core as a chain's do: its ranks send towards the root and go on. A

@@ -18,6 +18,8 @@ struct LinkCost {
   // A message longer than frameBytes costs multiFrameUs more (topology/link_model.h's LinkParams). 0: none.
   double frameBytes = 0;
   double multiFrameUs = 0;
+  // A streamed chain's first hop, measured (topology/link_model.h's LinkParams). 0: kChainFirstHop of the latency.
+  double chainUs = 0;
 };
 
 struct CostInputs {

@@ -8,7 +8,7 @@ namespace chorus {
 namespace {
 
 LinkCost costOf(const LinkParams& p) {
-  return LinkCost{p.latencyUs, p.bandwidthGBs, p.burstBytes, p.peakGBs, p.frameBytes, p.multiFrameUs};
+  return LinkCost{p.latencyUs, p.bandwidthGBs, p.burstBytes, p.peakGBs, p.frameBytes, p.multiFrameUs, p.chainUs};
 }
 
 }  // namespace

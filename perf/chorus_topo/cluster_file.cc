@@ -67,7 +67,7 @@ LinkCost linkAt(const Json& parent, const char* key, bool required) {
   }
   const std::string where = std::string(key) + ".";
   const Json& link = objectAt(parent, key, "");
-  rejectUnknown(link, {"latency_us", "bandwidth_gbs", "burst_bytes", "peak_gbs", "frame_bytes", "multi_frame_us",
+  rejectUnknown(link, {"latency_us", "bandwidth_gbs", "burst_bytes", "peak_gbs", "frame_bytes", "multi_frame_us", "chain_us",
                        "shared_memory"}, key);
   LinkCost cost{number(link, "latency_us", where, 0, 1e6, 0, true),
                 number(link, "bandwidth_gbs", where, 1e-6, 1e6, 0, true)};
@@ -78,6 +78,7 @@ LinkCost linkAt(const Json& parent, const char* key, bool required) {
   }
   cost.frameBytes = number(link, "frame_bytes", where, 0, 1e9, 0);
   if (cost.frameBytes > 0) cost.multiFrameUs = number(link, "multi_frame_us", where, 0, 1e6, 0, true);
+  cost.chainUs = number(link, "chain_us", where, 0, 1e6, 0);
   return cost;
 }
 
@@ -92,7 +93,7 @@ CostInputs ClusterSpec::inputsFor(int nranks) const {
   in.intraHost = intraHost;
   in.intraHostMemory = sharedMemory;
   in.interHost = LinkCost{nic.latencyUs, nic.bandwidthGBs * nicsPerHost, nic.burstBytes * nicsPerHost,
-                          nic.peakGBs * nicsPerHost, nic.frameBytes, nic.multiFrameUs};
+                          nic.peakGBs * nicsPerHost, nic.frameBytes, nic.multiFrameUs, nic.chainUs};
   in.reduceGBs = reduceGBs;
   in.contextSwitchUs = contextSwitchUs;
   in.sliceBytes = sliceBytes;

@@ -11,7 +11,9 @@
 //   nic             {"latency_us", "bandwidth_gbs"}  one NIC, one way (required); a shaped one adds "burst_bytes" and
 //                   "peak_gbs": a token bucket of that many bytes, passed at the peak rate while full; and
 //                   "frame_bytes" with "multi_frame_us": a message longer than one frame's payload costs that much
-//                   more than the latency (the topology lab measures it; docs/cost_model.md)
+//                   more than the latency (the topology lab measures it; docs/cost_model.md); and "chain_us": a
+//                   one-way message's time per call back to back, a streamed chain's first hop (the lab measures
+//                   it; default 0.8 of the latency)
 //   fabric          {"hosts_per_rack": N, "oversubscription": X} or {"hosts_per_rack": N, "uplink_gbs": Y}
 //                   (optional; default one non-blocking switch)
 //   reduce_gbs      reduction throughput of one rank (default 12: one CPU core, AVX2 float sum)

@@ -113,6 +113,12 @@ assert shaped["burst_bytes"] == plan.tbf_burst(lab.rate_bps) and shaped["peak_gb
 measured.multi_frame_us = 9.5
 assert (shaped := model.network_link(measured))["frame_bytes"] == 1448 and shaped["multi_frame_us"] == 9.5, shaped
 assert model.multi_frame_sizes(lab) == (1400, 1496)
+# A measured chain's time per call goes to the model as the link's chain_us; not where the file names the latency.
+measured.chain_us = 8.123
+assert model.network_link(measured)["chain_us"] == 8.12
+lab.latency_us = 20.0
+assert "chain_us" not in model.network_link(measured)
+lab.latency_us, measured.chain_us = None, None
 # Jumbo frames: each interface made at the MTU, a frame's payload and the rate's payload share follow it.
 jumbo = S.parse_lab(json.dumps({"format": "chorus-lab/1", "hosts": 2, "link": {"rate": "1gbit", "mtu": 9000}}))
 assert jumbo.mtu == 9000 and S.parse_lab(json.dumps(spec_to_dict(jumbo))).mtu == 9000 and "MTU 9000" in jumbo.describe()

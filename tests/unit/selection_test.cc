@@ -319,6 +319,25 @@ TEST(CostModelTest, AMessageLongerThanOneFramePaysTheMultiFrameCostOnce) {
   EXPECT_DOUBLE_EQ(allReduceUs(ring, 4096, oneHostFramed), allReduceUs(ring, 4096, oneHostPlain));
 }
 
+// A streamed chain's first hop is the link's measured chain time where it has one, in place of 0.8 of the latency;
+// the other algorithms and the hops past the first keep the latency (4 hosts x 1 at 1 Gbit/s, 8 B).
+TEST(CostModelTest, AChainsFirstHopIsTheLinksMeasuredChainTime) {
+  CostInputs in = twoHosts();
+  in.nranks = in.nhosts = 4;
+  CostInputs measured = in;
+  measured.interHost.chainUs = 9;
+  const auto us = [](Collective c, AlgorithmId a, const CostInputs& w) { return predictUs(c, a, 8, w); };
+  for (Collective c : {Collective::kBroadcast, Collective::kReduce}) {
+    EXPECT_DOUBLE_EQ(us(c, AlgorithmId::kRing, measured), us(c, AlgorithmId::kRing, in) - 0.8 * 16 + 9);
+    EXPECT_DOUBLE_EQ(us(c, AlgorithmId::kTree, measured), us(c, AlgorithmId::kTree, in));
+  }
+  EXPECT_DOUBLE_EQ(allReduceUs(AlgorithmId::kRing, 8, measured), allReduceUs(AlgorithmId::kRing, 8, in));
+  // Hosts on half a core each relay at half the pace, the chain's first hop as the latency.
+  in.coresPerHost = measured.coresPerHost = 0.5;
+  EXPECT_DOUBLE_EQ(us(Collective::kBroadcast, AlgorithmId::kRing, measured),
+                   us(Collective::kBroadcast, AlgorithmId::kRing, in) - 0.8 * 32 + 18);
+}
+
 // The leaders of a two-level allreduce run what the model priced them at: on crowded hosts each of their steps waits
 // for the scheduler, so at 2 hosts x 2 on one core each, 4 KiB, they exchange once (recursive doubling) rather than
 // in a ring's two steps, whose price at the link's rate alone was a hair under. Chosen without the wait, the lab's

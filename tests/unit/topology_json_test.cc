@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -150,6 +151,16 @@ TEST(TopologyJsonTest, AMultiFrameCostRoundTripsAndMustBeFinite) {
   EXPECT_NE(text.find("\"multi_frame_us\""), std::string::npos) << text;
   EXPECT_EQ(parseTopologyJson(text), t);
   t.linkOverrides[LinkClass::kNetwork].multiFrameUs = -1;
+  EXPECT_THROW(validateHostTopology(t), Error);
+}
+
+TEST(TopologyJsonTest, AChainTimeRoundTripsAndMustBeFinite) {
+  HostTopology t = loadTopologyFile(kDataDir + "flat_vm.json");
+  t.linkOverrides[LinkClass::kNetwork] = LinkParams{16, 0.12, 0, 0, 0, 0, 9.25};
+  const std::string text = topologyToJson(t);
+  EXPECT_NE(text.find("\"chain_us\""), std::string::npos) << text;
+  EXPECT_EQ(parseTopologyJson(text), t);
+  t.linkOverrides[LinkClass::kNetwork].chainUs = std::numeric_limits<double>::infinity();
   EXPECT_THROW(validateHostTopology(t), Error);
 }
 

@@ -42,8 +42,8 @@ def split_scheduler_wait(spec, crowded_alpha, pair_alpha):
     return pair_alpha, round(max(0.0, crowded_alpha - pair_alpha) / over, 2)
 
 
-def allreduce_times(lab, perf, bind, world, algorithm, sizes, calls, warmup):
-    """One run of chorus-perf allreduce over `world`'s ranks with CHORUS_ALGO=algorithm, at each of `sizes` (two at
+def collective_times(lab, perf, bind, world, collective, algorithm, sizes, calls, warmup):
+    """One run of chorus-perf `collective` over `world`'s ranks with CHORUS_ALGO=algorithm, at each of `sizes` (two at
     most: -b and -i) one after the other: {bytes: time per call in us}, or None when it fails."""
     lo, hi = min(sizes), max(sizes)
     step = ["-i", str(hi - lo)] if hi > lo else []
@@ -51,7 +51,7 @@ def allreduce_times(lab, perf, bind, world, algorithm, sizes, calls, warmup):
         saved = os.environ.get("CHORUS_ALGO")
         os.environ["CHORUS_ALGO"] = algorithm
         try:
-            code = jobs.run_ranks(world, lab.tag, [perf, "allreduce", "-b", str(lo), "-e", str(hi), *step,
+            code = jobs.run_ranks(world, lab.tag, [perf, collective, "-b", str(lo), "-e", str(hi), *step,
                                                    "-n", str(calls), "-w", str(warmup)],
                                   60, types.SimpleNamespace(signal=None), rank0_out=out, bind=bind)
         finally:
@@ -67,8 +67,15 @@ def allreduce_times(lab, perf, bind, world, algorithm, sizes, calls, warmup):
 def per_message_us(lab, perf, bind, world):
     """One run: an 8-byte ring allreduce over `world`'s ranks, 1000 calls (2(p-1) messages each, back to back), its
     time per call divided by its messages; software, kernel and scheduler included. None when it fails."""
-    rows = allreduce_times(lab, perf, bind, world, "ring", [8], 1000, 50)
+    rows = collective_times(lab, perf, bind, world, "allreduce", "ring", [8], 1000, 50)
     return rows[8] / (2 * (world.nranks - 1)) if rows else None
+
+
+def chain_us(lab, perf, bind, pair):
+    """One run: an 8-byte broadcast between the two ranks of `pair`, 1000 calls back to back, its time per call: one
+    message one way, the calls streaming (the root goes on once its message is sent). None when it fails."""
+    rows = collective_times(lab, perf, bind, pair, "broadcast", "ring", [8], 1000, 50)
+    return rows[8] if rows else None
 
 
 def median(values):
@@ -76,28 +83,44 @@ def median(values):
     return values[len(values) // 2] if values else None
 
 
-def measure_alpha(lab, perf, bind=True):
-    """Chorus's own per-message time between two of the lab's hosts (per_message_us, one rank on each), which is what
-    the model's latency stands for. None when chorus-perf is missing or fails.
-    The median of five runs of 1000 calls: one disturbed run (seen: 251 us) must not set it, nor one lucky one; with
-    four ranks on two cores, three runs of 200 calls gave 37-66 us from one lab to the next (session 20)."""
+def measure_pair(lab, perf, bind=True, crowded=False):
+    """Chorus's own figures between two of the lab's hosts, one rank on each: (its per-message time, which the model's
+    latency stands for; the chain's time per call, LinkCost::chainUs; with `crowded`, every rank's per-message time
+    too, for split_scheduler_wait), each the median of five runs taken in turn, so that a spell of the machine falls
+    on all of them. (None, None, None) when chorus-perf is missing or the lab has one host.
+    Five runs of 1000 calls: one disturbed run (seen: 251 us) must not set a figure, nor one lucky one (with four
+    ranks on two cores, three runs of 200 calls gave 37-66 us from one lab to the next, session 20). The two figures
+    move apart: in session 28's checks the per-message time came out at 9.3-16.5 us from lab to lab, in two clusters
+    (11-13 and 16), while 2-host chain reduces and broadcasts took 7.1-9.6 us in labs of either (docs/cost_model.md)."""
     if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
-        return None
-    return median(per_message_us(lab, perf, bind, pair_of(lab.spec)) for _ in range(5))
-
-
-def measure_crowded(lab, perf, bind=True):
-    """Where a host's ranks outnumber its cores: (the pair's per-message time, every rank's), each the median of five
-    runs, the two taken in turn so that a slow spell of the machine falls on both (split_scheduler_wait divides
-    them). Measured one after the other, the pair's came out at 16-22 us and the scheduler's wait at 7-16 from one
-    sweep to the next (session 26)."""
-    if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
-        return None, None
-    pair, crowded = [], []
+        return None, None, None
+    pair = pair_of(lab.spec)
+    alphas, chains, everyone = [], [], []
     for _ in range(5):
-        pair.append(per_message_us(lab, perf, bind, pair_of(lab.spec)))
-        crowded.append(per_message_us(lab, perf, bind, lab.spec))
-    return median(pair), median(crowded)
+        alphas.append(per_message_us(lab, perf, bind, pair))
+        chains.append(chain_us(lab, perf, bind, pair))
+        if crowded:
+            everyone.append(per_message_us(lab, perf, bind, lab.spec))
+    return median(alphas), median(chains), median(everyone) if crowded else None
+
+
+def measure_link(lab, perf, bind=True):
+    """The lab's measured figures for the model, set on `lab`: alpha_us, chain_us and, where a host's ranks outnumber
+    its cores, context_switch_us (measure_pair, split_scheduler_wait). Returns every rank's per-message time where
+    crowded (else None), for the report."""
+    crowded = crowding(lab.spec) > 1
+    pair, lab.chain_us, everyone = measure_pair(lab, perf, bind, crowded)
+    lab.alpha_us = pair
+    if crowded:
+        lab.alpha_us, lab.context_switch_us = split_scheduler_wait(lab.spec, everyone, pair)
+    return everyone
+
+
+def mean_of(before, after):
+    """Two measurements of one figure, before and after a sweep: their mean, or whichever exists."""
+    if before is None or after is None:
+        return after if before is None else before
+    return round((before + after) / 2, 2)
 
 
 def frame_payload(spec):
@@ -128,8 +151,8 @@ def measure_multi_frame(lab, perf, bind=True):
     if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
         return None
     shorter, longer = multi_frame_sizes(lab.spec)
-    runs = (allreduce_times(lab, perf, bind, pair_of(lab.spec), "recursive_doubling", [shorter, longer], 2000, 100)
-            for _ in range(5))
+    runs = (collective_times(lab, perf, bind, pair_of(lab.spec), "allreduce", "recursive_doubling", [shorter, longer],
+                             2000, 100) for _ in range(5))
     step = median(rows[longer] - rows[shorter] for rows in runs if rows)
     return None if step is None else round(max(0.0, step), 2)
 
@@ -148,6 +171,8 @@ def network_link(lab):
     if lab.multi_frame_us is not None:
         link["frame_bytes"] = frame_payload(lab.spec)
         link["multi_frame_us"] = lab.multi_frame_us
+    if lab.chain_us is not None and lab.spec.latency_us is None:
+        link["chain_us"] = round(lab.chain_us, 2)
     return link
 
 

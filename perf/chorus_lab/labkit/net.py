@@ -158,9 +158,11 @@ class Lab:
         self.tag = tag
         self.capacity = None    # bytes/s, one unshaped stream between two hosts
         self.latency_us = None  # measured over the shaped link (socket round trip / 2)
-        self.alpha_us = None    # Chorus's per-message time over it (model.measure_alpha)
+        self.alpha_us = None    # Chorus's per-message time over it (model.measure_pair)
         self.context_switch_us = None  # the scheduler's wait per step where a host's ranks outnumber its cores
         self.multi_frame_us = None  # what a message of more than one frame costs more (model.measure_multi_frame)
+        self.chain_us = None    # a chain's time per call back to back, one message one way (model.measure_pair)
+        self.figures_before_after = None  # {figure: [before, after]} of a sweep (cli.remeasure)
         self.made = []
 
     def up(self, netem_args=(), log=sys.stderr, unshaped=None):
@@ -207,7 +209,7 @@ class Lab:
             json.dump({"tag": self.tag, "pid": os.getpid(), "spec": spec_to_dict(self.spec),
                        "capacity_bps": self.capacity and self.capacity * 8, "latency_us": self.latency_us,
                        "alpha_us": self.alpha_us, "context_switch_us": self.context_switch_us,
-                       "multi_frame_us": self.multi_frame_us}, f,
+                       "multi_frame_us": self.multi_frame_us, "chain_us": self.chain_us}, f,
                       indent=1)
 
     def restore(self, state):
@@ -217,6 +219,7 @@ class Lab:
         self.alpha_us = state.get("alpha_us")
         self.context_switch_us = state.get("context_switch_us")
         self.multi_frame_us = state.get("multi_frame_us")
+        self.chain_us = state.get("chain_us")
 
     def down(self):
         for ns in reversed(self.made or plan.namespaces_of(self.spec, self.tag)):

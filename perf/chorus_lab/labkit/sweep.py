@@ -77,7 +77,9 @@ def write_results(out_dir, lab, collective, results):
     with open(os.path.join(out_dir, "sweep.json"), "w") as f:
         json.dump({"lab": dict(spec_to_dict(lab.spec), collective=collective,
                                unshaped_capacity_bps=lab.capacity and lab.capacity * 8,
-                               measured_latency_us=lab.latency_us), "results": results}, f, indent=1)
+                               measured_latency_us=lab.latency_us,
+                               model_figures_before_and_after=lab.figures_before_after), "results": results}, f,
+                  indent=1)
 
 
 def plot(tools_dir, out_dir, title):

@@ -470,6 +470,7 @@ double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, con
   Inputs atRate = in;
   atRate.interHost.latencyUs = 0;
   atRate.interHost.multiFrameUs = 0;
+  atRate.interHost.chainUs = 0;
   atRate.rateBound = true;
   const double rateBound = predictSteady(collective, algorithm, n, atRate);
   if (rateBound * net.bandwidthGBs * 1e3 > net.burstBytes) return steady;  // more than a burst crosses the link

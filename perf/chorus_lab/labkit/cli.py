@@ -227,8 +227,13 @@ def cmd_sweep(args, tools_dir):
         command += ["--algos", algos]
         with open(raw, "w") as out:
             code = jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo_path, rank0_out=out, bind=bind)
-        if code == 0 and topo_path and spec.latency_us is None:
-            remeasure(lab, perf, bind, cluster_path, topo_path)
+        chosen = {}
+        if code == 0 and topo_path and os.path.exists(chorus_topo):
+            with open(raw) as f:
+                sizes = sorted({b for b, _, _ in sweep.parse_algos_table(f.read()) if b > 0})
+            chosen = model.selections(chorus_topo, cluster_path, spec.nranks, args.collective, sizes)
+            if spec.latency_us is None:
+                remeasure(lab, perf, bind, cluster_path, topo_path)
     with open(raw) as f:
         text = f.read()
     if code != 0:
@@ -236,7 +241,7 @@ def cmd_sweep(args, tools_dir):
     if topo_path and os.path.exists(chorus_topo):
         sizes = sorted({b for b, _, _ in sweep.parse_algos_table(text) if b > 0})  # 8 B over 4 ranks rounds to 0
         predicted = model.predictions(chorus_topo, cluster_path, spec.nranks, args.collective, sizes)
-    results = sweep.results_of(text, lab, args.collective, predicted)
+    results = sweep.results_of(text, lab, args.collective, predicted, chosen)
     sweep.write_results(args.out, lab, args.collective, results)
     sweep.plot(tools_dir, args.out, f"{args.collective}, {spec.describe()}")
     print(f"chorus-lab: {len(results)} results in {args.out}/sweep.csv, sweep.json\n{sweep.summary(results)}")

@@ -223,15 +223,27 @@ def cluster_of(lab, topo):
     return cluster
 
 
-def predictions(chorus_topo, cluster_path, nranks, collective, sizes):
-    """{(bytes, algorithm): predicted us} from chorus-topo --predict at exactly this world size."""
+def predicted_rows(chorus_topo, cluster_path, nranks, collective, sizes):
+    """chorus-topo --predict's rows at exactly this world size: per size, each algorithm's time and the selected one."""
     done = subprocess.run([chorus_topo, "--predict", cluster_path, "--ranks", str(nranks), "--collective",
                            collective, "--sizes", ",".join(str(s) for s in sizes), "--json"],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise LabError(f"chorus-topo --predict: {done.stderr.strip() or 'exit ' + str(done.returncode)}")
+    return json.loads(done.stdout)["predictions"]
+
+
+def selections(chorus_topo, cluster_path, nranks, collective, sizes):
+    """{bytes: the algorithm the selector picks}: with the cluster file the ranks' topology file matched, what the
+    default selection ran."""
+    return {row["bytes"]: row["selected"] for row in predicted_rows(chorus_topo, cluster_path, nranks, collective,
+                                                                     sizes)}
+
+
+def predictions(chorus_topo, cluster_path, nranks, collective, sizes):
+    """{(bytes, algorithm): predicted us} from chorus-topo --predict at exactly this world size."""
     out = {}
-    for row in json.loads(done.stdout)["predictions"]:
+    for row in predicted_rows(chorus_topo, cluster_path, nranks, collective, sizes):
         for algo, us in row["algorithms"].items():
             out[(row["bytes"], algo)] = us
         out[(row["bytes"], "default")] = row["algorithms"].get(row["selected"])

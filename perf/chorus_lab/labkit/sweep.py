@@ -46,7 +46,9 @@ def busbw_gbs(collective, nranks, nbytes, us):
     return nbytes / (us * 1e-6) * BUS_FACTOR.get(collective, lambda n: 1.0)(nranks) / 1e9
 
 
-def results_of(text, lab, collective, predicted):
+def results_of(text, lab, collective, predicted, chosen=None):
+    """The sweep's rows; `chosen` ({bytes: algorithm}, as the ranks' model picked it) names, on the default's rows,
+    the algorithm the default selection ran."""
     spec = lab.spec
     out = []
     for nbytes, algo, t in parse_algos_table(text):
@@ -60,6 +62,7 @@ def results_of(text, lab, collective, predicted):
                "predicted_us": round(pred, 2) if pred else "",
                "predicted_busbw_gbs": round(busbw_gbs(collective, spec.nranks, nbytes, pred), 6) if pred else "",
                "predicted_over_measured": round(pred / t, 3) if pred else "",
+               "default_ran": (chosen or {}).get(nbytes, "") if algo == "default" else "",
                "cpu_limited": lab.cpu_limited(),
                # More ranks than this machine has cores: the emulated hosts share them, so a small message's time is
                # the scheduler's as much as the link's.

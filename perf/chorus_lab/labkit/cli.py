@@ -1,6 +1,7 @@
 """chorus-lab's command line."""
 
 import argparse
+import json
 import os
 import sys
 
@@ -121,7 +122,6 @@ def cmd_down(args):
     if not state:
         raise LabError(f"no lab {tag[len(plan.PREFIX) + 1:]} is up")
     from .spec import parse_lab
-    import json
     net.Lab(parse_lab(json.dumps(state["spec"])), tag).down()
     print(f"chorus-lab: {state['spec']['name']} is down")
     return 0
@@ -132,7 +132,6 @@ def cmd_status(args):
     if not tags:
         print("chorus-lab: no lab is up")
         return 0
-    import json
     from .spec import parse_lab
     code = 0
     for tag in tags:
@@ -187,7 +186,6 @@ def remeasure(lab, perf, bind, cluster_path, topo_path):
                                 "context_switch_us": [before[2], after[2]]}
     print(f"chorus-lab: after the sweep, {after[0] or 0:.1f} us per message (before: {before[0] or 0:.1f}), a chain "
           f"call {after[1] or 0:.1f} us (before: {before[1] or 0:.1f}); the model takes their means", file=sys.stderr)
-    import json
     with open(topo_path) as f:
         cluster = model.cluster_of(lab, json.load(f))
     with open(cluster_path, "w") as f:
@@ -210,7 +208,6 @@ def cmd_sweep(args, tools_dir):
         predicted = {}
         chorus_topo = os.path.join(tools_dir, "chorus-topo")
         if topo_path and os.path.exists(chorus_topo):
-            import json
             with open(topo_path) as f:
                 cluster = model.cluster_of(lab, json.load(f))
             cluster_path = os.path.join(args.out, "cluster.json")
@@ -227,20 +224,18 @@ def cmd_sweep(args, tools_dir):
         command += ["--algos", algos]
         with open(raw, "w") as out:
             code = jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo_path, rank0_out=out, bind=bind)
+        with open(raw) as f:
+            text = f.read()
+        if code != 0:
+            raise LabError(f"chorus-perf exited {code} in the lab; its output: {raw}")
         chosen = {}
-        if code == 0 and topo_path and os.path.exists(chorus_topo):
-            with open(raw) as f:
-                sizes = sorted({b for b, _, _ in sweep.parse_algos_table(f.read()) if b > 0})
+        if topo_path and os.path.exists(chorus_topo):
+            sizes = sorted({b for b, _, _ in sweep.parse_algos_table(text) if b > 0})  # 8 B over 4 ranks rounds to 0
+            # What the ranks' model picked, from the figures they were given; then the figures measured again.
             chosen = model.selections(chorus_topo, cluster_path, spec.nranks, args.collective, sizes)
             if spec.latency_us is None:
                 remeasure(lab, perf, bind, cluster_path, topo_path)
-    with open(raw) as f:
-        text = f.read()
-    if code != 0:
-        raise LabError(f"chorus-perf exited {code} in the lab; its output: {raw}")
-    if topo_path and os.path.exists(chorus_topo):
-        sizes = sorted({b for b, _, _ in sweep.parse_algos_table(text) if b > 0})  # 8 B over 4 ranks rounds to 0
-        predicted = model.predictions(chorus_topo, cluster_path, spec.nranks, args.collective, sizes)
+            predicted = model.predictions(chorus_topo, cluster_path, spec.nranks, args.collective, sizes)
     results = sweep.results_of(text, lab, args.collective, predicted, chosen)
     sweep.write_results(args.out, lab, args.collective, results)
     sweep.plot(tools_dir, args.out, f"{args.collective}, {spec.describe()}")

@@ -5,7 +5,7 @@
 #   striped  both NICs, striped by Chorus (the lab's own CHORUS_SOCKET_IFNAME)
 #   mptcp    one NIC's address, every socket made Multipath TCP by mptcpize, the kernel adding a subflow over eth1
 # alternated ROUNDS times; prints each run, the medians per size and the ratios to one NIC (busbw from the
-# out-of-place time, to 4 digits: at 2 ranks, bytes / time). Needs root and mptcpize (Debian's mptcpd).
+# out-of-place time, to 4 digits: at 2 ranks, bytes / time). Needs root and mptcpize.
 #   perf/scripts/multirail_bench.sh BUILD_DIR [ROUNDS] [SIZES]    (default 3, "1M 4M 16M 64M")
 set -euo pipefail
 build=${1:?usage: multirail_bench.sh BUILD_DIR [ROUNDS] [SIZES]}
@@ -13,7 +13,7 @@ rounds=${2:-3}
 sizes=${3:-1M 4M 16M 64M}
 here=$(cd "$(dirname "$0")" && pwd)
 lab="$here/../labs/two_nics.json"
-command -v mptcpize >/dev/null || { echo "multirail_bench: needs mptcpize (apt-get install mptcpd)" >&2; exit 2; }
+command -v mptcpize >/dev/null || { echo "multirail_bench: needs mptcpize (apt-get install mptcpize)" >&2; exit 2; }
 out=$(mktemp /tmp/chorus-multirail-bench-XXXXXX)
 python3 "$build/perf/chorus-lab" up "$lab" >/dev/null
 trap 'python3 "$build/perf/chorus-lab" down two-nics >/dev/null; rm -f "$out"' EXIT

@@ -183,20 +183,23 @@ void validateHostTopology(const HostTopology& t) {
     if (!std::isfinite(p.bandwidthGBs) || !(p.bandwidthGBs > 0) || p.bandwidthGBs > 1e6) {
       broken(where + ".bandwidth_gbs", "must be a finite number in (0, 1e6]");
     }
-    if (!std::isfinite(p.burstBytes) || p.burstBytes < 0 || p.burstBytes > 1e12) {
-      broken(where + ".burst_bytes", "must be a finite number in 0..1e12");
+    // The figures that may be 0 (not modelled) up to a bound.
+    const struct {
+      double value;
+      const char* name;
+      const char* range;
+      double most;
+    } optional[] = {{p.burstBytes, ".burst_bytes", "0..1e12", 1e12},
+                    {p.frameBytes, ".frame_bytes", "0..1e9", 1e9},
+                    {p.multiFrameUs, ".multi_frame_us", "0..1e7", 1e7},
+                    {p.chainUs, ".chain_us", "0..1e7", 1e7}};
+    for (const auto& f : optional) {
+      if (!std::isfinite(f.value) || f.value < 0 || f.value > f.most) {
+        broken(where + f.name, std::string("must be a finite number in ") + f.range);
+      }
     }
     if (p.burstBytes > 0 && (!std::isfinite(p.peakGBs) || !(p.peakGBs > p.bandwidthGBs) || p.peakGBs > 1e6)) {
       broken(where + ".peak_gbs", "must be a finite number above bandwidth_gbs, at most 1e6, with burst_bytes");
-    }
-    if (!std::isfinite(p.frameBytes) || p.frameBytes < 0 || p.frameBytes > 1e9) {
-      broken(where + ".frame_bytes", "must be a finite number in 0..1e9");
-    }
-    if (!std::isfinite(p.multiFrameUs) || p.multiFrameUs < 0 || p.multiFrameUs > 1e7) {
-      broken(where + ".multi_frame_us", "must be a finite number in 0..1e7");
-    }
-    if (!std::isfinite(p.chainUs) || p.chainUs < 0 || p.chainUs > 1e7) {
-      broken(where + ".chain_us", "must be a finite number in 0..1e7");
     }
   }
 }

@@ -9,7 +9,8 @@
 //               "device_id": "2330", "name": "...", "interfaces": ["eth0"], "rdma": ["mlx5_0"]}]  (optional)
 //   links     {"network": {"latency_us": 12, "bandwidth_gbs": 3}, ...}  overrides per link class (optional); a shaped
 //             link adds "burst_bytes" and "peak_gbs" (a token bucket, passed at the peak rate while full); a link
-//             whose messages longer than one frame cost more adds "frame_bytes" and "multi_frame_us"
+//             whose messages longer than one frame cost more adds "frame_bytes" and "multi_frame_us"; a measured
+//             chain's time per call back to back, "chain_us"
 #pragma once
 
 #include <string>

@@ -107,13 +107,21 @@ Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost) {
               c.chainUs};
 }
 
+// n bytes cut into slices of at most `slice`: the size of one and how many (at least one).
+struct Slices {
+  double bytes, count;
+};
+Slices slicesOf(double n, size_t slice) {
+  const double s = std::min<double>(n, static_cast<double>(slice));
+  return {s, std::max(1.0, std::ceil(n / std::max(1.0, s)))};
+}
+
 // Pipelined through `hops` hops in slices: the first slice pays every hop, the rest stream behind it. Its bound by
 // the rate (Link::rateBound) is its slices' passage over one link: back to back, the fill overlaps a drain.
 double pipelined(double n, int hops, double perByte, const Link& l, size_t slice) {
   if (hops <= 0) return 0;
-  const double s = std::min<double>(n, static_cast<double>(slice));
-  const double k = std::max(1.0, std::ceil(n / std::max(1.0, s)));
-  return ((l.rateBound ? 1 : hops) + k - 1) * (alphaOf(l, s) + s * perByte);
+  const Slices s = slicesOf(n, slice);
+  return ((l.rateBound ? 1 : hops) + s.count - 1) * (alphaOf(l, s.bytes) + s.bytes * perByte);
 }
 
 // Flat algorithms spanning hosts (ranks in host blocks of k): the per-flow link of a step between ranks `distance`
@@ -286,11 +294,10 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
     // of the two, not their sum (2 hosts at 1 Gbit/s: a chain reduce of 512 B took 6.8 us as at 8 B, though the wire
     // alone takes 4.3 us for it; at 4 KiB, 34.4 us, the wire's 34.3; session 29).
     const Link s = asStreamed(l);
-    const double piece = std::min<double>(n, static_cast<double>(slice));
-    const double pieces = std::max(1.0, std::ceil(n / std::max(1.0, piece)));
-    const double alpha = alphaOf(s, piece);
+    const Slices piece = slicesOf(n, slice);
+    const double alpha = alphaOf(s, piece.bytes);
     const double firstHop = s.chainUs > 0 ? s.chainUs + (alpha - s.alpha) : kChainFirstHop * alpha;
-    return pieces * std::max(firstHop + piece * g, piece * s.beta) + kChainHopHidden * (p - 2) * alpha;
+    return piece.count * std::max(firstHop + piece.bytes * g, piece.bytes * s.beta) + kChainHopHidden * (p - 2) * alpha;
   }
   if (a == AlgorithmId::kTree) {
     // A reduce's calls queue up on a crowded core as a chain's do: its ranks send towards the root and go on. A

@@ -154,7 +154,8 @@ int PerfRunner::setUp(const std::vector<size_t>& sizes) {
   // --group N: each call of a group has buffers of its own.
   maxSend = stride(maxSend) * static_cast<size_t>(options_.group);
   maxRecv = stride(maxRecv) * static_cast<size_t>(options_.group);
-  if (status == 0 && (!sendBuffer_.allocate(maxSend, options_.hugePages) || !recvBuffer_.allocate(maxRecv, options_.hugePages))) {
+  const bool huge = options_.hugePages;
+  if (status == 0 && (!sendBuffer_.allocate(maxSend, huge) || !recvBuffer_.allocate(maxRecv, huge))) {
     std::fprintf(stderr, "chorus-perf: rank %d: cannot allocate %zu + %zu bytes of buffers for -e %zu\n", rank_,
                  maxSend, maxRecv, options_.maxBytes);
     status = 1;

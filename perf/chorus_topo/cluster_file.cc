@@ -67,8 +67,10 @@ LinkCost linkAt(const Json& parent, const char* key, bool required) {
   }
   const std::string where = std::string(key) + ".";
   const Json& link = objectAt(parent, key, "");
-  rejectUnknown(link, {"latency_us", "bandwidth_gbs", "burst_bytes", "peak_gbs", "frame_bytes", "multi_frame_us", "chain_us",
-                       "shared_memory"}, key);
+  rejectUnknown(link,
+                {"latency_us", "bandwidth_gbs", "burst_bytes", "peak_gbs", "frame_bytes", "multi_frame_us",
+                 "chain_us", "shared_memory"},
+                key);
   LinkCost cost{number(link, "latency_us", where, 0, 1e6, 0, true),
                 number(link, "bandwidth_gbs", where, 1e-6, 1e6, 0, true)};
   cost.burstBytes = number(link, "burst_bytes", where, 0, 1e12, 0);
@@ -92,8 +94,11 @@ CostInputs ClusterSpec::inputsFor(int nranks) const {
   in.coresPerHost = coresPerHost > 0 ? coresPerHost : ranksPerHost;
   in.intraHost = intraHost;
   in.intraHostMemory = sharedMemory;
-  in.interHost = LinkCost{nic.latencyUs, nic.bandwidthGBs * nicsPerHost, nic.burstBytes * nicsPerHost,
-                          nic.peakGBs * nicsPerHost, nic.frameBytes, nic.multiFrameUs, nic.chainUs};
+  // A host's NICs side by side: their rates and buckets add up; every per-message figure is one NIC's.
+  in.interHost = nic;
+  in.interHost.bandwidthGBs *= nicsPerHost;
+  in.interHost.burstBytes *= nicsPerHost;
+  in.interHost.peakGBs *= nicsPerHost;
   in.reduceGBs = reduceGBs;
   in.contextSwitchUs = contextSwitchUs;
   in.sliceBytes = sliceBytes;

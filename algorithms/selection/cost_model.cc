@@ -146,8 +146,8 @@ Link stepLink(const Inputs& in, int distance) {
 // stream (nothing overlaps its copies and reductions with the wire): in the topology lab at 1 Gbit/s, 16 MiB
 // recursive doubling at 2 hosts ran at 0.87 of its formula, halving-doubling at 4 hosts at 0.83-0.90, while ring ran
 // at 0.95 (docs/cost_model.md). Where hosts have less than a core each, every step across pays it whatever its
-// size, back to back past the burst: the partners of a step receive, reduce and send at once and take turns on the
-// cores, while a ring's neighbours are a step apart (lab, 4 hosts x 1 on 2 cores at 1 Gbit/s, three checks:
+// size, back to back past the burst: traced, its ranks wait on partners that wait on others, while ring's pipeline
+// keeps every rank fed (lab, 4 hosts x 1 on 2 cores at 1 Gbit/s, three checks:
 // halving-doubling allreduce took 1.10-1.20x ring at 256 KiB, with 128 and 64 KiB steps, and 1.05-1.09x at 2 MiB;
 // priced without it at 0.98x ring, the default chose it. Within the burst both ran alike, 409-413 us at 32 KiB).
 constexpr double kUnslicedAcrossHosts = 1.1;
@@ -183,8 +183,8 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
   for (int d = p2 / 2; d >= 1; d /= 2) {
     const double m = a == AlgorithmId::kRecursiveDoubling ? n : n * d / p2;
     Link s = stepLink(in, d);
-    const bool crowdedSteady = s.coreShare < 1 && !in.rateBound;
-    if (d >= in.maxRanksPerHost && (m > static_cast<double>(in.sliceBytes) || crowdedSteady)) {
+    const bool onAFractionOfACore = s.coreShare < 1 && !in.rateBound;  // priced past the burst
+    if (d >= in.maxRanksPerHost && (m > static_cast<double>(in.sliceBytes) || onAFractionOfACore)) {
       s.beta *= kUnslicedAcrossHosts;
     }
     const double g = reduce ? s.gamma : 0;

@@ -294,7 +294,7 @@ TEST(CostModelTest, OnHalfACoreHalvingDoublingStepsAcrossHostsPayTheUnslicedPric
   CostInputs whole = half;
   whole.coresPerHost = 1;
   const size_t n = 256 << 10;
-  const double wire = 0.75 * n / 0.12e3;  // each rank's 3/4 of n, out and back, at the rate
+  const double wire = 0.75 * n / 0.12e3;  // n/2 + n/4 at the rate: the halving's, then the doubling's again
   const double hdHalf = allReduceUs(AlgorithmId::kHalvingDoubling, n, half);
   const double hdWhole = allReduceUs(AlgorithmId::kHalvingDoubling, n, whole);
   EXPECT_GE(hdHalf - hdWhole, 0.1 * 2 * wire);  // besides the scheduler's waits and the slower reductions

@@ -162,9 +162,9 @@ Link stepLink(const Inputs& in, int distance) {
 // recursive doubling at 2 hosts ran at 0.87 of its formula, halving-doubling at 4 hosts at 0.83-0.90, while ring ran
 // at 0.95 (docs/cost_model.md). Where hosts have less than a core each, every step across pays it whatever its
 // size, back to back past the burst: traced, its ranks wait on partners that wait on others, while ring's pipeline
-// keeps every rank fed (lab, 4 hosts x 1 on 2 cores at 1 Gbit/s, three checks:
-// halving-doubling allreduce took 1.10-1.20x ring at 256 KiB, with 128 and 64 KiB steps, and 1.05-1.09x at 2 MiB;
-// priced without it at 0.98x ring, the default chose it. Within the burst both ran alike, 409-413 us at 32 KiB).
+// keeps every rank fed (lab, 4 hosts x 1 on 2 cores at 1 Gbit/s, three checks: halving-doubling allreduce took
+// 1.10-1.20x ring at 256 KiB, with 128 and 64 KiB steps, and 1.05-1.09x at 2 MiB; priced without it at 0.98x ring,
+// the default chose it. Within the burst both ran alike, 409-413 us at 32 KiB).
 constexpr double kUnslicedAcrossHosts = 1.1;
 
 // The binomial scatter that opens a halving-doubling broadcast. A holder of m posts all its blocks at once (m/2 to

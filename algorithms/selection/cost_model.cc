@@ -118,26 +118,22 @@ Slices slicesOf(double n, size_t slice) {
 
 // Pipelined through `hops` hops in slices: the first slice pays every hop, the rest stream behind it. Its bound by
 // the rate (Link::rateBound) is its slices' passage over one link: back to back, the fill overlaps a drain.
-double pipelined(double n, int hops, double perByte, const Link& l, size_t slice) {
-  if (hops <= 0) return 0;
-  const Slices s = slicesOf(n, slice);
-  return ((l.rateBound ? 1 : hops) + s.count - 1) * (alphaOf(l, s.bytes) + s.bytes * perByte);
-}
-
-// A tree's calls back to back: each call's slices pay every hop's latency, but half a hop of the bytes' fill
-// overlaps the previous call's drain (kStreamedTreeFillHidden). In the topology lab (4 ranks as 2x2 and as 4x1 at 1
-// Gbit/s, two levels, three checks each), tree broadcast and reduce took 1.25-1.5x the link's time for their bytes
-// at 256 KiB, where the whole fill through both hops prices 2.1x and none 1.0x, and at 2 MiB 0.71-0.97 of the price
-// with the whole fill; with half a hop hidden, each such row from 1 MiB up came within 20%, and as many rows at 64
-// KiB and below stayed within 30% (docs/cost_model.md). Deeper trees were not measured: they hide no more here.
-constexpr double kStreamedTreeFillHidden = 0.5;
-double streamedTree(double n, int hops, double perByte, const Link& l, size_t slice) {
+// fillHidden: hops of the bytes' fill that calls back to back hide (every hop's latency is still paid).
+double pipelined(double n, int hops, double perByte, const Link& l, size_t slice, double fillHidden = 0) {
   if (hops <= 0) return 0;
   const Slices s = slicesOf(n, slice);
   const double latencyHops = l.rateBound ? 1 : hops;
-  const double fillHops = l.rateBound ? 1 : std::max(1.0, hops - kStreamedTreeFillHidden);
+  const double fillHops = l.rateBound ? 1 : std::max(1.0, hops - fillHidden);
   return (latencyHops + s.count - 1) * alphaOf(l, s.bytes) + (fillHops + s.count - 1) * s.bytes * perByte;
 }
+
+// A tree's calls back to back hide half a hop of the bytes' fill (pipelined's fillHidden). In the topology lab (4
+// ranks as 2x2 and as 4x1 at 1 Gbit/s, two levels, three checks each), tree broadcast and reduce took 1.25-1.5x the
+// link's time for their bytes at 256 KiB, where the whole fill through both hops prices 2.1x and none 1.0x, and at 2
+// MiB 0.71-0.97 of the price with the whole fill; with half a hop hidden, each such row from 1 MiB up came within
+// 20%, and as many rows at 64 KiB and below stayed within 30% (docs/cost_model.md). Deeper trees were not measured:
+// they hide no more here.
+constexpr double kStreamedTreeFillHidden = 0.5;
 
 // Flat algorithms spanning hosts (ranks in host blocks of k): the per-flow link of a step between ranks `distance`
 // apart. Inside a host below k; past it every rank of a host sends across at once, so its k flows share the
@@ -325,8 +321,7 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
     // A reduce's calls queue up on a crowded core as a chain's do: its ranks send towards the root and go on. A
     // broadcast's wait for their parent (lab, 2x2, 8-512 B: tree reduce 34-37 us, tree broadcast 42-46).
     const Link& tl = streamed && reduce ? asStreamed(l) : l;
-    const double perByte = 2 * l.beta + g;
-    return streamed ? streamedTree(n / 2, lg, perByte, tl, slice) : pipelined(n / 2, lg, perByte, tl, slice);
+    return pipelined(n / 2, lg, 2 * l.beta + g, tl, slice, streamed ? kStreamedTreeFillHidden : 0);
   }
   if (a == AlgorithmId::kHalvingDoubling) {
     // Scatter (or reduce-scatter) then allgather (or gather): 2 log p steps, twice the data once.

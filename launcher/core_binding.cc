@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <set>
 
 #include "core/error.h"
 #include "topology/host_blocks.h"
@@ -23,11 +24,19 @@ std::vector<int> bindingCpus(const std::vector<int>& cpus, int ranks, int hosts)
   return out;
 }
 
+std::vector<int> rankCpus(Binding policy, const std::vector<int>& cpus, int ranks, int hosts) {
+  if (policy == Binding::kNone) return {};
+  std::vector<int> each = bindingCpus(cpus, ranks, hosts);
+  if (policy == Binding::kCore) return each;
+  const bool ownCores = ranks >= 2 && std::set<int>(each.begin(), each.end()).size() == each.size();
+  return ownCores ? each : std::vector<int>{};
+}
+
 std::vector<int> allowedCpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof(set), &set) != 0) {
-    throwSystemError("chorusrun: --bind-to core", "sched_getaffinity", errno);
+    throwSystemError("chorusrun: --bind-to", "sched_getaffinity", errno);
   }
   std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c) {

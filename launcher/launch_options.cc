@@ -34,8 +34,8 @@ bool parseSeconds(const std::string& text, double* seconds) {
 }  // namespace
 
 std::string usageText() {
-  return "usage: chorusrun -n N [--hosts H] [--bind-to core|none] [--tag-output] [--timeout SECONDS] [--elastic]\n"
-         "                 [--] program [args...]\n"
+  return "usage: chorusrun -n N [--hosts H] [--bind-to auto|core|none] [--tag-output] [--timeout SECONDS]\n"
+         "                 [--elastic] [--] program [args...]\n"
          "\n"
          "Starts N copies of program on this host, rank r with CHORUS_RANK=r, CHORUS_WORLD_SIZE=N,\n"
          "CHORUS_LOCAL_RANK=r, CHORUS_JOB_ID and CHORUS_STORE naming a rendezvous store served by chorusrun.\n"
@@ -48,7 +48,8 @@ std::string usageText() {
          "                     N % H one rank larger (5 ranks, 2 hosts: 0-2 and 3-4); a rank of block h gets\n"
          "                     CHORUS_HOST_ID=<host id>#h<h> and CHORUS_LOCAL_RANK = its index in the block\n"
          "  --bind-to core     bind each rank to one core of those chorusrun may use, each emulated host's ranks to\n"
-         "                     its share of them (cores / H each), in turn; none (the default) leaves them free\n"
+         "                     its share of them (cores / H each), in turn; none leaves them free; auto (the\n"
+         "                     default) binds as core when that gives each of 2 or more ranks a core of its own\n"
          "  --tag-output       prefix every line of output with \"[rank] \"\n"
          "  --timeout SECONDS  kill every rank after SECONDS and exit 124\n"
          "  --elastic          a rank killed by a signal is reported as lost and the others go on (they may\n"
@@ -101,11 +102,11 @@ ParsedCommandLine parseCommandLine(int argc, const char* const* argv) {
         return parsed;
       }
     } else if (arg == "--bind-to" || arg.rfind("--bind-to=", 0) == 0) {
-      if (!valueOf(arg, "--bind-to", &value) || (value != "core" && value != "none")) {
-        parsed.error = "--bind-to takes core or none, got '" + value + "'";
+      if (!valueOf(arg, "--bind-to", &value) || (value != "auto" && value != "core" && value != "none")) {
+        parsed.error = "--bind-to takes auto, core or none, got '" + value + "'";
         return parsed;
       }
-      options.bindToCore = value == "core";
+      options.binding = value == "core" ? Binding::kCore : value == "none" ? Binding::kNone : Binding::kAuto;
     } else if (arg == "--tag-output") {
       options.tagOutput = true;
     } else if (arg == "--elastic") {

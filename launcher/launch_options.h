@@ -1,4 +1,4 @@
-// chorusrun's command line: `chorusrun -n N [--hosts H] [--bind-to core|none] [--tag-output] [--timeout SECONDS]
+// chorusrun's command line: `chorusrun -n N [--hosts H] [--bind-to auto|core|none] [--tag-output] [--timeout SECONDS]
 // [--elastic] [--] prog args...`.
 #pragma once
 
@@ -7,10 +7,14 @@
 
 namespace chorus::launcher {
 
+// Where the ranks may run (launcher/core_binding.h): kAuto binds as kCore when that gives every rank a core of its
+// own, else leaves them free as kNone.
+enum class Binding { kAuto, kCore, kNone };
+
 struct LaunchOptions {
   int ranks = 0;
   int hosts = 0;                     // --hosts: emulate this many hosts (1..ranks); 0 = not given
-  bool bindToCore = false;           // --bind-to core: each rank bound to one core (launcher/core_binding.h)
+  Binding binding = Binding::kAuto;  // --bind-to
   bool tagOutput = false;            // prefix every output line with "[rank] "
   double timeoutSeconds = 0;         // > 0: kill every rank after this long; 0: no limit
   bool elastic = false;              // --elastic: a rank killed by a signal is lost, the others go on

@@ -95,10 +95,10 @@ void RankSupervisor::startRanks() {
   // The ranks run in a group of their own, in the background as far as a terminal is concerned; one reading
   // the terminal would be stopped (SIGTTIN). So a terminal stdin goes to nobody, any other stdin to rank 0.
   const bool stdinIsTerminal = ::isatty(STDIN_FILENO) == 1;
-  // --bind-to core: each rank's CPU, chosen before any fork (the child may not allocate).
+  // --bind-to: each rank's CPU, chosen before any fork (the child may not allocate); none when the ranks stay free.
   std::vector<cpu_set_t> cpuSets;
-  if (options_.bindToCore) {
-    for (int cpu : bindingCpus(allowedCpus(), worldSize, std::max(1, options_.hosts))) {
+  if (options_.binding != Binding::kNone) {
+    for (int cpu : rankCpus(options_.binding, allowedCpus(), worldSize, std::max(1, options_.hosts))) {
       cpu_set_t& set = cpuSets.emplace_back();
       CPU_ZERO(&set);
       CPU_SET(cpu, &set);

@@ -2,6 +2,8 @@
 // the cores.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/unit/chorusrun_process.h"
 
 namespace chorus {
@@ -63,19 +65,49 @@ TEST(ChorusrunTest, BindToCorePutsEachEmulatedHostOnItsShareOfTheCores) {
                        std::to_string(cpus[static_cast<size_t>((host * perHost + local % perHost) % n)]));
   }
   EXPECT_EQ(sortedLines(r.out), expected);
-  // Unbound (the default), a rank may run wherever chorusrun (started by this test) may.
+  RunResult wrong = runChorusrun({"-n", "2", "--bind-to", "socket", "true"});
+  EXPECT_EQ(wrong.exitCode, 2);
+  EXPECT_NE(wrong.err.find("--bind-to takes auto, core or none, got 'socket'"), std::string::npos) << wrong.err;
+}
+
+// The default (--bind-to auto) binds as core only when each of 2 or more ranks gets a core of its own; otherwise,
+// and with --bind-to none, a rank may run wherever chorusrun (started by this test) may.
+TEST(ChorusrunTest, BindToAutoGivesRanksTheirOwnCoresOrLeavesThemFree) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &mine)) cpus.push_back(c);
+  }
   std::ifstream status("/proc/self/status");
   std::string line, allowed;
   while (std::getline(status, line)) {
     if (line.rfind("Cpus_allowed_list:", 0) == 0) allowed = line.substr(line.find_first_not_of(" \t", 18));
   }
-  ChorusrunProcess free({"-n", "1", "sh", "-c", "grep Cpus_allowed_list /proc/self/status | cut -f2"});
-  RunResult f = free.finish(30);
-  ASSERT_EQ(f.exitCode, 0) << f.err;
-  EXPECT_EQ(f.out, allowed + "\n");
-  RunResult wrong = runChorusrun({"-n", "2", "--bind-to", "socket", "true"});
-  EXPECT_EQ(wrong.exitCode, 2);
-  EXPECT_NE(wrong.err.find("--bind-to takes core or none, got 'socket'"), std::string::npos) << wrong.err;
+  const std::string where = "echo \"$CHORUS_RANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)\"";
+  auto placement = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"sh", "-c", where});
+    ChorusrunProcess process(args);
+    RunResult r = process.finish(30);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return sortedLines(r.out);
+  };
+  auto free = [&](int ranks) {
+    std::vector<std::string> lines;
+    for (int rank = 0; rank < ranks; ++rank) lines.push_back(std::to_string(rank) + " " + allowed);
+    std::sort(lines.begin(), lines.end());  // as sortedLines orders them
+    return lines;
+  };
+  EXPECT_EQ(placement({"-n", "1"}), free(1));
+  EXPECT_EQ(placement({"-n", "2", "--bind-to", "none"}), free(2));
+  if (cpus.size() <= 16) {  // more ranks than cores: left free
+    const int more = static_cast<int>(cpus.size()) + 1;
+    EXPECT_EQ(placement({"-n", std::to_string(more)}), free(more));
+  }
+  if (cpus.size() >= 2) {
+    EXPECT_EQ(placement({"-n", "2"}), (std::vector<std::string>{"0 " + std::to_string(cpus[0]),
+                                                                 "1 " + std::to_string(cpus[1])}));
+  }
 }
 
 TEST(ChorusrunTest, WithoutHostsTheHostIdIsLeftAlone) {

@@ -8,7 +8,9 @@ PKGS=(build-essential cmake ninja-build pkg-config git procps iproute2
       # The torch.distributed backend (python/) and its pytest suite (Debian's torch is /usr/bin/python3's); plots.
       python3-torch libtorch-dev pybind11-dev python3-dev python3-pytest python3-matplotlib
       # Multipath TCP beside Chorus's own striping (mptcpize, perf/scripts/multirail_bench.sh).
-      mptcpize)
+      mptcpize
+      # The loopback ceiling that perf/scripts/steady_bench.sh measures beside each job.
+      iperf3)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,6 @@
 #include "algorithms/halving_doubling_exchange.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "algorithms/patterns/ring_pattern.h"
@@ -7,7 +8,14 @@
 
 namespace chorus {
 
+void rendezvousForStep(PeerIO& io, int peer, size_t sendBytes, size_t recvBytes) {
+  if (io.size() <= 2 || sendBytes == 0 || recvBytes == 0 || std::max(sendBytes, recvBytes) < kRendezvousBytes) return;
+  char entered = 1, partnerEntered = 0;
+  io.exchange(peer, &entered, &partnerEntered, 1);
+}
+
 void exchangeWithPeer(PeerIO& io, int peer, const void* sendData, size_t sendBytes, void* recvData, size_t recvBytes) {
+  rendezvousForStep(io, peer, sendBytes, recvBytes);
   if (recvBytes > 0) io.irecv(peer, recvData, recvBytes);
   if (sendBytes > 0) io.isend(peer, sendData, sendBytes);
   io.waitAll();
@@ -16,6 +24,7 @@ void exchangeWithPeer(PeerIO& io, int peer, const void* sendData, size_t sendByt
 void exchangeAndReduce(PeerIO& io, int peer, const char* give, size_t giveElems, char* landing, const char* mine,
                        char* out, size_t keepElems, chorusDataType_t type, chorusRedOp_t op) {
   const size_t es = typeSize(type);
+  rendezvousForStep(io, peer, giveElems * es, keepElems * es);
   const size_t sliceElems = io.sliceBytes() / es;
   // Slicing lets the reduction of one slice overlap the arrival of the next; both sides cut a range alike.
   const size_t keepSlices = keepElems == 0 ? 0 : slicesFor(keepElems, 1, sliceElems);

@@ -1,4 +1,5 @@
 #include "algorithms/algorithms.h"
+#include "algorithms/halving_doubling_exchange.h"
 #include "core/datatype.h"
 
 namespace chorus {
@@ -33,6 +34,7 @@ void recursiveDoublingAllReduce(PeerIO& io, const Op& op) {
     for (int mask = 1; mask < p2; mask <<= 1) {
       int pv = vrank ^ mask;
       int partner = pv < rem ? pv * 2 + 1 : pv + rem;
+      rendezvousForStep(io, partner, bytes, bytes);
       io.exchange(partner, data, tmp, bytes);
       // Both partners compute lower op higher, so every rank ends with bit-identical floats.
       if (partner < r) {

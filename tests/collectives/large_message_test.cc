@@ -59,6 +59,31 @@ INSTANTIATE_TEST_SUITE_P(TreeAndHalvingDoubling, StripedLargeMessageTest,
                            return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
                          });
 
+// Halving-doubling and recursive doubling among more than two ranks, with steps over kRendezvousBytes: each such
+// step starts with a rendezvous (algorithms/halving_doubling_exchange.h); 5 ranks add the fold steps around it.
+class RendezvousStepTest : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+
+TEST_P(RendezvousStepTest, EveryCollective) {
+  const auto& [nranks, algo] = GetParam();
+  Config config = suiteConfig();
+  config.algo = algo;
+  config.chunkSize = 1 << 20;
+  CaseGrid grid;
+  grid.types = {chorusFloat32};
+  grid.ops = {chorusSum};
+  grid.counts = {600001};  // 2.4 MB: a 4-rank halving step gives away half, over 1 MiB
+  grid.roots = {nranks - 1};
+  grid.inPlace = {false};
+  runCasesOnNewWorld(nranks, everyCollective(grid), kCaseDeadline, config);
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, RendezvousStepTest,
+                         ::testing::Combine(::testing::Values(4, 5),
+                                            ::testing::Values("halving_doubling", "recursive_doubling")),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
+                         });
+
 // CHORUS_ENCRYPT: every collective over sealed TCP links, striped across two sockets (several records per stripe)
 // and in messages under one record, checked against the references.
 TEST(EncryptedTcpTest, EveryCollectiveOverSealedStripedLinks) {

@@ -7,8 +7,8 @@
 
 namespace chorus::launcher {
 
-// Where the ranks may run (launcher/core_binding.h): kAuto binds as kCore when that gives every rank a core of its
-// own, else leaves them free as kNone.
+// Where the ranks may run (launcher/core_binding.h): kAuto binds as kCore when that gives each of 2 or more ranks a
+// core of its own, else leaves them free as kNone.
 enum class Binding { kAuto, kCore, kNone };
 
 struct LaunchOptions {

@@ -4,8 +4,10 @@
 # algorithm of that collective, 8 B to 16 MiB; then lab_model_summary.py prints predicted/measured per algorithm,
 # the default's worst ratio to the best forced algorithm, and the busbw at 16 MiB as a share of the link.
 # Usage (root): perf/scripts/lab_model_check.sh [BUILD_DIR] [OUT_DIR] [SHAPES] [COLLECTIVES] [ROUNDS]
-# ROUNDS (default 4): chorus-perf --algos rounds, each in the next order of its Williams design, the median kept. With
-# 2, half of a 4-column design, the default and the very algorithm it chose came out up to 1.19x apart (4x1, 4 KiB).
+# ROUNDS (default 4): despite its name, the calls per algorithm in each of chorus-perf's 10 --algos rounds (its -n;
+# a run also lasts at least the sweep's --min-ms, so it counts only where calls are long). The rounds go in the orders
+# of a Williams design, the median kept. With 2, the default and the very algorithm it chose came out up to 1.19x
+# apart (4x1, 4 KiB).
 set -euo pipefail
 build=${1:-build}
 out=${2:-/tmp/chorus-lab-model}

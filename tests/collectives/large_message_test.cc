@@ -84,18 +84,18 @@ INSTANTIATE_TEST_SUITE_P(Worlds, RendezvousStepTest,
                            return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
                          });
 
-// CHORUS_ENCRYPT: every collective over sealed TCP links, striped across two sockets (several records per stripe)
-// and in messages under one record, checked against the references.
+// CHORUS_ENCRYPT: every collective over sealed TCP links, striped across two sockets (several records per stripe
+// in 4 MiB slices of 6.4 MB) and in messages under one record, checked against the references.
 TEST(EncryptedTcpTest, EveryCollectiveOverSealedStripedLinks) {
   Config config = suiteConfig();
   config.transports = "tcp";
   config.encrypt = true;
   config.socketsPerPeer = 2;
-  config.chunkSize = 1 << 20;
+  config.chunkSize = 4 << 20;
   CaseGrid grid;
   grid.types = {chorusFloat32, chorusInt64};
   grid.ops = {chorusSum};
-  grid.counts = {0, 1, 1000, kLargeCount};
+  grid.counts = {0, 1, 1000, kLargeCount, 1600001};
   grid.roots = {2};
   runCasesOnNewWorld(3, everyCollective(grid), kCaseDeadline, config);
 }

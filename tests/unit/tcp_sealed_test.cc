@@ -81,7 +81,7 @@ struct RelayedPair {
 
 TEST(TcpSealedTest, RelayedUntouchedTheBytesArriveAndTheWireHoldsNoPlaintext) {
   RelayedPair p;
-  const std::vector<char> message = pattern(700000, 5);  // three records
+  const std::vector<char> message = pattern(2 * TcpConnection::kRecordBytes + 188000, 5);  // three records
   const std::vector<uint8_t> wire = p.sendAndCapture(message, 9);
   EXPECT_EQ(wire.size(), message.size() + 3 * (sizeof(FrameHeader) + RecordCipher::kTagBytes));
   // No 64-byte run of the message shows on the wire.

@@ -184,6 +184,18 @@ double scatterRelay(double n, int p2, const Inputs& in) {
   return t;
 }
 
+// A message of m bytes sent one way, across hosts, by a rank that goes on once it is sent, in calls back to back: a
+// chain's hop (flatRooted), not a latency. A rooted halving-doubling's one-way steps (a broadcast's scatter, a
+// reduce's gather) are such hops. In the topology lab, 8-512 B, four checks: the 2-host halving-doubling broadcast
+// and reduce took 19-24 us where two latencies price 27-31, at 4x1 77-149 us where four price 117-163 (perf/RESULTS.md,
+// session 32). Only with one rank per host: where a host has more, their steps inside it share its cores, and at 2x2
+// (one core per host) such calls took 53-94 us, priced 67-84 with a latency per step and 50-57 with such hops.
+double streamedHopUs(const Link& l, double m) {
+  const Link s = asStreamed(l);
+  const double alpha = alphaOf(s, m);
+  return s.chainUs > 0 ? s.chainUs + (alpha - s.alpha) : kChainFirstHop * alpha;
+}
+
 double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& in) {
   const int p = in.nranks;
   const int p2 = 1 << floorLog2(p);
@@ -200,14 +212,15 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
     }
     const double g = reduce ? s.gamma : 0;
     const double alpha = alphaOf(s, m);
+    const double oneWay = in.maxRanksPerHost == 1 ? streamedHopUs(s, m) : alpha;
     if (a == AlgorithmId::kRecursiveDoubling) {
       t += alpha + m * (s.beta + s.gamma);
     } else if (c == Collective::kAllReduce) {
       t += 2 * alpha + m * (2 * s.beta + s.gamma);  // halving, then the mirrored doubling step
     } else if (c == Collective::kBroadcast) {
-      t += 2 * alpha + m * s.beta;  // the doubling allgather's step (its scatter: scatterRelay, below)
+      t += alpha + oneWay + m * s.beta;  // the doubling allgather's step (its scatter: scatterRelay, below)
     } else if (c == Collective::kReduce) {
-      t += 2 * alpha + m * (s.beta + g) + m * one.beta;  // all ranks exchange one way; the root alone the other
+      t += alpha + oneWay + m * (s.beta + g) + m * one.beta;  // all ranks exchange one way; the root alone the other
     } else {
       t += alpha + m * (s.beta + g);  // reduce-scatter or allgather: one pass
     }
@@ -225,9 +238,21 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
 // link carries about `children` halves each way and the two trees overlap; what remains is that bandwidth bound
 // and one message per tree edge, up and down. (Priced as one tree's pipeline, it came out 2-3x slower than the
 // lab measured from 32 KiB to 2 MiB: perf/RESULTS.md, session 14.)
+// With one rank per host, an interior rank's own link carries all it relays: its children's slices in and the
+// partial sum out going up, its parent's slices in and its children's out coming down, both trees' flows at once.
+// Once the trees pipeline more than one slice each, that link runs at about 1/1.22 of its rate: in the topology lab
+// (4 hosts x 1 at 1 Gbit/s, six checks) the tree allreduce took 1.25-1.31x its busiest links' time for their bytes at
+// 2 MiB and 1.19-1.22x at 16 MiB (200 Mbit/s links: 1.56x at 2 MiB, so not the hosts' half core), with no loss or
+// retransmission to speak of; at 2 hosts x 2, where each host link carries two ranks' flows, 1.00-1.05x. Slices of
+// 128 KiB brought the 16 MiB call to 1.03-1.09x, 256 KiB to 1.09x (perf/RESULTS.md, session 32).
+constexpr double kRelayedTreeLink = 1.22;
+
 double acrossHostsTree(double n, const Inputs& in) {
   const int p = in.nranks;
-  const Link l = linkFor(in, true, in.maxRanksPerHost);
+  Link l = linkFor(in, true, in.maxRanksPerHost);
+  if (in.maxRanksPerHost == 1 && p > 2 && !in.rateBound && n / 2 > static_cast<double>(in.sliceBytes)) {
+    l.beta *= kRelayedTreeLink;
+  }
   const double children = std::min(2, p - 1);
   // The trees' messages overlap where each rank has a core. On crowded cores they take turns, and the call pays the
   // depth of the double tree up and down, as within a host (2 hosts x 2 on one core each in the lab, 8-512 B: 182-192
@@ -318,10 +343,18 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
     return piece.count * std::max(firstHop + piece.bytes * g, piece.bytes * s.beta) + kChainHopHidden * (p - 2) * alpha;
   }
   if (a == AlgorithmId::kTree) {
-    // A reduce's calls queue up on a crowded core as a chain's do: its ranks send towards the root and go on. A
-    // broadcast's wait for their parent (lab, 2x2, 8-512 B: tree reduce 34-37 us, tree broadcast 42-46).
-    const Link& tl = streamed && reduce ? asStreamed(l) : l;
-    return pipelined(n / 2, lg, 2 * l.beta + g, tl, slice, streamed ? kStreamedTreeFillHidden : 0);
+    // Back to back on crowded cores, a tree's broadcast and its reduce alike pay each level at the streamed pace and
+    // the scheduler's wait once per call, not once per level: the ranks that go on (a broadcast's root, a reduce's
+    // leaves) run ahead, and an interior rank, woken once, finds the next calls' messages queued. In the topology
+    // lab, 8-512 B, nine checks: at 2x2 tree reduce took 31-50 us and tree broadcast 29-48 (the pair's latency
+    // 11-14 us, the scheduler's wait 16-20); at 4x1 44-71 and 45-73. Priced before with a wait per level for the
+    // broadcast and none for the reduce, 2x2 reduces came out at 0.52-0.70 of measured in four checks of four
+    // (perf/RESULTS.md, session 32). Where the hosts themselves have less than a core (4x1 on 2 cores), the streamed
+    // pace (asStreamed) already holds part of that wait: with all of it added again, the 4x1 rows came out up to 1.5x
+    // over, with none of it down to 0.65; with the host's share of it, 44-73 us measured against 54-57 priced.
+    if (!streamed) return pipelined(n / 2, lg, 2 * l.beta + g, l, slice);
+    const double onceACall = l.waitUs * l.coreShare;
+    return pipelined(n / 2, lg, 2 * l.beta + g, asStreamed(l), slice, kStreamedTreeFillHidden) + onceACall;
   }
   if (a == AlgorithmId::kHalvingDoubling) {
     // Scatter (or reduce-scatter) then allgather (or gather): 2 log p steps, twice the data once.

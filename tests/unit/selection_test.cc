@@ -316,6 +316,46 @@ TEST(CostModelTest, ATreesCallsBackToBackHideHalfAHopOfTheirFill) {
   EXPECT_NEAR(predictUs(Collective::kReduce, AlgorithmId::kTree, n, in) / link, 1.5, 0.05);
 }
 
+// With one rank per host, the double tree's interior ranks relay both trees over their own link, which then runs at
+// 1/kRelayedTreeLink of its rate once each tree pipelines more than one slice (lab, 4x1 at 1 Gbit/s: 1.19-1.31x the
+// busiest links' time). At 2 hosts x 2, each host link carries two ranks' flows and the plain price held.
+TEST(CostModelTest, ADoubleTreeWithOneRankPerHostRelaysBelowItsLinksRate) {
+  CostInputs fourByOne = labFourByOne();
+  fourByOne.coresPerHost = 1;
+  const double n = 16 << 20;
+  const double busiest = 2 * n / 0.12e3;  // an interior rank's link carries 2n each way
+  EXPECT_NEAR(allReduceUs(AlgorithmId::kTree, 16 << 20, fourByOne) / busiest, 1.22, 0.02);
+  EXPECT_NEAR(allReduceUs(AlgorithmId::kTree, 512 << 10, fourByOne) / (2 * (512 << 10) / 0.12e3), 1.0, 0.02);
+  CostInputs twoByTwo = labTwoByTwo();
+  twoByTwo.coresPerHost = 2;
+  EXPECT_NEAR(allReduceUs(AlgorithmId::kTree, 16 << 20, twoByTwo) / busiest, 1.0, 0.02);
+}
+
+// Back to back on crowded cores, a tree broadcast and a tree reduce cost alike: each level at the streamed pace and
+// the scheduler's wait once a call (at 2x2 the lab measured 29-48 us and 31-50), at a host's share of it where the
+// hosts have less than a core.
+TEST(CostModelTest, OnCrowdedCoresATreesBroadcastAndReducePayTheWaitOnceACall) {
+  CostInputs crowded = labTwoByTwo();
+  crowded.contextSwitchUs = 17.0;
+  const double broadcast = predictUs(Collective::kBroadcast, AlgorithmId::kTree, 8, crowded);
+  EXPECT_NEAR(broadcast, predictUs(Collective::kReduce, AlgorithmId::kTree, 8, crowded), 0.5);
+  EXPECT_NEAR(broadcast, 2 * 28.0 + 17.0, 1.0);  // two levels across hosts, one wait
+  CostInputs half = labFourByOne();
+  half.coresPerHost = 0.5;
+  half.contextSwitchUs = 17.0;
+  EXPECT_NEAR(predictUs(Collective::kBroadcast, AlgorithmId::kTree, 8, half), 2 * 18.0 / 0.5 + 0.5 * 17.0, 1.0);
+}
+
+// A rooted halving-doubling's one-way steps across hosts (a broadcast's scatter, a reduce's gather) stream from call
+// to call like a chain's hop: at 2 hosts, a latency for the exchange and a chain hop for the scatter (the lab: 19-24
+// us where two latencies price 27-31).
+TEST(CostModelTest, ARootedHalvingDoublingsOneWayStepsStreamLikeAChainsHop) {
+  CostInputs in = twoHosts();
+  in.interHost.chainUs = 10.0;
+  EXPECT_NEAR(predictUs(Collective::kBroadcast, AlgorithmId::kHalvingDoubling, 8, in), 16.0 + 10.0, 0.5);
+  EXPECT_NEAR(predictUs(Collective::kReduce, AlgorithmId::kHalvingDoubling, 8, in), 16.0 + 10.0, 0.5);
+}
+
 TEST(CostModelTest, ABurstCarriesSmallCallsAtThePeakRateNeverAboveTheLinksRate) {
   const CostInputs plain = twoHosts();
   CostInputs shaped = plain;

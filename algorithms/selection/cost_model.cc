@@ -477,7 +477,22 @@ double hierarchical(Collective c, double n, const Inputs& in) {
   // A reduce's host step streams all the same: the host's ranks hand their data to the leader and go on to the next
   // call (lab, 2x2, 8-512 B: hierarchical 9.7-10.1 us, the chain 8.9-10.9).
   const bool hostStepStreams = c == Collective::kReduce;
-  return bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory, hostStepStreams) + bestAmongLeaders(c, n, in);
+  const double hostStep = bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory, hostStepStreams);
+  const double leaders = bestAmongLeaders(c, n, in);
+  // Back to back, a broadcast's host step (the cores' work) overlaps the next call's bytes on the leaders' wire: the
+  // call costs the host step and the leaders' latency, or the leaders' wire, whichever is the longer. At 2x2 in the
+  // lab, 4 KiB, six checks: hierarchical 33.2-34.2 us, as the chain (33.1-34.6) and the wire (34.3), where the host
+  // step and the leaders' wire added up price 45-46 (perf/RESULTS.md, session 32). Only where the wire is not the
+  // cores' own work, as a shaped link's is (see linkFor): over loopback (chorusrun --hosts 2), ring beat
+  // hierarchical by 1.14x at 8-32 MiB, and by 2x at 64 KiB at 4 hosts, where the overlap would have chosen it.
+  const bool wireOfItsOwn = in.interHost.peakGBs > 0;  // a token bucket's (predictUs prices its peak as the rate)
+  if (hostStepStreams || !wireOfItsOwn) return hostStep + leaders;
+  Inputs wireOnly = in;
+  wireOnly.interHost.latencyUs = 0;
+  wireOnly.interHost.multiFrameUs = 0;
+  wireOnly.interHost.chainUs = 0;
+  const double leadersWire = bestAmongLeaders(c, n, wireOnly);
+  return std::max(leadersWire, hostStep + leaders - leadersWire);
 }
 
 double predictSteady(Collective c, AlgorithmId a, double n, const Inputs& in) {

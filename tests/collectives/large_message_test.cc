@@ -95,9 +95,13 @@ TEST(EncryptedTcpTest, EveryCollectiveOverSealedStripedLinks) {
   CaseGrid grid;
   grid.types = {chorusFloat32, chorusInt64};
   grid.ops = {chorusSum};
-  grid.counts = {0, 1, 1000, kLargeCount, 1600001};
+  grid.counts = {0, 1, 1000, kLargeCount};
   grid.roots = {2};
-  runCasesOnNewWorld(3, everyCollective(grid), kCaseDeadline, config);
+  std::vector<CollectiveCase> cases = everyCollective(grid);
+  grid.types = {chorusFloat32};  // the records' framing does not depend on the type
+  grid.counts = {1600001};
+  for (const CollectiveCase& c : everyCollective(grid)) cases.push_back(c);
+  runCasesOnNewWorld(3, cases, kCaseDeadline, config);
 }
 
 }  // namespace

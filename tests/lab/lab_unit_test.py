@@ -176,5 +176,20 @@ except S.LabError as e:
     assert "no --algos table" in str(e)
 else:
     raise AssertionError("an empty table was accepted")
+# --jobs: the small sizes' rows from several jobs, each (bytes, algorithm)'s median; sizes only the first job timed
+# keep its figure.
+second = [(262144, "default", 2000.0), (262144, "ring", 3000.0), (262144, "hierarchical", 2100.0)]
+third = [(262144, "default", 2400.0), (262144, "ring", 3100.0), (262144, "hierarchical", 2150.0)]
+assert sweep.median_rows([rows, second, third]) == [
+    (262144, "default", 2188.1), (262144, "ring", 3100.0), (262144, "hierarchical", 2150.0),
+    (1048576, "default", 8997.9), (1048576, "ring", 13010.0), (1048576, "hierarchical", 9001.2)]
+assert sweep.median_rows([rows, second])[:2] == [(262144, "default", 2094.05), (262144, "ring", 3118.15)]
+assert [sweep.parse_size(t) for t in ("8", "64K", "16M", "1G", "0.5K")] == [8, 65536, 16 << 20, 1 << 30, 512]
+try:
+    sweep.parse_size("lots")
+except S.LabError as e:
+    assert "not a size" in str(e)
+else:
+    raise AssertionError("a bad size was accepted")
 assert abs(sweep.BUS_FACTOR["allreduce"](4) - 1.5) < 1e-12 and sweep.BUS_FACTOR["broadcast"](4) == 1.0
 print("lab unit test passed")

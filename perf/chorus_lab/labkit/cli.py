@@ -16,7 +16,7 @@ USAGE = """chorus-lab: emulated hosts on one machine, joined by shaped links, to
   chorus-lab run LAB -- CMD ARGS...     CMD once per rank in its host's namespace (the lab that is up under the
                                         file's name, else one brought up for this run and torn down after it)
   chorus-lab run --hosts N [--ranks-per-host K] [--rate 1gbit] -- CMD ARGS...   the same without a file: one switch
-  chorus-lab sweep LAB|--hosts ... [--collective C] [--algos a,b] [-b -e -f -n] --out DIR
+  chorus-lab sweep LAB|--hosts ... [--collective C] [--algos a,b] [-b -e -f -n] [--jobs N] --out DIR
                                         chorus-perf --algos in the lab, measured beside the cost model's prediction:
                                         DIR/sweep.csv, sweep.json, sweep.svg/.png
   chorus-lab clean [--all]              remove what killed labs left behind (every run does this first)
@@ -222,22 +222,34 @@ def cmd_sweep(args, tools_dir):
             raise LabError("sweep: name the algorithms to compare (--algos ring,tree,...): chorus-topo could not "
                            "list them for this lab")
         command += ["--algos", algos]
-        with open(raw, "w") as out:
-            code = jobs.run_ranks(spec, s.lab.tag, command, args.timeout, stop, topo_path, rank0_out=out, bind=bind)
-        with open(raw) as f:
-            text = f.read()
-        if code != 0:
-            raise LabError(f"chorus-perf exited {code} in the lab; its output: {raw}")
+        tables = []
+        for job in range(args.jobs):
+            job_command = command
+            if job > 0:  # the sizes up to SMALL_BYTES again, in a job of their own
+                job_command = command[:]
+                job_command[job_command.index("-e") + 1] = str(min(sweep.parse_size(args.e), sweep.SMALL_BYTES))
+            path = raw if job == 0 else os.path.join(args.out, f"chorus-perf.{job}.txt")
+            with open(path, "w") as out:
+                code = jobs.run_ranks(spec, s.lab.tag, job_command, args.timeout, stop, topo_path, rank0_out=out,
+                                      bind=bind)
+            with open(path) as f:
+                text = f.read()
+            if code != 0:
+                raise LabError(f"chorus-perf exited {code} in the lab; its output: {path}")
+            tables.append(sweep.parse_algos_table(text))
+            if sweep.parse_size(args.b) > sweep.SMALL_BYTES:
+                break  # no small size to measure again
+        table = sweep.median_rows(tables)
         chosen = {}
         if topo_path and os.path.exists(chorus_topo):
-            sizes = sorted({b for b, _, _ in sweep.parse_algos_table(text) if b > 0})  # 8 B over 4 ranks rounds to 0
+            sizes = sorted({b for b, _, _ in table if b > 0})  # 8 B over 4 ranks rounds to 0
             # What the ranks' model picked, from the figures they were given; then the figures measured again.
             chosen = model.selections(chorus_topo, cluster_path, spec.nranks, args.collective, sizes)
             if spec.latency_us is None:
                 remeasure(lab, perf, bind, cluster_path, topo_path)
             predicted = model.predictions(chorus_topo, cluster_path, spec.nranks, args.collective, sizes)
-    results = sweep.results_of(text, lab, args.collective, predicted, chosen)
-    sweep.write_results(args.out, lab, args.collective, results)
+    results = sweep.results_of(table, lab, args.collective, predicted, chosen)
+    sweep.write_results(args.out, lab, args.collective, results, args.jobs)
     sweep.plot(tools_dir, args.out, f"{args.collective}, {spec.describe()}")
     print(f"chorus-lab: {len(results)} results in {args.out}/sweep.csv, sweep.json\n{sweep.summary(results)}")
     return 0
@@ -279,6 +291,9 @@ def parser():
     w.add_argument("-e", default="16M")
     w.add_argument("-f", type=int, default=4)
     w.add_argument("-n", type=int, default=5, help="calls per algorithm and size per round")
+    w.add_argument("--jobs", type=int, default=1,
+                   help="the sizes up to 64 KiB measured in this many jobs (the first the whole sweep), each row's "
+                        "median kept: a job's communicators keep a bias of their own at tens of us")
     w.add_argument("--perf", default="", help="the chorus-perf to run (default: the one beside chorus-lab)")
     w.add_argument("--out", required=True)
     c = sub.add_parser("clean", help="remove what killed labs left behind")
@@ -307,6 +322,8 @@ def main(argv, tools_dir):
         if args.lab and args.lab.startswith("-"):
             raise LabError(f"unknown option {args.lab}")
         if args.verb == "sweep":
+            if args.jobs < 1:
+                raise LabError("--jobs must be at least 1")
             return cmd_sweep(args, tools_dir)
         return cmd_run(args, tools_dir)
     except LabError as e:

@@ -42,16 +42,50 @@ def parse_algos_table(text):
     return rows
 
 
+# The sizes `--jobs` measures again, each in jobs of its own: the issue's small range, where calls take tens of us.
+SMALL_BYTES = 64 * 1024
+
+
+def parse_size(text):
+    """Bytes from chorus-perf's size syntax (8, 64K, 16M, 1G: powers of 1024)."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper()
+    try:
+        return int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+    except ValueError:
+        raise LabError(f"not a size: {text!r} (8, 64K, 16M, 1G)") from None
+
+
+def median_rows(tables):
+    """Several jobs' --algos tables ([(bytes, algorithm, time_us)] each) as one: each (bytes, algorithm)'s median
+    over the jobs that timed it (of an even count, the mean of the middle two), in the first table's order.
+    Why jobs and not more rounds: at 2 hosts x 2 and 64-512 B, two communicators running the same algorithm in one
+    job kept 0.92-1.08 apart over 8 rounds, and ring and hierarchical traded places from one job to the next
+    (perf/RESULTS.md, session 31): each job's communicators carry a bias of their own that rounds do not average."""
+    times, order = {}, []
+    for rows in tables:
+        for nbytes, algo, t in rows:
+            if (nbytes, algo) not in times:
+                order.append((nbytes, algo))
+            times.setdefault((nbytes, algo), []).append(t)
+    out = []
+    for key in order:
+        v = sorted(times[key])
+        mid = len(v) // 2
+        out.append((key[0], key[1], v[mid] if len(v) % 2 else round((v[mid - 1] + v[mid]) / 2, 2)))
+    return out
+
+
 def busbw_gbs(collective, nranks, nbytes, us):
     return nbytes / (us * 1e-6) * BUS_FACTOR.get(collective, lambda n: 1.0)(nranks) / 1e9
 
 
-def results_of(text, lab, collective, predicted, chosen=None):
-    """The sweep's rows; `chosen` ({bytes: algorithm}, as the ranks' model picked it) names, on the default's rows,
-    the algorithm the default selection ran."""
+def results_of(table, lab, collective, predicted, chosen=None):
+    """The sweep's rows from the --algos table (parse_algos_table, median_rows); `chosen` ({bytes: algorithm}, as the
+    ranks' model picked it) names, on the default's rows, the algorithm the default selection ran."""
     spec = lab.spec
     out = []
-    for nbytes, algo, t in parse_algos_table(text):
+    for nbytes, algo, t in table:
         if nbytes == 0:
             continue  # a size chorus-perf rounded down to no element per rank
         busbw = busbw_gbs(collective, spec.nranks, nbytes, t)
@@ -71,14 +105,14 @@ def results_of(text, lab, collective, predicted, chosen=None):
     return out
 
 
-def write_results(out_dir, lab, collective, results):
+def write_results(out_dir, lab, collective, results, jobs=1):
     with open(os.path.join(out_dir, "sweep.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(results[0]))
         w.writeheader()
         w.writerows(results)
     from .net import spec_to_dict
     with open(os.path.join(out_dir, "sweep.json"), "w") as f:
-        json.dump({"lab": dict(spec_to_dict(lab.spec), collective=collective,
+        json.dump({"lab": dict(spec_to_dict(lab.spec), collective=collective, small_size_jobs=jobs,
                                unshaped_capacity_bps=lab.capacity and lab.capacity * 8,
                                measured_latency_us=lab.latency_us,
                                model_figures_before_and_after=lab.figures_before_after), "results": results}, f,

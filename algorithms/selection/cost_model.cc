@@ -220,7 +220,10 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
     } else if (c == Collective::kBroadcast) {
       t += alpha + oneWay + m * s.beta;  // the doubling allgather's step (its scatter: scatterRelay, below)
     } else if (c == Collective::kReduce) {
-      t += alpha + oneWay + m * (s.beta + g) + m * one.beta;  // all ranks exchange one way; the root alone the other
+      // All ranks exchange one way; the root alone the other, over the network only where the step crosses hosts
+      // (at 2x2, priced over it at the near step too, 2 and 16 MiB came out at 1.21-1.24 of measured in five checks).
+      const double toRoot = d >= in.maxRanksPerHost ? one.beta : linkFor(in, false, in.maxRanksPerHost).beta;
+      t += alpha + oneWay + m * (s.beta + g) + m * toRoot;
     } else {
       t += alpha + m * (s.beta + g);  // reduce-scatter or allgather: one pass
     }

@@ -371,6 +371,20 @@ TEST(CostModelTest, ABroadcastsHostStepOverlapsAWireOfItsOwn) {
   EXPECT_GT(predictUs(Collective::kBroadcast, AlgorithmId::kHierarchical, 4096, loopback), wire + 11.0);
 }
 
+// A halving-doubling reduce's gather sends the root its blocks over the network only at the steps that cross hosts:
+// at 2 hosts x 2, the near step's block stays inside the host (the lab: 1.52-1.57x the link's time for n at 2 and 16
+// MiB, where pricing that block over the network too gave 1.87x).
+TEST(CostModelTest, AHalvingDoublingReducesGatherCrossesHostsOnlyWhereItsStepsDo) {
+  CostInputs in = labTwoByTwo();
+  in.coresPerHost = 2;
+  in.reduceGBs = 1e6;
+  const double n = 16 << 20;
+  const double link = n / 0.12e3;
+  // The reduce-scatter's far step: n/2 from each of the host's two ranks (kUnslicedAcrossHosts), then the root's n/2.
+  const double expected = 0.5 * n * 2 / 0.12e3 * 1.1 + 0.5 * link;
+  EXPECT_NEAR(predictUs(Collective::kReduce, AlgorithmId::kHalvingDoubling, 16 << 20, in), expected, 0.03 * link);
+}
+
 TEST(CostModelTest, ABurstCarriesSmallCallsAtThePeakRateNeverAboveTheLinksRate) {
   const CostInputs plain = twoHosts();
   CostInputs shaped = plain;

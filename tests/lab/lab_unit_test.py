@@ -10,24 +10,26 @@ from labkit import model, plan, spec, sweep  # noqa: E402
 from labkit.net import Lab, spec_to_dict  # noqa: E402
 
 S = spec
-assert S.parse_rate("200mbit") == 200e6 and S.parse_rate("1gbit") == 1e9 and S.parse_rate("2.5gbit") == 2.5e9
-for bad in ("1gb", "fast", "10", "-1mbit", "0gbit"):
-    try:
-        S.parse_rate(bad)
-    except S.LabError as e:
-        assert bad in str(e)
-    else:
-        raise AssertionError(f"{bad} accepted")
 
 
-def refused(doc, words):
+def rejects(call, arg, words):
+    """call(arg) raises LabError in one line that says `words`."""
     try:
-        S.parse_lab(json.dumps(doc) if not isinstance(doc, str) else doc)
+        call(arg)
     except S.LabError as e:
         assert words in str(e), (words, str(e))
         assert "\n" not in str(e)
     else:
-        raise AssertionError(f"accepted: {doc}")
+        raise AssertionError(f"accepted: {arg}")
+
+
+assert S.parse_rate("200mbit") == 200e6 and S.parse_rate("1gbit") == 1e9 and S.parse_rate("2.5gbit") == 2.5e9
+for bad in ("1gb", "fast", "10", "-1mbit", "0gbit"):
+    rejects(S.parse_rate, bad, bad)
+
+
+def refused(doc, words):
+    rejects(S.parse_lab, json.dumps(doc) if not isinstance(doc, str) else doc, words)
 
 
 # A lab file with racks, two NICs and hosts of their own.
@@ -170,7 +172,7 @@ TABLE = """# out-of-place time per call (us): median over the rounds, the algori
 rows = sweep.parse_algos_table(TABLE)
 assert rows == [(262144, "default", 2188.1), (262144, "ring", 3236.3), (262144, "hierarchical", 2187.2),
                 (1048576, "default", 8997.9), (1048576, "ring", 13010.0), (1048576, "hierarchical", 9001.2)], rows
-try:
+try:  # its message quotes chorus-perf's output, lines and all
     sweep.parse_algos_table("chorus-perf: something went wrong\n")
 except S.LabError as e:
     assert "no --algos table" in str(e)
@@ -185,11 +187,6 @@ assert sweep.median_rows([rows, second, third]) == [
     (1048576, "default", 8997.9), (1048576, "ring", 13010.0), (1048576, "hierarchical", 9001.2)]
 assert sweep.median_rows([rows, second])[:2] == [(262144, "default", 2094.05), (262144, "ring", 3118.15)]
 assert [sweep.parse_size(t) for t in ("8", "64K", "16M", "1G", "0.5K")] == [8, 65536, 16 << 20, 1 << 30, 512]
-try:
-    sweep.parse_size("lots")
-except S.LabError as e:
-    assert "not a size" in str(e)
-else:
-    raise AssertionError("a bad size was accepted")
+rejects(sweep.parse_size, "lots", "not a size")
 assert abs(sweep.BUS_FACTOR["allreduce"](4) - 1.5) < 1e-12 and sweep.BUS_FACTOR["broadcast"](4) == 1.0
 print("lab unit test passed")

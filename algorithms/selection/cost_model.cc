@@ -485,7 +485,7 @@ double hierarchical(Collective c, double n, const Inputs& in) {
   // Back to back, a broadcast's host step (the cores' work) overlaps the next call's bytes on the leaders' wire: the
   // call costs the host step and the leaders' latency, or the leaders' wire, whichever is the longer. At 2x2 in the
   // lab, 4 KiB, six checks: hierarchical 33.2-34.2 us, as the chain (33.1-34.6) and the wire (34.3), where the host
-  // step and the leaders' wire added up price 45-46 (perf/RESULTS.md, session 32). Only where the wire is not the
+  // step and the leaders' wire added up price 45-47 (perf/RESULTS.md, session 32). Only where the wire is not the
   // cores' own work, as a shaped link's is (see linkFor): over loopback (chorusrun --hosts 2), ring beat
   // hierarchical by 1.14x at 8-32 MiB, and by 2x at 64 KiB at 4 hosts, where the overlap would have chosen it.
   const bool wireOfItsOwn = in.interHost.peakGBs > 0;  // a token bucket's (predictUs prices its peak as the rate)

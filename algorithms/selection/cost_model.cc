@@ -27,6 +27,15 @@ struct Inputs : CostInputs {
   bool rateBound = false;
 };
 
+// The inputs with the network's per-message costs left out (latency, a second frame's, a chain's hop): what crossing
+// it costs in bytes alone.
+Inputs bytesOnly(Inputs in) {
+  in.interHost.latencyUs = 0;
+  in.interHost.multiFrameUs = 0;
+  in.interHost.chainUs = 0;
+  return in;
+}
+
 // One link as the formulas use it: alpha in us, beta and gamma in us per byte; waitUs the part of alpha that is the
 // scheduler's (crowded cores), which calls streamed back to back do not pay per call; coreShare the host's cores
 // where it has less than one (emulated hosts sharing a machine's cores).
@@ -184,8 +193,8 @@ double scatterRelay(double n, int p2, const Inputs& in) {
   return t;
 }
 
-// A message of m bytes sent one way, across hosts, by a rank that goes on once it is sent, in calls back to back: a
-// chain's hop (flatRooted), not a latency. A rooted halving-doubling's one-way steps (a broadcast's scatter, a
+// A message of m bytes sent one way by a rank that goes on once it is sent, in calls back to back: a chain's first
+// hop (flatRooted), not a latency. A rooted halving-doubling's one-way steps across hosts (a broadcast's scatter, a
 // reduce's gather) are such hops. In the topology lab, 8-512 B, four checks: the 2-host halving-doubling broadcast
 // and reduce took 19-24 us where two latencies price 27-31, at 4x1 77-149 us where four price 117-163 (perf/RESULTS.md,
 // session 32). Only with one rank per host: where a host has more, their steps inside it share its cores, and at 2x2
@@ -222,7 +231,7 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
     } else if (c == Collective::kReduce) {
       // All ranks exchange one way; the root alone the other, over the network only where the step crosses hosts
       // (at 2x2, priced over it at the near step too, 2 and 16 MiB came out at 1.21-1.24 of measured in five checks).
-      const double toRoot = d >= in.maxRanksPerHost ? one.beta : linkFor(in, false, in.maxRanksPerHost).beta;
+      const double toRoot = d >= in.maxRanksPerHost ? one.beta : near.beta;
       t += alpha + oneWay + m * (s.beta + g) + m * toRoot;
     } else {
       t += alpha + m * (s.beta + g);  // reduce-scatter or allgather: one pass
@@ -342,7 +351,7 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
     const Link s = asStreamed(l);
     const Slices piece = slicesOf(n, slice);
     const double alpha = alphaOf(s, piece.bytes);
-    const double firstHop = s.chainUs > 0 ? s.chainUs + (alpha - s.alpha) : kChainFirstHop * alpha;
+    const double firstHop = streamedHopUs(l, piece.bytes);
     return piece.count * std::max(firstHop + piece.bytes * g, piece.bytes * s.beta) + kChainHopHidden * (p - 2) * alpha;
   }
   if (a == AlgorithmId::kTree) {
@@ -490,11 +499,7 @@ double hierarchical(Collective c, double n, const Inputs& in) {
   // hierarchical by 1.14x at 8-32 MiB, and by 2x at 64 KiB at 4 hosts, where the overlap would have chosen it.
   const bool wireOfItsOwn = in.interHost.peakGBs > 0;  // a token bucket's (predictUs prices its peak as the rate)
   if (hostStepStreams || !wireOfItsOwn) return hostStep + leaders;
-  Inputs wireOnly = in;
-  wireOnly.interHost.latencyUs = 0;
-  wireOnly.interHost.multiFrameUs = 0;
-  wireOnly.interHost.chainUs = 0;
-  const double leadersWire = bestAmongLeaders(c, n, wireOnly);
+  const double leadersWire = bestAmongLeaders(c, n, bytesOnly(in));
   return std::max(leadersWire, hostStep + leaders - leadersWire);
 }
 
@@ -544,10 +549,7 @@ double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, con
   // once (back to back, a tree's 32 KiB calls took 1.0-1.1x the link's time for the bytes its root's link carries,
   // not the 2x of a call's fill through the tree; a 4-host ring allgather 1.0x, not the 1.4x of three waits: lab,
   // 4 hosts and 2 hosts x 2, sessions 26 and 27).
-  Inputs atRate = in;
-  atRate.interHost.latencyUs = 0;
-  atRate.interHost.multiFrameUs = 0;
-  atRate.interHost.chainUs = 0;
+  Inputs atRate = bytesOnly(in);
   atRate.rateBound = true;
   const double rateBound = predictSteady(collective, algorithm, n, atRate);
   if (rateBound * net.bandwidthGBs * 1e3 > net.burstBytes) return steady;  // more than a burst crosses the link

@@ -17,10 +17,10 @@ constexpr size_t kLargeCount = 300001;
 
 class StripedLargeMessageTest : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 
-// The cases of `grid` (types, ops, counts, roots) for each of the five collectives, salted apart.
-std::vector<CollectiveCase> everyCollective(CaseGrid grid) {
+// The cases of `grid` (types, ops, counts, roots) for each of the five collectives, salted apart from firstSalt.
+std::vector<CollectiveCase> everyCollective(CaseGrid grid, uint32_t firstSalt = 1) {
   std::vector<CollectiveCase> cases;
-  uint32_t salt = 1;
+  uint32_t salt = firstSalt;
   for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kBroadcast, CollectiveKind::kReduce,
                               CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
     grid.kind = kind;
@@ -100,7 +100,7 @@ TEST(EncryptedTcpTest, EveryCollectiveOverSealedStripedLinks) {
   std::vector<CollectiveCase> cases = everyCollective(grid);
   grid.types = {chorusFloat32};  // the records' framing does not depend on the type
   grid.counts = {1600001};
-  for (const CollectiveCase& c : everyCollective(grid)) cases.push_back(c);
+  for (const CollectiveCase& c : everyCollective(grid, static_cast<uint32_t>(cases.size() + 1))) cases.push_back(c);
   runCasesOnNewWorld(3, cases, kCaseDeadline, config);
 }
 

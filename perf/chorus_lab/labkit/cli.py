@@ -222,12 +222,12 @@ def cmd_sweep(args, tools_dir):
             raise LabError("sweep: name the algorithms to compare (--algos ring,tree,...): chorus-topo could not "
                            "list them for this lab")
         command += ["--algos", algos]
+        # The first job sweeps every size; --jobs N - 1 more measure the sizes up to SMALL_BYTES again, if any.
+        small = command[:]
+        small[small.index("-e") + 1] = str(min(sweep.parse_size(args.e), sweep.SMALL_BYTES))
+        repeats = args.jobs - 1 if sweep.parse_size(args.b) <= sweep.SMALL_BYTES else 0
         tables = []
-        for job in range(args.jobs):
-            job_command = command
-            if job > 0:  # the sizes up to SMALL_BYTES again, in a job of their own
-                job_command = command[:]
-                job_command[job_command.index("-e") + 1] = str(min(sweep.parse_size(args.e), sweep.SMALL_BYTES))
+        for job, job_command in enumerate([command] + [small] * repeats):
             path = raw if job == 0 else os.path.join(args.out, f"chorus-perf.{job}.txt")
             with open(path, "w") as out:
                 code = jobs.run_ranks(spec, s.lab.tag, job_command, args.timeout, stop, topo_path, rank0_out=out,
@@ -237,8 +237,6 @@ def cmd_sweep(args, tools_dir):
             if code != 0:
                 raise LabError(f"chorus-perf exited {code} in the lab; its output: {path}")
             tables.append(sweep.parse_algos_table(text))
-            if sweep.parse_size(args.b) > sweep.SMALL_BYTES:
-                break  # no small size to measure again
         table = sweep.median_rows(tables)
         chosen = {}
         if topo_path and os.path.exists(chorus_topo):

@@ -13,12 +13,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMinCores = 1e-3;  // a host's share of the cores is never taken below this
 // What a chain costs per call when calls come back to back (as in training loops and every benchmark), as fractions
 // of a message's latency: the root moves on once its message is sent and every rank relays as its message comes, so
-// the calls stream down the chain and its length is paid about once per run, not per call. In the topology lab
-// (1 Gbit/s, runs of 10 ms), 8-512 B chain broadcasts and reduces took 0.77-0.97 of the pair's per-message time at 2
-// hosts and 2 hosts x 2 in sessions 21 and 26 (0.55-0.98 at 2 hosts in session 27's three runs), and at 4 hosts on 2
-// cores 0.68-1.28 of twice it, each host having half a core (Link::coreShare). Each hop past the first still costs
-// a little (kChainHopHidden), so that a single call's latency along a chain of thousands of ranks still loses to a
-// tree's log p (a 16k-rank chain: 330 latencies against the tree's 14).
+// the calls stream down the chain and its length is paid about once per run, not per call. Each hop past the first
+// still costs a little (kChainHopHidden), so that a single call along a chain of thousands of ranks still loses to a
+// tree's log p. Figures: docs/cost_model.md, "Streamed chains".
 constexpr double kChainFirstHop = 0.8, kChainHopHidden = 0.02;
 
 // The cost model's inputs, and whether a call is priced for its latency or for its bound by the network's rate when
@@ -48,10 +45,9 @@ struct Link {
   double chainUs = 0;                       // LinkCost's; asStreamed scales it as alpha
 };
 
-// A message's latency: alpha, and LinkCost::multiFrameUs more when it does not fit one frame. In the topology lab
-// (1500-byte MTU, with or without tbf), the 2-host recursive-doubling allreduce took 15-19 us at 1 KiB, 24-32 at
-// 1448 B and 27-30 at 2 KiB; at a 9000-byte MTU, no step up to 2 KiB; over loopback, none (session 27). On session
-// 28's machine, 16.0-16.7 us at 1400 B and 19.6-22.1 at 1496 (docs/cost_model.md).
+// A message's latency: alpha, and LinkCost::multiFrameUs more when it does not fit one frame (where ranks exchange
+// messages, one just longer than a frame costs more than one just shorter: docs/cost_model.md, "Messages longer
+// than one frame").
 double alphaOf(const Link& l, double bytes) {
   return l.alpha + (l.frameBytes > 0 && bytes > l.frameBytes ? l.multiFrameUs : 0);
 }
@@ -63,9 +59,9 @@ double halvingAlphas(const Link& l, double n, int lg) {
   return t;
 }
 
-// The link as calls streamed back to back see it: no wait for the scheduler, but each host's part of every call
-// done on its share of a core. A host with half a core (4 hosts on 2 cores in the lab) relays at half the pace:
-// 8-512 B chains there took 27-39 us per call against the pair's 17-22 us per message (session 27).
+// The link as calls streamed back to back see it: no wait for the scheduler (a rank woken for one call finds the
+// next ones queued), but each host's part of every call done on its share of a core, so a host with half a core
+// relays at half the pace (docs/cost_model.md, "Calls back to back").
 Link asStreamed(Link l) {
   l.alpha = (l.alpha - l.waitUs) / l.coreShare;
   l.multiFrameUs /= l.coreShare;
@@ -101,9 +97,8 @@ Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost) {
   double beta = share * 1e-3 / c.bandwidthGBs;
   // A shaped link (a token bucket, whose unshaped rate peakGBs was measured) paces a flow by the slower of its rate
   // and what the host's share of the cores pushes at the unshaped rate: the wire does not slow down because the cores
-  // are crowded (at 2x2 in the lab, one core per host, the chain reduce of 16 MiB ran at the link's rate, 5-8% ahead
-  // of hierarchical, which the ranks chose while they priced the chain's link at half its rate). Unshaped, the link's
-  // rate is taken to be the cores' own, as for TCP on loopback.
+  // are crowded (at 2x2 in the lab, one core per host, a 16 MiB chain reduce runs at the link's rate). Unshaped, the
+  // link's rate is taken to be the cores' own, as for TCP on loopback.
   if (acrossHosts && c.peakGBs > c.bandwidthGBs) beta = std::max(1e-3 / c.bandwidthGBs, share * 1e-3 / c.peakGBs);
   return Link{c.latencyUs + oversub,
               beta,
@@ -136,12 +131,9 @@ double pipelined(double n, int hops, double perByte, const Link& l, size_t slice
   return (latencyHops + s.count - 1) * alphaOf(l, s.bytes) + (fillHops + s.count - 1) * s.bytes * perByte;
 }
 
-// A tree's calls back to back hide half a hop of the bytes' fill (pipelined's fillHidden). In the topology lab (4
-// ranks as 2x2 and as 4x1 at 1 Gbit/s, two levels, three checks each), tree broadcast and reduce took 1.25-1.5x the
-// link's time for their bytes at 256 KiB, where the whole fill through both hops prices 2.1x and none 1.0x, and at 2
-// MiB 0.71-0.97 of the price with the whole fill; with half a hop hidden, each such row from 1 MiB up came within
-// 20%, and as many rows at 64 KiB and below stayed within 30% (docs/cost_model.md). Deeper trees were not measured:
-// they hide no more here.
+// A tree's calls back to back hide half a hop of the bytes' fill (pipelined's fillHidden): a call's fill partly
+// overlaps the previous call's drain, measured between no fill and the whole fill through both levels of a two-level
+// tree. Deeper trees were not measured: they hide no more here. Figures: docs/cost_model.md, "Streamed trees".
 constexpr double kStreamedTreeFillHidden = 0.5;
 
 // Flat algorithms spanning hosts (ranks in host blocks of k): the per-flow link of a step between ranks `distance`
@@ -163,21 +155,17 @@ Link stepLink(const Inputs& in, int distance) {
 // near steps stay inside a host and the far ones share its link). Halving-doubling moves distance * n / p bytes
 // at each distance, recursive doubling all n at each; the non-power-of-two fold is a distance-1 exchange.
 // A step's message sent whole, not in slices, crosses a network link about 10% slower than a sliced pipeline's
-// stream (nothing overlaps its copies and reductions with the wire): in the topology lab at 1 Gbit/s, 16 MiB
-// recursive doubling at 2 hosts ran at 0.87 of its formula, halving-doubling at 4 hosts at 0.83-0.90, while ring ran
-// at 0.95 (docs/cost_model.md). Where hosts have less than a core each, every step across pays it whatever its
-// size, back to back past the burst: traced, its ranks wait on partners that wait on others, while ring's pipeline
-// keeps every rank fed (lab, 4 hosts x 1 on 2 cores at 1 Gbit/s, three checks: halving-doubling allreduce took
-// 1.10-1.20x ring at 256 KiB, with 128 and 64 KiB steps, and 1.05-1.09x at 2 MiB; priced without it at 0.98x ring,
-// the default chose it. Within the burst both ran alike, 409-413 us at 32 KiB).
+// stream (nothing overlaps its copies and reductions with the wire). Where hosts have less than a core each, every
+// step across pays it whatever its size, back to back past the burst: a dependent step waits on a partner that waits
+// on another, while ring's pipeline keeps every rank fed. Figures: docs/cost_model.md, "Across hosts, step by step".
 constexpr double kUnslicedAcrossHosts = 1.1;
 
 // The binomial scatter that opens a halving-doubling broadcast. A holder of m posts all its blocks at once (m/2 to
 // the farthest partner, m/4 to the next, ...), and the kernel's socket buffers take them all, so the blocks that
 // leave on one link share it: the farthest, which its receiver relays on, arrives only when all of them have. Its
-// receiver then does the same with m/2. In the lab at 4 hosts x 1 this scatter took 1.16x the root's link time for
-// n, not (p-1)/p of it (the trace of a 16 MiB broadcast, perf/RESULTS.md, session 17); at 2 hosts x 2 the far block
-// has the network link to itself and the near ones go over shared memory.
+// receiver then does the same with m/2 (at 4 hosts x 1 the scatter takes 1.16x the root's link time for n, not
+// (p-1)/p of it: docs/cost_model.md, "Across hosts, step by step"). At 2 hosts x 2 the far block has the network link
+// to itself and the near ones go over shared memory.
 double scatterRelay(double n, int p2, const Inputs& in) {
   const int k = std::max(1, in.maxRanksPerHost);
   const double acrossBeta = linkFor(in, true, k).beta, withinBeta = linkFor(in, false, k).beta;
@@ -195,10 +183,8 @@ double scatterRelay(double n, int p2, const Inputs& in) {
 
 // A message of m bytes sent one way by a rank that goes on once it is sent, in calls back to back: a chain's first
 // hop (flatRooted), not a latency. A rooted halving-doubling's one-way steps across hosts (a broadcast's scatter, a
-// reduce's gather) are such hops. In the topology lab, 8-512 B, four checks: the 2-host halving-doubling broadcast
-// and reduce took 19-24 us where two latencies price 27-31, at 4x1 77-149 us where four price 117-163 (perf/RESULTS.md,
-// session 32). Only with one rank per host: where a host has more, their steps inside it share its cores, and at 2x2
-// (one core per host) such calls took 53-94 us, priced 67-84 with a latency per step and 50-57 with such hops.
+// reduce's gather) are such hops, but only with one rank per host: where a host has more, their steps inside it share
+// its cores and each pays a latency. Figures: docs/cost_model.md, "Across hosts, step by step".
 double streamedHopUs(const Link& l, double m) {
   const Link s = asStreamed(l);
   const double alpha = alphaOf(s, m);
@@ -230,7 +216,7 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
       t += alpha + oneWay + m * s.beta;  // the doubling allgather's step (its scatter: scatterRelay, below)
     } else if (c == Collective::kReduce) {
       // All ranks exchange one way; the root alone the other, over the network only where the step crosses hosts
-      // (at 2x2, priced over it at the near step too, 2 and 16 MiB came out at 1.21-1.24 of measured in five checks).
+      // (at 2x2 the near step's block stays inside the host).
       const double toRoot = d >= in.maxRanksPerHost ? one.beta : near.beta;
       t += alpha + oneWay + m * (s.beta + g) + m * toRoot;
     } else {
@@ -248,15 +234,11 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
 
 // The double binary tree's allreduce across hosts: every rank is interior in at most one tree, so in each phase a
 // link carries about `children` halves each way and the two trees overlap; what remains is that bandwidth bound
-// and one message per tree edge, up and down. (Priced as one tree's pipeline, it came out 2-3x slower than the
-// lab measured from 32 KiB to 2 MiB: perf/RESULTS.md, session 14.)
+// and one message per tree edge, up and down (one tree's pipeline would price it 2-3x over).
 // With one rank per host, an interior rank's own link carries all it relays: its children's slices in and the
 // partial sum out going up, its parent's slices in and its children's out coming down, both trees' flows at once.
-// Once the trees pipeline more than one slice each, that link runs at about 1/1.22 of its rate: in the topology lab
-// (4 hosts x 1 at 1 Gbit/s, six checks) the tree allreduce took 1.25-1.31x its busiest links' time for their bytes at
-// 2 MiB and 1.19-1.22x at 16 MiB (200 Mbit/s links: 1.56x at 2 MiB, so not the hosts' half core), with no loss or
-// retransmission to speak of; at 2 hosts x 2, where each host link carries two ranks' flows, 1.00-1.05x. Slices of
-// 128 KiB brought the 16 MiB call to 1.03-1.09x, 256 KiB to 1.09x (perf/RESULTS.md, session 32).
+// Once the trees pipeline more than one slice each, that link runs at about 1/1.22 of its rate (not the hosts' half
+// core, nor loss). Figures: docs/cost_model.md, "The double tree across hosts".
 constexpr double kRelayedTreeLink = 1.22;
 
 double acrossHostsTree(double n, const Inputs& in) {
@@ -267,8 +249,7 @@ double acrossHostsTree(double n, const Inputs& in) {
   }
   const double children = std::min(2, p - 1);
   // The trees' messages overlap where each rank has a core. On crowded cores they take turns, and the call pays the
-  // depth of the double tree up and down, as within a host (2 hosts x 2 on one core each in the lab, 8-512 B: 182-192
-  // us at 26 us per crowded step, 192-203 at 34; 6 steps each).
+  // depth of the double tree up and down, as within a host.
   const int steps = l.waitUs > 0 ? 2 * ceilLog2(p + 1) : 2 * floorLog2(p);
   return steps * alphaOf(l, std::min<double>(n / 2, static_cast<double>(in.sliceBytes))) + children * n * l.beta +
          n * l.gamma;
@@ -281,8 +262,8 @@ bool steppedAcrossHosts(Collective c, AlgorithmId a) {
          c == Collective::kBroadcast || c == Collective::kReduce;
 }
 
-// Corrections measured within one host over shared memory (NCCL's treeCorrectionFactor plays this role); how they
-// were measured, and which earlier ones did not survive: docs/cost_model.md.
+// Corrections measured within one host over shared memory, where the formulas' byte counts miss how memory is
+// touched (NCCL's treeCorrectionFactor plays this role): docs/cost_model.md, "Shared-memory corrections".
 constexpr double kCachedReduceIntraHost = 0.25;     // gamma below kCachedBytes
 constexpr double kHalvingDoublingIntraHost = 1.15;  // its per-byte cost from kHalvingDoublingLargeBytes up
 constexpr double kCachedBytes = 128.0 * 1024;
@@ -334,20 +315,15 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
   const double g = reduce ? l.gamma : 0;
   const int lg = ceilLog2(p);
   if (!streamed && a == AlgorithmId::kRing) return pipelined(n, p - 1, l.beta + g, l, slice);
-  // A chain's calls overlap along it when they come back to back (kChainFirstHop above). Measured at 4 ranks on 2
-  // cores over shared memory, 8-byte broadcast: chain 0.64 us, tree 7.7 us, halving-doubling 23.5 us.
-  // With two ranks both trees of the double binary tree are the one edge between them: the chain's pattern, in two
-  // messages of half the data (2 hosts, 8-512 B: 7.0-7.1 us against the chain's 6.8-6.9).
+  // A chain's calls overlap along it when they come back to back (kChainFirstHop above). With two ranks both trees
+  // of the double binary tree are the one edge between them: the chain's pattern, in two messages of half the data.
   if (streamed && (a == AlgorithmId::kRing || (a == AlgorithmId::kTree && p == 2))) {
     // Nor do they wait for the scheduler call by call where the cores are crowded: a rank woken for one call finds
-    // the next ones queued (2 hosts x 2 on one core each in the lab, 8-512 B: 9.4-11.6 us per call, as at 2 hosts x
-    // 1 with a core each, 9.1-9.7; a dependent step there costs 20-23).
+    // the next ones queued.
     // The first hop is the link's measured chain time where it has one (LinkCost::chainUs), which follows the
-    // machine's state apart from the latency: in session 28's lab checks, 2-host 8-512 B chain reduces took 7.1-9.6
-    // us in labs whose per-message time came out at 11.2 and at 16.5 (docs/cost_model.md).
+    // machine's state apart from the latency.
     // Back to back, a chain is a pipeline whose stages are the ranks' work and the wire: each slice costs the slower
-    // of the two, not their sum (2 hosts at 1 Gbit/s: a chain reduce of 512 B took 6.8 us as at 8 B, though the wire
-    // alone takes 4.3 us for it; at 4 KiB, 34.4 us, the wire's 34.3; session 29).
+    // of the two, not their sum. Figures for all of these: docs/cost_model.md, "Streamed chains".
     const Link s = asStreamed(l);
     const Slices piece = slicesOf(n, slice);
     const double alpha = alphaOf(s, piece.bytes);
@@ -357,13 +333,9 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
   if (a == AlgorithmId::kTree) {
     // Back to back on crowded cores, a tree's broadcast and its reduce alike pay each level at the streamed pace and
     // the scheduler's wait once per call, not once per level: the ranks that go on (a broadcast's root, a reduce's
-    // leaves) run ahead, and an interior rank, woken once, finds the next calls' messages queued. In the topology
-    // lab, 8-512 B, nine checks: at 2x2 tree reduce took 31-50 us and tree broadcast 29-48 (the pair's latency
-    // 11-14 us, the scheduler's wait 16-20); at 4x1 44-71 and 45-73. Priced before with a wait per level for the
-    // broadcast and none for the reduce, 2x2 reduces came out at 0.52-0.70 of measured in four checks of four
-    // (perf/RESULTS.md, session 32). Where the hosts themselves have less than a core (4x1 on 2 cores), the streamed
-    // pace (asStreamed) already holds part of that wait: with all of it added again, the 4x1 rows came out up to 1.5x
-    // over, with none of it down to 0.65; with the host's share of it, 44-73 us measured against 54-57 priced.
+    // leaves) run ahead, and an interior rank, woken once, finds the next calls' messages queued. Where the hosts
+    // have less than a core, the streamed pace (asStreamed) already holds part of that wait, so the call adds only
+    // the host's share of it. Figures: docs/cost_model.md, "Streamed trees".
     if (!streamed) return pipelined(n / 2, lg, 2 * l.beta + g, l, slice);
     const double onceACall = l.waitUs * l.coreShare;
     return pipelined(n / 2, lg, 2 * l.beta + g, asStreamed(l), slice, kStreamedTreeFillHidden) + onceACall;
@@ -480,23 +452,16 @@ double hierarchical(Collective c, double n, const Inputs& in) {
            bestAmongLeaders(Collective::kAllReduce, n, in) +
            bestFlat(Collective::kBroadcast, n, l, local, in.sliceBytes, in.intraHostMemory, false);
   }
-  // Broadcast and reduce: the leaders' step streams from call to call like any chain, but the host's step does
-  // not. Measured at 2 hosts x 2, 8-512 B back to back (perf/RESULTS.md, session 22): in the topology lab the chain
-  // broadcast ran 9-12 us and hierarchical 14-18 (its host step streamed would have made them equal), on loopback
-  // 9.4-10.1 against 10.2-10.8; reduce, whose chain crosses hosts as often (ring_pattern.h), 10.1 against 10.1 in
-  // the lab and tied on loopback. Priced streamed, hierarchical came out below the chain at 2x2 with one core per
-  // host, and the ranks chose it at 1.4-1.8x the chain's time.
-  // A reduce's host step streams all the same: the host's ranks hand their data to the leader and go on to the next
-  // call (lab, 2x2, 8-512 B: hierarchical 9.7-10.1 us, the chain 8.9-10.9).
+  // Broadcast and reduce: the leaders' step streams from call to call like any chain, but a broadcast's host step
+  // does not (its ranks wait for the leader's data). A reduce's host step streams all the same: the host's ranks hand
+  // their data to the leader and go on to the next call. Figures: docs/cost_model.md, "Two-level collectives".
   const bool hostStepStreams = c == Collective::kReduce;
   const double hostStep = bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory, hostStepStreams);
   const double leaders = bestAmongLeaders(c, n, in);
   // Back to back, a broadcast's host step (the cores' work) overlaps the next call's bytes on the leaders' wire: the
-  // call costs the host step and the leaders' latency, or the leaders' wire, whichever is the longer. At 2x2 in the
-  // lab, 4 KiB, six checks: hierarchical 33.2-34.2 us, as the chain (33.1-34.6) and the wire (34.3), where the host
-  // step and the leaders' wire added up price 45-47 (perf/RESULTS.md, session 32). Only where the wire is not the
-  // cores' own work, as a shaped link's is (see linkFor): over loopback (chorusrun --hosts 2), ring beat
-  // hierarchical by 1.14x at 8-32 MiB, and by 2x at 64 KiB at 4 hosts, where the overlap would have chosen it.
+  // call costs the host step and the leaders' latency, or the leaders' wire, whichever is the longer. Only where the
+  // wire is not the cores' own work, as a shaped link's is (see linkFor): over loopback the two do not overlap.
+  // Figures: docs/cost_model.md, "Two-level collectives".
   const bool wireOfItsOwn = in.interHost.peakGBs > 0;  // a token bucket's (predictUs prices its peak as the rate)
   if (hostStepStreams || !wireOfItsOwn) return hostStep + leaders;
   const double leadersWire = bestAmongLeaders(c, n, bytesOnly(in));
@@ -521,11 +486,9 @@ CostInputs leaderLevel(const CostInputs& world, Collective c) {
   level.nranks = world.nhosts;
   level.maxRanksPerHost = 1;
   // A leader still shares its crowded core with its host's other ranks, and inside a two-level allreduce, a phase
-  // the call waits for, each of its steps waits for the scheduler as theirs do (lab, 2 hosts x 2 on one core each,
-  // 8-512 B: two-level allreduce 60-63 us, three steps of about 20; recursive doubling 46-55, two). A broadcast's or
-  // reduce's leaders stream from call to call, as any chain. Chosen without that wait, a 2x2 4 KiB allreduce's
-  // leaders ran ring (two crowded steps; its price at the link's rate a hair under recursive doubling's) and the call
-  // took 113-123 us against 69 priced (session 28).
+  // the call waits for, each of its steps waits for the scheduler as theirs do; without that wait the leaders would
+  // pick algorithms of more crowded steps (docs/cost_model.md, "Two-level collectives"). A broadcast's or reduce's
+  // leaders stream from call to call, as any chain.
   if (c == Collective::kAllReduce) {
     level.interHost.latencyUs += (crowding(world, world.maxRanksPerHost) - 1) * world.contextSwitchUs;
   }
@@ -534,9 +497,8 @@ CostInputs leaderLevel(const CostInputs& world, Collective c) {
 
 // Across a token-bucket link, calls repeated back to back whose bytes on the link fit its burst run at the slower of
 // two paces: their messages cross at the peak rate while the bucket holds tokens (the latency path), and on average
-// no faster than the bucket refills (the link's rate, no latency). In the topology lab (tbf, 125 KB of burst at 1
-// Gbit/s) a 2-host 4 KiB allreduce took 2.4x less than the rate alone predicts, and a 4-host 32 KiB one what the
-// rate predicts (perf/RESULTS.md, session 20). Calls whose bytes overflow the burst pay the rate as any link.
+// no faster than the bucket refills (the link's rate, no latency). Calls whose bytes overflow the burst pay the rate
+// as any link. Figures: docs/cost_model.md, "Token-bucket links".
 double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, const CostInputs& given) {
   const Inputs in{given};
   const double n = static_cast<double>(bytes);
@@ -546,9 +508,7 @@ double predictUs(Collective collective, AlgorithmId algorithm, size_t bytes, con
     return steady;
   }
   // The rate bound: the network's latency and its steps' wait for the scheduler left out, and a pipeline's hops paid
-  // once (back to back, a tree's 32 KiB calls took 1.0-1.1x the link's time for the bytes its root's link carries,
-  // not the 2x of a call's fill through the tree; a 4-host ring allgather 1.0x, not the 1.4x of three waits: lab,
-  // 4 hosts and 2 hosts x 2, sessions 26 and 27).
+  // once (back to back, a call's fill overlaps the previous call's drain).
   Inputs atRate = bytesOnly(in);
   atRate.rateBound = true;
   const double rateBound = predictSteady(collective, algorithm, n, atRate);

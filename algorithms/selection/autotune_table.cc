@@ -15,12 +15,10 @@ constexpr int kCollectiveSlots = 16;  // Collective's values, point-to-point inc
 constexpr int kWidths = 4;            // elements of 1, 2, 4 and 8 bytes
 constexpr int kSizeBuckets = 65;      // bit_width(bytes): 0 for 0 bytes, k for [2^(k-1), 2^k)
 // A variant must beat the algorithm as it is by 3% on two or more calls each, by 12% on one: the best of four
-// variants' single calls beats an equal algorithm's by chance more often than not where calls vary by 12-15% (4 MiB
-// on the loopback 2x2, session 19: a quarter slice won on one call of 2910 us against 4057, and ran 1.33x the best
-// algorithm's time in the benchmark). The algorithm as it is scores by its best call of every stage so far (its own
-// run in the variants' stage is two calls, one counted): at 16 MiB on the loopback 2x2 (session 20), four sockets won
-// on one call of 17.1 ms against the ring's one counted call of 35.6 ms, where the ring's four calls of the earlier
-// stages took 18.5-20.5 ms, and then ran 1.22x the ring's time in the benchmark.
+// variants' single calls beats an equal algorithm's by chance more often than not where calls vary by 12-15%. The
+// algorithm as it is scores by its best call of every stage so far (its own run in the variants' stage is two calls,
+// one counted), so that one delayed call of its own does not hand the win to a variant. Figures:
+// perf/results/selection.md, "What the tuner's trials are made of".
 constexpr double kVariantMargin = 0.97, kVariantMarginOnOneCall = 0.88;
 
 int widthIndex(int elementBytes) {

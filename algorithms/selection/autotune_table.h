@@ -3,9 +3,9 @@
 //   1. every algorithm the cost model can price for the call (up to six, in the order of its prediction: the prior
 //      orders them and breaks ties, but does not rule any out, since a model fed the wrong link parameters would
 //      rule out the right one), two calls each back to back, twice over (a a b b c c a a b b c c; once over for six),
-//      so that each scores by calls far apart in time: one slow spell of the machine (on the loopback 2x2, session
-//      23: 256 KiB calls of 1-6 ms for some 20 ms, where they take 0.2-0.3) took every call of three candidates run
-//      one after another in runs of three, the best among them, and the bucket then ran 1.53x the best algorithm;
+//      so that each scores by calls far apart in time: one slow spell of the machine (256 KiB calls of 1-6 ms for
+//      some 20 ms, where they take 0.2-0.3) can take every call of a candidate run in one stretch, the best one
+//      included;
 //   2. where the variants leave six calls or more over, the two fastest, back to back, half of those calls each (5
 //      each under 256 KiB, where no variants follow); the faster is the algorithm (else stage 1's fastest is);
 //   3. that algorithm as it is, against each variant that can matter: where the message spans a slice, a quarter and

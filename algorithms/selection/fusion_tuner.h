@@ -4,11 +4,10 @@
 // (CHORUS_FUSION_THRESHOLD), an eighth and a sixty-fourth of it, and unfused, three times each, back to back (the first
 // of each not counted, trial_stage.h); another must beat the configured one's score by 3% to be kept. Thresholds at or
 // above the group's total fuse it as the configured one does and are not tried. Fusion saves a call's latency per
-// tensor but packs, unpacks, and reduces larger buffers, which run slower per byte where smaller ones stayed in cache:
-// 64 allreduces of 1 MiB over TCP on this 2-core machine took 64 ms fused into 64 MiB and 34 ms unfused, while 1024 of
-// 4 KiB took 3-4 ms fused and 12 unfused (perf/RESULTS.md, session 16). Like the algorithm table, this is bookkeeping
-// only: the communicator times each group and agrees each stage's times across ranks before finishStage(), so that
-// every rank fuses alike.
+// tensor but packs, unpacks, and reduces larger buffers, which run slower per byte where smaller ones stayed in cache,
+// so the best threshold depends on the group (perf/results/compression_fusion.md). Like the algorithm table, this is
+// bookkeeping only: the communicator times each group and agrees each stage's times across ranks before
+// finishStage(), so that every rank fuses alike.
 #pragma once
 
 #include <cstddef>

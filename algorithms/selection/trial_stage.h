@@ -2,13 +2,11 @@
 // fusion_tuner.h): each candidate runs its calls back to back (a a a b b b c c c), as an application's repeated
 // calls of one size run, and each call's time is kept until the stage ends.
 //
-// Back to back, not interleaved (a b c a b c, as until session 19): on the loopback 2x2 (4 ranks on 2 cores, a host per
-// core), hierarchical ran 64 KiB calls in 67 us back to back and in 70-117 us each after a call of another algorithm,
-// where recursive doubling ran 104 and 70-96 alike: interleaved trials measured a call that follows a different one,
-// which no application repeats, and picked recursive doubling or the ring over hierarchical in 3 runs of 4 (1.36-2.20x
-// the best). The first call of each candidate's run is that transition call, and the first of an algorithm at a new
-// size also allocates and first-touches its scratch memory: 3-20x the calls that follow at 256 KiB-16 MiB. scores()
-// leaves it out.
+// Back to back, not interleaved (a b c a b c): a call that follows another algorithm's is slower by an amount that
+// differs from algorithm to algorithm, and no application repeats such calls, so interleaved trials can pick the wrong
+// one. The first call of each candidate's run is that transition call, and the first of an algorithm at a new size
+// also allocates and first-touches its scratch memory (3-20x the calls that follow at 256 KiB-16 MiB). scores() leaves
+// it out. Figures: perf/results/selection.md, "What the tuner's trials are made of".
 #pragma once
 
 #include <algorithm>
@@ -55,14 +53,13 @@ struct TrialStage {
     return per;
   }
   // A call over this many times its candidate's fastest was disturbed (a slow spell of the machine: 3-20x, where two
-  // undisturbed calls of one candidate differ by up to 1.44x in 95 of 100 pairs on the loopback 2x2, session 23).
+  // undisturbed calls of one candidate differ by up to 1.44x in 95 of 100 pairs on the loopback 2x2).
   static constexpr double kDisturbed = 1.5;
   // Each candidate's score from the stage's (agreed) times, its run's first call left out where it has others: the
   // median of three or more calls; of two, their mean, or the faster where the other was disturbed. Not the faster of
-  // two: one lucky call then outweighs a steady candidate (4 MiB on the loopback 2x2, session 23: halving-doubling
-  // 8917 and 7162 us against the ring's 7491 and 7245, and the tuned calls ran 1.28x the ring's time). Replaying
-  // the first stages of 8 benchmark runs (34 buckets from 64 KiB up), the faster of two put 5 buckets over 1.1x the
-  // best forced algorithm, their mean (disturbed calls left out) 2.
+  // two: one lucky call then outweighs a steady candidate (replayed on logged trials, the faster of two leaves more
+  // buckets over 1.1x the best forced algorithm than the mean does: perf/results/selection.md, "What the tuner's
+  // trials are made of").
   std::vector<double> scores(size_t candidates) const {
     std::vector<std::vector<double>> per = counted(candidates);
     std::vector<double> out;

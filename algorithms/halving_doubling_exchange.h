@@ -10,11 +10,11 @@ namespace chorus {
 
 // Two-way steps of at least this many bytes (the larger direction) start with a rendezvous: each side tells the
 // other it has entered the step, and sends its bulk only once the partner said so. Without it a rank that finished
-// its last step early went on and sent its next step's bytes to a partner still receiving its previous step's: the
-// two shared that partner's link, the late rank fell further behind, and on 4 emulated hosts at 1 Gbit/s recursive
-// doubling of 2 MiB took 61 ms a call, with it 38-41, where its links need 34 (perf/RESULTS.md, session 31). The
-// rendezvous costs one small exchange: 2 ranks, where no third rank can crowd a partner's link, skip it (on
-// loopback it cost a 2-rank recursive doubling of 1 MiB some 30 us of 340).
+// its last step early (its send complete once buffered) goes on and sends its next step's bytes to a partner still
+// receiving its previous step's: the two share that partner's link and the late rank falls further behind, so calls
+// run well over their links' time (docs/cost_model.md, "Across hosts, step by step"). The rendezvous costs one small
+// exchange: 2 ranks, where no third rank can crowd a partner's link, skip it (about 30 us of a 340 us 2-rank 1 MiB
+// recursive doubling on loopback).
 inline constexpr size_t kRendezvousBytes = 1024 * 1024;
 
 // The rendezvous above for a step that sends sendBytes to `peer` and receives recvBytes from it: returns once the

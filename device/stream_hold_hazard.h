@@ -4,8 +4,8 @@
 // finished the call, and that thread's copies and reductions run on streams of their own. The GPU runs a
 // process's streams on a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default), in order within each:
 // where the held stream shares a queue with one of Chorus's, that stream's work waits behind the hold, and the
-// call never ends. Seen on an H100 (perf/RESULTS.md, session 15): with CUDA_DEVICE_MAX_CONNECTIONS=1 or 2, and
-// under MPS, a 2-rank 8-byte device allreduce hung; with the default 8, and under MPS with 32, none did.
+// call never ends. On an H100, with CUDA_DEVICE_MAX_CONNECTIONS=1 or 2, and under MPS, a 2-rank 8-byte device
+// allreduce hangs; with the default 8, and under MPS with 32, none does (perf/results/gpu.md).
 // Where the hazard exists, device calls block their caller instead (CHORUS_DEVICE_CALLS, docs/device_calls.md).
 #pragma once
 

@@ -1,7 +1,8 @@
 // chorusrun --bind-to core: each rank bound to one core of those chorusrun may run on, each emulated host's ranks to
 // that host's share of them (as Open MPI's --bind-to core with --map-by node would place real hosts' ranks). Unbound,
 // 4 ranks on 2 cores run in whichever placement the scheduler picks, and it moves them during a run: on the loopback
-// 2x2 the placement alone decided which allreduce algorithm was fastest (perf/RESULTS.md, session 19).
+// 2x2 the placement alone decides which allreduce algorithm is fastest (perf/results/selection.md, "What the tuner's
+// trials are made of").
 #pragma once
 
 #include <vector>
@@ -15,11 +16,10 @@ namespace chorus::launcher {
 // when there are more hosts than CPUs), and its ranks take them in turn.
 std::vector<int> bindingCpus(const std::vector<int>& cpus, int ranks, int hosts);
 // The CPU of each rank under `policy`, or none (empty: the ranks stay free). kAuto binds as kCore only when that
-// gives each of 2 or more ranks a CPU of its own: two ranks left free on two cores were sometimes placed together
-// by the scheduler, and a 2-rank 64 MiB TCP allreduce then ran 1.30 GB/s instead of 1.6-1.8 (10 jobs: 1.44
-// max/min free, 1.09 bound; perf/RESULTS.md, session 31). With more ranks than cores, or one rank, binding buys
-// nothing and would pin ranks that the scheduler could spread, so kAuto leaves them free (as Open MPI does when it
-// oversubscribes).
+// gives each of 2 or more ranks a CPU of its own: two ranks left free on two cores are sometimes placed together by
+// the scheduler, and a 2-rank 64 MiB TCP allreduce then runs well below its usual pace (perf/results/tcp.md,
+// "Binding ranks to cores"). With more ranks than cores, or one rank, binding buys nothing and would pin ranks that
+// the scheduler could spread, so kAuto leaves them free (as Open MPI does when it oversubscribes).
 std::vector<int> rankCpus(Binding policy, const std::vector<int>& cpus, int ranks, int hosts);
 // The CPUs this process may run on (sched_getaffinity). Throws chorusSystemError when the call fails.
 std::vector<int> allowedCpus();

@@ -88,9 +88,9 @@ AlgorithmChoice CommEngine::chooseAlgorithm(const Op& o, bool deviceCall, bool* 
 }
 
 // The average over the ranks, not the slowest rank's time: back to back, each rank's time per call is the interval
-// between its calls' ends, what the application sees; the slowest of four ranks on 2 cores added each call's worst
-// scheduling delay, which weighs on some algorithms more than others (session 19: trial calls of 64 KiB at 2-3x the
-// time the same calls took back to back in chorus-perf).
+// between its calls' ends, what the application sees; the slowest of four ranks on 2 cores adds each call's worst
+// scheduling delay, which weighs on some algorithms more than others (perf/results/selection.md, "What the tuner's
+// trials are made of").
 void CommEngine::agreeTimes(std::vector<double>& times, CommIO& io) {
   Op agree;
   agree.collective = Collective::kAllReduce;

@@ -321,9 +321,9 @@ void CommIO::driveLoop(Pred finished) {
       continue;
     }
     // Spinning and yielding pay for latency-bound waits. While a large receive is in flight, sleeping until much of
-    // it has arrived moves the same bytes with fewer, larger copies: from kNoSpinBytes no spinning (~15% more busbw
-    // at 64 MiB), from kNoYieldBytes no yielding either (a 2-rank 1 MiB TCP allreduce 200-240 us instead of 320-450:
-    // each round of yields cost a sendmsg, a recvmsg and a sched_yield for a few KiB; perf/RESULTS.md, session 9).
+    // it has arrived moves the same bytes with fewer, larger copies: from kNoSpinBytes no spinning, from
+    // kNoYieldBytes no yielding either (each round of yields costs a sendmsg, a recvmsg and a sched_yield for a few
+    // KiB). Figures: perf/results/tcp.md, "Waiting for a large receive".
     size_t pending = 0;
     for (Connection* c : active_) pending = std::max(pending, c->pendingReceiveBytes());
     const int spin = pending >= kNoSpinBytes ? 0 : spinRounds_;

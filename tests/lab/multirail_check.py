@@ -42,7 +42,8 @@ with tempfile.TemporaryDirectory(prefix="chorus-rails-") as d:
     try:
         # Both rails carry a checked allreduce: each host's bytes split about evenly over its two NICs, counted by the
         # NICs themselves. Not a time bar: tbf drops what overflows its queue and TCP recovers, so the time of 8 calls
-        # spread 177-258 ms a call across machines (the multi-rail speedup is issue 18's benchmark, not this test's).
+        # spread 177-258 ms a call across machines (the multi-rail speedup is multirail_bench.sh's to measure, not
+        # this test's).
         before = {(i, dev): tx_bytes(i, dev) for i in range(2) for dev in ("eth0", "eth1")}
         done = subprocess.run([sys.executable, lab, "run", path, "--timeout", "120", "--", "env", "CHORUS_DEBUG=INFO",
                                "CHORUS_TRANSPORT=tcp", perf, "allreduce", "-b", "8M", "-e", "8M", "-n", "8", "-w", "1"],

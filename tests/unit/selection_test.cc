@@ -443,8 +443,8 @@ TEST(CostModelTest, AChainsFirstHopIsTheLinksMeasuredChainTime) {
 
 // The leaders of a two-level allreduce run what the model priced them at: on crowded hosts each of their steps waits
 // for the scheduler, so at 2 hosts x 2 on one core each, 4 KiB, they exchange once (recursive doubling) rather than
-// in a ring's two steps, whose price at the link's rate alone was a hair under. Chosen without the wait, the lab's
-// call took 113-123 us against 56-58 (session 28).
+// in a ring's two steps, whose price at the link's rate alone is a hair under. With the ring's steps the lab's call
+// takes twice as long (docs/cost_model.md, "Two-level collectives").
 TEST(SelectorTest, AnAllReducesLeadersAreChosenAsTheyArePriced) {
   CostInputs in = labTwoByTwo();
   in.interHost = {12.0, 0.12, 125000, 1.9, 1448, 2.0};

@@ -15,14 +15,13 @@
 namespace chorus {
 
 // A ring is kIpcSlots pieces of its largest piece (the setup offer, transports/device/device_connections.cc, sends
-// the ring's shape; there are no slots as such any more). The communicator makes a piece one device slice
+// the ring's shape; there are no slots as such). The communicator makes a piece one device slice
 // (CHORUS_DEVICE_CHUNK_SIZE, 8 MiB by default): what a piece costs besides its bytes (a copy launch, an event
-// poll, two control messages through the progress thread) was 15-20 us on an H200, where 1 MiB copies in a few
-// us, and 1 MiB pieces held a 2-rank allreduce to 30-40 GB/s against 110-360 with pieces of one slice of 4-64 MiB
-// (perf/RESULTS.md, session 18). Four in flight still overlap the copy in, the control round trip and the copy out,
-// and hold four times what a default shared-memory pair does (CHORUS_SHM_BUFFER, 1 MiB), so every algorithm that
-// posts sends ahead of its receives on shared memory can do so here. kIpcSlotBytes is the piece of callers that
-// name none (tests).
+// poll, two control messages through the progress thread) is 15-20 us on an H200, where 1 MiB copies in a few
+// us, so small pieces hold an allreduce to a fraction of what pieces of a whole slice reach (perf/results/gpu.md).
+// Four in flight still overlap the copy in, the control round trip and the copy out, and hold four times what a
+// default shared-memory pair does (CHORUS_SHM_BUFFER, 1 MiB), so every algorithm that posts sends ahead of its
+// receives on shared memory can do so here. kIpcSlotBytes is the piece of callers that name none (tests).
 inline constexpr size_t kIpcSlots = 4;
 inline constexpr size_t kIpcSlotBytes = size_t{1} << 20;
 // Copy batches in flight per direction (each holds an event): a step's batch is usually done by the next step, so

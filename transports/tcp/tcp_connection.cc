@@ -18,10 +18,9 @@ namespace {
 // A waiter that sleeps on a receive is woken when up to kWakeBytes of it have arrived.
 constexpr size_t kWakeBytes = 1024 * 1024;
 // Payload per sendmsg or recvmsg: one syscall per direction and socket per progress round, then the other direction.
-// Sending a pipeline's whole run of slices in one go (the loop until EAGAIN this replaced) left the peer's data
-// waiting in our receive queue meanwhile, and on loopback the sender also does the receiver's protocol work: a 2-rank
-// TCP allreduce of 4 MiB took 1.6-2.2 ms, now about 1.05; 64 MiB 38-49 ms, now 24-34 (perf/RESULTS.md, session 9).
-// 256 KiB did better than 128 KiB, 512 KiB and 1 MiB.
+// Sending a pipeline's whole run of slices in one go (until EAGAIN) would leave the peer's data waiting in our receive
+// queue meanwhile, and on loopback the sender also does the receiver's protocol work. 256 KiB does better than 128
+// KiB, 512 KiB and 1 MiB (perf/results/tcp.md, "One syscall per direction per round").
 constexpr size_t kTurnBytes = 256 * 1024;
 }  // namespace
 

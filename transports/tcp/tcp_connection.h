@@ -38,9 +38,9 @@ class TcpConnection final : public Connection {
  public:
   // A sealed frame's payload is cut into records of at most this many bytes, each with its own tag: a record is
   // checked and decrypted as soon as it is in, and the staging it needs stays small. As large as a receiver's wake
-  // (kWakeBytes in tcp_connection.cc): with 256 KiB records (likely waking a receiver for each record and for the
-  // tag each 256 KiB send turn left behind) a 2-rank 64 MiB TCP allreduce ran 0.55-0.58x of plain; with 1 MiB,
-  // 0.80-0.82x (perf/RESULTS.md, session 31).
+  // (kWakeBytes in tcp_connection.cc): smaller records (256 KiB, likely waking a receiver for each record and for
+  // the tag each 256 KiB send turn leaves behind) cost an encrypted call about 30% of its speed
+  // (perf/results/encryption.md, "The record size").
   static constexpr size_t kRecordBytes = 1024 * 1024;
 
   // Takes ownership of connected non-blocking socket descriptors (index i carries stripe i).

@@ -57,11 +57,11 @@ void tuneSocket(tcp::socket& s, const std::string& context) {
   boost::system::error_code ec;
   s.set_option(tcp::no_delay(true), ec);
   // Fixed socket buffers rather than the kernel's autotuning, which starts small (16 KiB to send) and settled
-  // differently from one connection to the next: a 2-rank 256 KiB allreduce over loopback took 52 or 98 us
-  // depending on the run, and 55 us every time with these (the kernel caps them at net.core.[rw]mem_max; the
-  // figures: perf/RESULTS.md, session 7). Small-message latency and 8 MiB bandwidth were unchanged.
-  // Not on Multipath TCP sockets (made IPPROTO_MPTCP, as mptcpize does): fixed buffers there held a 2-rank 64 MiB
-  // allreduce over two 1 Gbit/s subflows to 0.02 GB/s; autotuned, it reached 0.23 (perf/RESULTS.md, session 16).
+  // differently from one connection to the next, so that a 2-rank 256 KiB allreduce over loopback took about 55 or
+  // about 100 us depending on the run; fixed, it is steady, and small-message latency and 8 MiB bandwidth do not
+  // move (the kernel caps them at net.core.[rw]mem_max; perf/results/tcp.md, "Socket buffers and options").
+  // Not on Multipath TCP sockets (made IPPROTO_MPTCP, as mptcpize does): fixed buffers there hold an allreduce over
+  // two subflows to a tenth of what the kernel's autotuning reaches (perf/results/tcp.md, "Multipath TCP").
   int protocol = 0;
   socklen_t len = sizeof(protocol);
   const bool mptcp =

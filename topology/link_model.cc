@@ -43,12 +43,12 @@ const char* linkSourceName(LinkSource s) {
 
 // Where the defaults come from (one-way latency of a tiny message, large-message bandwidth):
 // - same_numa 0.5 us / 10 GB/s: a shared-memory ring within one NUMA node. Open MPI's vader measures 0.5 us and
-//   5-7 GB/s allreduce busbw on this project's 2-core VM (perf/RESULTS.md); a copy through a shared buffer on a
+//   5-7 GB/s allreduce busbw on this project's 2-core VM (perf/results/peers.md); a copy through a shared buffer on a
 //   current server socket runs at ~10 GB/s per pair.
 // - cross_numa 0.8 us / 6 GB/s: the same through the socket interconnect (UPI/Infinity Fabric): one more hop,
 //   ~60% of the local copy bandwidth (STREAM-style remote/local ratios on 2-socket x86).
 // - network 15 us / 2 GB/s: TCP. Chorus's own TCP measures 9.9 us per 8-byte exchange and ~2 GB/s on loopback
-//   (perf/RESULTS.md); between hosts a NIC and a switch add a few microseconds (25 GbE: ~3 GB/s line rate).
+//   (perf/results/peers.md); between hosts a NIC and a switch add a few microseconds (25 GbE: ~3 GB/s line rate).
 // - rdma 2 us / 12 GB/s: verbs over 100 Gb/s InfiniBand/RoCE (ib_write_lat ~1-2 us, ib_write_bw ~12 GB/s).
 // - cuda_ipc 3 us / 100 GB/s: GPU to GPU on one host over NVLink through CUDA IPC handles (cudaMemcpy launch
 //   ~3 us; NVLink 3/4 gives 100+ GB/s per direction, PCIe 4 x16 ~25 GB/s when there is no NVLink).

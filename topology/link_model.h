@@ -30,12 +30,13 @@ struct LinkParams {
   double peakGBs = 0;
   // Messages longer than one frame (frameBytes of payload: 1448 for TCP at a 1500-byte MTU) cost multiFrameUs more
   // than the latency where ranks exchange them (likely: the receiving kernel acknowledges them at once rather than
-  // with the reply; the topology lab measures it, docs/cost_model.md). 0: not modelled.
+  // with the reply; the topology lab measures it: docs/cost_model.md, "Messages longer than one frame"). 0: not
+  // modelled.
   double frameBytes = 0;
   double multiFrameUs = 0;
   // A one-way message's time per call when calls come back to back (a 2-rank chain broadcast, measured), which a
-  // streamed chain's first hop costs in place of kChainFirstHop of the latency (algorithms/selection/cost_model.cc).
-  // 0: not measured.
+  // streamed chain's first hop costs in place of kChainFirstHop of the latency (docs/cost_model.md, "Streamed
+  // chains"). 0: not measured.
   double chainUs = 0;
   bool operator==(const LinkParams&) const = default;
 };

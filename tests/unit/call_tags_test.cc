@@ -73,7 +73,7 @@ TEST(CallTagsTest, DifferentCallsOrPositionsGetDifferentTags) {
   d.begin(collective(Collective::kAllReduce));
   d.begin(collective(Collective::kAllReduce));
   EXPECT_NE(c.sendTag(1), d.recvTag(0));  // one call behind
-  // Roots above 63 no longer alias (the old tag packed the root into 6 bits).
+  // Roots above 63 do not alias (as they would in a tag that packed the root into 6 bits).
   CallTags e(200, true), f(200, true);
   e.begin(collective(Collective::kBroadcast, 1));
   f.begin(collective(Collective::kBroadcast, 65));

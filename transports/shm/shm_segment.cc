@@ -38,8 +38,9 @@ std::string uniqueName() {
 }  // namespace
 
 // A process's first touch of each page of a shared mapping costs ~2-3 us here even after MAP_POPULATE (4 MiB: 2.5 ms
-// to write, 2 ms to read). Untouched, a ring's first lap paid it inside calls: at 4 ranks the first 16 allreduces of
-// 64 KiB took 200-1400 us each instead of 30. Zeroing pages that are zero already changes nothing a peer can see.
+// to write, 2 ms to read). Untouched, a ring's first lap pays it inside calls, several times their usual time
+// (perf/results/small_calls.md, "The shared-memory ring's first lap"). Zeroing pages that are zero already changes
+// nothing a peer can see.
 void ShmSegment::touchPages(void* from, size_t bytes) { std::memset(from, 0, bytes); }
 
 ShmSegment ShmSegment::create(size_t ringBytes, const std::string& context, bool* noSpace) {

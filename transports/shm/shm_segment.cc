@@ -38,7 +38,7 @@ std::string uniqueName() {
 }  // namespace
 
 // A process's first touch of each page of a shared mapping costs ~2-3 us here even after MAP_POPULATE (4 MiB: 2.5 ms
-// to write, 2 ms to read). Untouched, a ring's first lap pays it inside calls, several times their usual time
+// to write, 2 ms to read). Untouched, a ring's first lap pays it inside calls, up to tens of times their usual time
 // (perf/results/small_calls.md, "The shared-memory ring's first lap"). Zeroing pages that are zero already changes
 // nothing a peer can see.
 void ShmSegment::touchPages(void* from, size_t bytes) { std::memset(from, 0, bytes); }

@@ -5,7 +5,8 @@
 // process's streams on a few hardware queues (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default), in order within each:
 // where the held stream shares a queue with one of Chorus's, that stream's work waits behind the hold, and the
 // call never ends. On an H100, with CUDA_DEVICE_MAX_CONNECTIONS=1 or 2, and under MPS, a 2-rank 8-byte device
-// allreduce hangs; with the default 8, and under MPS with 32, none does (perf/results/gpu.md).
+// allreduce hangs; with the default 8, and under MPS with 32, none does (perf/results/gpu.md, "Device calls that
+// hung").
 // Where the hazard exists, device calls block their caller instead (CHORUS_DEVICE_CALLS, docs/device_calls.md).
 #pragma once
 

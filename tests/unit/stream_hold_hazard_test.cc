@@ -1,6 +1,6 @@
 // When holding a stream until a device call ends is unsafe (device/stream_hold_hazard.h), and the emulated device
 // sharing its hardware queues as a GPU does under CUDA_DEVICE_MAX_CONNECTIONS: a wait at the head of a queue holds
-// every stream on it, as it does on an H100 (perf/results/gpu.md).
+// every stream on it, as it does on an H100 (perf/results/gpu.md, "Device calls that hung").
 #include "device/stream_hold_hazard.h"
 
 #include <gtest/gtest.h>

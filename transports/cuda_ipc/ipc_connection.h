@@ -18,7 +18,8 @@ namespace chorus {
 // the ring's shape; there are no slots as such). The communicator makes a piece one device slice
 // (CHORUS_DEVICE_CHUNK_SIZE, 8 MiB by default): what a piece costs besides its bytes (a copy launch, an event
 // poll, two control messages through the progress thread) is 15-20 us on an H200, where 1 MiB copies in a few
-// us, so small pieces hold an allreduce to a fraction of what pieces of a whole slice reach (perf/results/gpu.md).
+// us, so small pieces hold an allreduce to a fraction of what pieces of a whole slice reach (perf/results/gpu.md,
+// "Device slices and IPC pieces").
 // Four in flight still overlap the copy in, the control round trip and the copy out, and hold four times what a
 // default shared-memory pair does (CHORUS_SHM_BUFFER, 1 MiB), so every algorithm that posts sends ahead of its
 // receives on shared memory can do so here. kIpcSlotBytes is the piece of callers that name none (tests).

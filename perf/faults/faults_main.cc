@@ -1,7 +1,7 @@
 // chorus-faults: stages each failure mode several times and prints the median time from fault to error.
 //   chorus-faults [--runs N] [--ranks N] [--chorusrun PATH] [MODE...]
 //   MODE: timeout dead-peer abort mismatch launcher elastic
-// Not a test (tests assert the bounds); this is the measurement behind the numbers in perf/RESULTS.md.
+// Not a test (tests assert the bounds); this is the measurement behind the numbers in perf/results/elastic.md.
 #include <unistd.h>
 
 #include <algorithm>

@@ -2,9 +2,10 @@
 # The GPU checklist (README "GPU"): the GPU tests, the reduction kernels against the device copy, and a two-rank
 # device allreduce sweep, plus the figures that say where device calls' time goes (slice size, small-call latency,
 # every collective at 64 MiB), then the same allreduce figures under MPS where the machine has it (two ranks on
-# one GPU otherwise pay for its context switches: perf/RESULTS.md, session 15). For a machine with a CUDA GPU, from
-# a build configured with -DCHORUS_CUDA=ON, or a copy of its four programs at the same paths under BUILD_DIR (a
-# build carried to a device machine: then the GPU test binary runs directly, filtered as ctest would).
+# one GPU otherwise pay for its context switches: perf/results/gpu.md, "Two contexts on one GPU, and MPS"; the
+# figures of earlier runs are in that file too). For a machine with a CUDA GPU, from a build configured with
+# -DCHORUS_CUDA=ON, or a copy of its four programs at the same paths under BUILD_DIR (a build carried to a device
+# machine: then the GPU test binary runs directly, filtered as ctest would).
 #
 #   perf/scripts/gpu_checklist.sh BUILD_DIR [LOG_DIR]
 #

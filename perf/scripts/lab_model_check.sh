@@ -9,7 +9,8 @@
 # of a Williams design, the median kept. With 2, the default and the very algorithm it chose came out up to 1.19x
 # apart (4x1, 4 KiB).
 # JOBS (default 5): the sizes up to 64 KiB are measured in this many jobs and each row's median kept (chorus-lab
-# sweep --jobs): in one job, two communicators of the same algorithm kept up to 8% apart at 64-512 B (session 31).
+# sweep --jobs): in one job, two communicators of the same algorithm kept up to 8% apart at 64-512 B
+# (perf/results/cost_model_lab.md, "How far one check is from the next"). Figures: perf/results/cost_model_lab.md.
 set -euo pipefail
 build=${1:-build}
 out=${2:-/tmp/chorus-lab-model}

@@ -1,5 +1,5 @@
-// MSG_ZEROCOPY against plain copied sends over one TCP connection (issue 18's "tools that help"; perf/RESULTS.md,
-// session 17). The sender pushes TOTAL bytes in MSG-byte sends from a ring of 8 buffers, copied or with
+// MSG_ZEROCOPY against plain copied sends over one TCP connection (figures: perf/results/tcp.md, "MSG_ZEROCOPY").
+// The sender pushes TOTAL bytes in MSG-byte sends from a ring of 8 buffers, copied or with
 // MSG_ZEROCOPY (reaping the kernel's completions before a buffer is reused), and prints the rate, the CPU time it
 // took, and how many zerocopy sends the kernel reports having copied anyway (SO_EE_CODE_ZEROCOPY_COPIED, which it
 // does whenever the receiving socket is on this machine: loopback and veth alike).

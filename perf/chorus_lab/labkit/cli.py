@@ -176,8 +176,9 @@ def cmd_run(args, tools_dir):
 
 def remeasure(lab, perf, bind, cluster_path, topo_path):
     """The lab's figures measured again after a sweep, and the model's cluster file rewritten with the mean of before
-    and after: the machine changes state for minutes at a time (session 28's checks: Chorus's per-message time 9.3-
-    16.5 us from lab to lab, in clusters), and a sweep lasts about a minute (docs/cost_model.md)."""
+    and after: the machine changes state for minutes at a time (in one day's checks Chorus's per-message time came
+    out at 9.3-16.5 us from lab to lab, in clusters), and a sweep lasts about a minute (docs/cost_model.md;
+    perf/results/cost_model_lab.md, "How far one check is from the next")."""
     before = (lab.alpha_us, lab.chain_us, lab.context_switch_us)
     model.measure_link(lab, perf, bind)
     after = (lab.alpha_us, lab.chain_us, lab.context_switch_us)

@@ -35,7 +35,7 @@ def split_scheduler_wait(spec, crowded_alpha, pair_alpha):
     """(latency, context switch) for the model where a host's ranks outnumber its cores: the link's own latency is the
     pair's per-message time, and what every rank's ring took more per message is the scheduler's wait, per
     oversubscription of the cores (the model's context_switch_us: its dependent steps pay it, calls streamed back to
-    back do not). At 2 hosts x 2 on one core each (session 26): 26 us per message over all ranks, 14 over the pair."""
+    back do not). At 2 hosts x 2 on one core each: 26 us per message over all ranks, 14 over the pair."""
     over = crowding(spec) - 1
     if over <= 0 or pair_alpha is None or crowded_alpha is None:
         return crowded_alpha, None
@@ -89,8 +89,8 @@ def measure_pair(lab, perf, bind=True, crowded=False):
     too, for split_scheduler_wait), each the median of five runs taken in turn, so that a spell of the machine falls
     on all of them. (None, None, None) when chorus-perf is missing or the lab has one host.
     Five runs of 1000 calls: one disturbed run (seen: 251 us) must not set a figure, nor one lucky one (with four
-    ranks on two cores, three runs of 200 calls gave 37-66 us from one lab to the next, session 20). The two figures
-    move apart: in session 28's checks the per-message time came out at 9.3-16.5 us from lab to lab, in two clusters
+    ranks on two cores, three runs of 200 calls gave 37-66 us from one lab to the next). The two figures
+    move apart: in one day's checks the per-message time came out at 9.3-16.5 us from lab to lab, in two clusters
     (11-13 and 16), while 2-host chain reduces and broadcasts took 7.1-9.6 us in labs of either (docs/cost_model.md)."""
     if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
         return None, None, None
@@ -146,7 +146,7 @@ def measure_multi_frame(lab, perf, bind=True):
     model's multi_frame_us. Measured on the unshaped links (Lab.up's `unshaped` step), so that no rate bounds the
     calls: a 2-rank recursive-doubling allreduce, whose ranks exchange the whole buffer at once, of each size, 2000
     calls after 100 (past TCP's quick acknowledgements at a connection's start, which every message pays); the
-    median of five runs' differences (session 28: 1.0-4.2 us across 15 labs; 3.5-5.4 by hand at 1 and 10 Gbit/s
+    median of five runs' differences (1.0-4.2 us across one check's 15 labs; 3.5-5.4 by hand at 1 and 10 Gbit/s
     alike; a ping-pong shows no step, 0.1-0.9 us, nor did 15-call runs). None when it cannot be measured."""
     if len(lab.spec.hosts) < 2 or not os.path.exists(perf):
         return None

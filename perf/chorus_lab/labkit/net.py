@@ -96,7 +96,8 @@ def probe_capacity(tag, seconds=1.0):
     """Bytes per second one TCP stream moves from host 1 to host 0 before any shaping: what this machine's CPUs let
     the lab carry. A shaped rate close to it means results may be CPU-bound, not link-bound."""
     # Into one buffer: a fresh 1 MiB object per recv made the probe measure page faults, not the link (0.4-0.5 GB/s
-    # against Chorus's 2.5 GB/s between the same hosts, session 28).
+    # against Chorus's 2.5 GB/s between the same hosts: perf/results/cost_model_lab.md, "How far one check is
+    # from the next").
     server = _server(plan.host_ns(tag, 0), plan.address(0), CAPACITY_PORT, """n = 0
 buf = bytearray(1 << 20)
 while True:

@@ -19,7 +19,7 @@ BUS_FACTOR = {"allreduce": lambda n: 2 * (n - 1) / n, "reducescatter": lambda n:
 def steady_run_ms(spec):
     """How long each algorithm's run of calls lasts (chorus-perf --min-ms): ten times what the links' token bucket
     (plan.tbf_burst) takes to refill, so that the run times the pace an application repeating the call keeps, not
-    the burst the bucket saved up while other algorithms ran (session 20: a 2-host 4 KiB recursive-doubling
+    the burst the bucket saved up while other algorithms ran (measured: a 2-host 4 KiB recursive-doubling
     allreduce timed 22 us in runs of 5 calls between other algorithms' runs, faster than 1 Gbit/s can carry its 4
     KiB). At least 2 ms."""
     return max(2, math.ceil(10 * plan.tbf_burst(spec.rate_bps) * 8 / spec.rate_bps * 1e3))
@@ -61,7 +61,8 @@ def median_rows(tables):
     over the jobs that timed it (of an even count, the mean of the middle two), in the first table's order.
     Why jobs and not more rounds: at 2 hosts x 2 and 64-512 B, two communicators running the same algorithm in one
     job kept 0.92-1.08 apart over 8 rounds, and ring and hierarchical traded places from one job to the next
-    (perf/RESULTS.md, session 31): each job's communicators carry a bias of their own that rounds do not average."""
+    (perf/results/selection.md, "How `chorus-perf --algos` measures"): each job's communicators carry a bias of
+    their own that rounds do not average."""
     times, order = {}, []
     for rows in tables:
         for nbytes, algo, t in rows:

@@ -6,8 +6,8 @@
 // above the group's total fuse it as the configured one does and are not tried. Fusion saves a call's latency per
 // tensor but packs, unpacks, and reduces larger buffers, which run slower per byte where smaller ones stayed in cache,
 // so the best threshold depends on the group (perf/results/compression_fusion.md, "The fusion threshold"). Like the
-// algorithm table, this is bookkeeping only: the communicator times each group and agrees each stage's times across ranks before
-// finishStage(), so that every rank fuses alike.
+// algorithm table, this is bookkeeping only: the communicator times each group and agrees each stage's times across
+// ranks before finishStage(), so that every rank fuses alike.
 #pragma once
 
 #include <cstddef>

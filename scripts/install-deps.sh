@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package Chorus needs to build, test and benchmark. Idempotent; needs root.
+# Installs the Debian 12 packages Chorus needs. Idempotent; needs root.
+#   scripts/install-deps.sh             everything: build, tests, sanitizers, the torch backend, peers' tools
+#   scripts/install-deps.sh quickstart  only what the quick start's sweep needs: a compiler, CMake and the library's
+#                                       headers (no tests, no torch, no plotting: chorus-perf draws its own SVG)
 set -euo pipefail
-PKGS=(build-essential cmake ninja-build pkg-config git procps iproute2
-      libboost-dev libboost-system-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-      libhwloc-dev libcli11-dev nlohmann-json3-dev libibverbs-dev rdma-core libssl-dev
-      clang libclang-rt-dev python3
-      # The torch.distributed backend (python/) and its pytest suite (Debian's torch is /usr/bin/python3's); plots.
-      python3-torch libtorch-dev pybind11-dev python3-dev python3-pytest python3-matplotlib
-      # Multipath TCP beside Chorus's own striping (mptcpize, perf/scripts/multirail_bench.sh).
-      mptcpize
-      # The loopback ceiling that perf/scripts/steady_bench.sh measures beside each job.
-      iperf3)
+# The library and its tools.
+BUILD=(g++ cmake ninja-build pkg-config libboost-dev libssl-dev nlohmann-json3-dev
+       # hwloc: packages, NUMA nodes, caches and NICs (without it, one package and one NUMA node are assumed);
+       # rdma-core's verbs header, for the ib transport (the library itself is loaded at run time).
+       libhwloc-dev libibverbs-dev)
+# The test suite and the work around it.
+TESTS=(build-essential git procps iproute2 libboost-system-dev libgtest-dev libgmock-dev googletest
+       libbenchmark-dev libcli11-dev rdma-core clang libclang-rt-dev python3
+       # The torch.distributed backend (python/) and its pytest suite (Debian's torch is /usr/bin/python3's); plots.
+       python3-torch libtorch-dev pybind11-dev python3-dev python3-pytest python3-matplotlib
+       # Multipath TCP beside Chorus's own striping (mptcpize, perf/scripts/multirail_bench.sh).
+       mptcpize
+       # The loopback ceiling that perf/scripts/steady_bench.sh measures beside each job.
+       iperf3)
+case "${1:-all}" in
+  quickstart) PKGS=("${BUILD[@]}") ;;
+  all) PKGS=("${BUILD[@]}" "${TESTS[@]}") ;;
+  *) echo "usage: $0 [quickstart|all]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,4 +1,4 @@
-/* Chorus: collective communication for host (and later device) buffers. C ABI, shaped after NCCL. */
+/* Chorus: collective communication for host and CUDA device buffers. C ABI, shaped after NCCL. */
 #ifndef CHORUS_CHORUS_H_
 #define CHORUS_CHORUS_H_
 

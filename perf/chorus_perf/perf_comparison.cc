@@ -45,8 +45,8 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
       synchronizeHostStream();
       // --min-ms: runs after the warm-up tell how long one call takes, the second a quarter of --min-ms long (the
       // warm-up's own time does not, nor a run of a few calls: the job's first calls take 5-50x the later ones, and
-      // a few calls of 8 B time the ranks' skew leaving the barrier; session 20, the first column at 8 B timed 2
-      // calls a run and came out 3-13x the others).
+      // a few calls of 8 B time the ranks' skew leaving the barrier: a first column at 8 B timed 2 calls a run
+      // and came out 3-13x the others).
       if (options_.minMs > 0) {
         double perCall = timeCalls(buffers, layout.count, options_.iters);
         if (const int longer = itersLasting(perCall) / 4; longer > options_.iters) {

@@ -1,5 +1,5 @@
-// chorus-perf's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -r -h) plus --csv, --json, --device,
-// --algos and --rounds.
+// chorus-perf's command line: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -r -h) plus --csv, --json, --plot,
+// --device, --algos and --rounds.
 // Header-only and free of library calls, so that tests/unit/perf_args_test.cc can exercise it.
 #pragma once
 
@@ -32,6 +32,7 @@ struct PerfOptions {
   int root = 0;
   std::string csvPath;   // empty: no CSV file
   std::string jsonPath;  // empty: no JSON file
+  std::string plotPath;  // empty: no SVG plot
   bool deviceBuffers = false;  // --device gpu: buffers in device memory, calls on a stream
   // --algos: the algorithms compared side by side, "default" (the selection, or CHORUS_ALGO as set) first; empty:
   // the usual sweep. Each gets its own communicator; their calls alternate in `rounds` rounds of `iters` each.
@@ -90,6 +91,7 @@ inline std::string perfUsage() {
          "                             on transparent huge pages where the kernel grants them (huge)\n"
          "      --csv FILE             also write one CSV record per size to FILE\n"
          "      --json FILE            also write one JSON record per size to FILE\n"
+         "      --plot FILE            also write the bus bandwidth against size as an SVG plot to FILE\n"
          "      --device host|gpu      where the buffers live (default host); gpu: device memory and a stream,\n"
          "                             the CUDA device or, with CHORUS_DEVICE_EMULATION=1, the emulated one\n"
          "      --algos LIST           compare algorithms (e.g. ring,tree,halving_doubling) with the default\n"
@@ -217,6 +219,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
     kRoot,
     kCsv,
     kJson,
+    kPlot,
     kDevice,
     kAlgos,
     kRounds,
@@ -237,7 +240,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       {Id::kRoot, 'r', "root"},           {Id::kCsv, '\0', "csv"},          {Id::kJson, '\0', "json"},
       {Id::kDevice, '\0', "device"},     {Id::kAlgos, '\0', "algos"},     {Id::kRounds, '\0', "rounds"},
       {Id::kMinMs, '\0', "min-ms"},     {Id::kGroup, '\0', "group"},      {Id::kStream, '\0', "stream"},
-      {Id::kPages, '\0', "pages"},
+      {Id::kPages, '\0', "pages"},       {Id::kPlot, '\0', "plot"},
   };
   std::optional<Collective> collective;
   bool sawStepBytes = false;
@@ -352,8 +355,9 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       }
       case Id::kCsv:
       case Id::kJson:
+      case Id::kPlot:
         if (v.empty()) return badValue("expected a file name");
-        (flag->id == Id::kCsv ? o.csvPath : o.jsonPath) = std::string(v);
+        (flag->id == Id::kCsv ? o.csvPath : flag->id == Id::kJson ? o.jsonPath : o.plotPath) = std::string(v);
         break;
       case Id::kStream:
         if (v == "none") {
@@ -404,8 +408,8 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
   if (o.deviceBuffers && o.stream != PerfOptions::Stream::kNone) {
     return fail("--stream host is for host buffers; --device gpu calls go on a CUDA stream");
   }
-  if (!o.algos.empty() && (!o.csvPath.empty() || !o.jsonPath.empty())) {
-    return fail("--algos prints its own table; --csv and --json are for the usual sweep");
+  if (!o.algos.empty() && (!o.csvPath.empty() || !o.jsonPath.empty() || !o.plotPath.empty())) {
+    return fail("--algos prints its own table; --csv, --json and --plot are for the usual sweep");
   }
   return out;
 }

@@ -35,6 +35,7 @@ struct SizeRecord {
   ModeResult outOfPlace;
   ModeResult inPlace;
   bool hasInPlace = true;  // false: the collective has no in-place form ("-" in the table, empty in CSV, null in JSON)
+  std::string_view algorithm;  // what the out-of-place calls ran ("" for point-to-point); a static name
 };
 
 // Fills the bandwidth fields of r from its time, as nccl-tests does (GB/s = 1e9 B/s).
@@ -179,7 +180,7 @@ inline std::string formatComparisonFooter(uint64_t totalWrong, double worstRatio
 
 inline std::string csvHeader() {
   return "collective,ranks,bytes,count,type,op,root,oop_time_us,oop_algbw_gbs,oop_busbw_gbs,oop_wrong,"
-         "ip_time_us,ip_algbw_gbs,ip_busbw_gbs,ip_wrong\n";
+         "ip_time_us,ip_algbw_gbs,ip_busbw_gbs,ip_wrong,algorithm\n";
 }
 
 // One CSV line for r (an unchecked #wrong is an empty field).
@@ -190,7 +191,8 @@ inline std::string csvRecord(const SizeRecord& r) {
   };
   return detail::formatted("%s,%d,%zu,%zu,%s,%s,%d", std::string(r.collective).c_str(), r.nranks, r.bytes, r.count,
                            std::string(r.type).c_str(), std::string(r.op).c_str(), r.root) +
-         mode(r.outOfPlace) + (r.hasInPlace ? mode(r.inPlace) : std::string(",,,,")) + "\n";
+         mode(r.outOfPlace) + (r.hasInPlace ? mode(r.inPlace) : std::string(",,,,")) + "," +
+         std::string(r.algorithm) + "\n";
 }
 
 // One JSON object for r, on one line without a trailing comma (an unchecked #wrong is null).
@@ -209,7 +211,7 @@ inline std::string jsonRecord(const SizeRecord& r) {
          (r.hasInPlace ? mode("ip", r.inPlace)
                        : std::string(", \"ip_time_us\": null, \"ip_algbw_gbs\": null, \"ip_busbw_gbs\": null, "
                                      "\"ip_wrong\": null")) +
-         "}";
+         ", \"algorithm\": \"" + std::string(r.algorithm) + "\"}";
 }
 
 }  // namespace chorus::perf

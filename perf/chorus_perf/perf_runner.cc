@@ -8,6 +8,10 @@
 #include <string>
 #include <utility>
 
+#include "perf/chorus_perf/engine_facts.h"
+#include "perf/chorus_perf/svg_plot.h"
+#include "perf/chorus_perf/sweep_summary.h"
+
 namespace chorus::perf {
 
 namespace {
@@ -76,6 +80,7 @@ PerfRunner::~PerfRunner() {
   if (hostStream_ != nullptr) chorusHostStreamDestroy(hostStream_);
   if (csv_ != nullptr) std::fclose(csv_);
   if (json_ != nullptr) std::fclose(json_);
+  if (plot_ != nullptr) std::fclose(plot_);
 }
 
 void PerfRunner::require(chorusResult_t result, const char* call, chorusComm_t on) {
@@ -143,6 +148,7 @@ int PerfRunner::setUp(const std::vector<size_t>& sizes) {
   if (rank_ == 0 && status == 0) {
     if (!options_.csvPath.empty() && (csv_ = openOutput(options_.csvPath, "--csv")) == nullptr) status = 2;
     if (!options_.jsonPath.empty() && (json_ = openOutput(options_.jsonPath, "--json")) == nullptr) status = 2;
+    if (!options_.plotPath.empty() && (plot_ = openOutput(options_.plotPath, "--plot")) == nullptr) status = 2;
   }
   size_t maxSend = 0;
   size_t maxRecv = 0;
@@ -320,6 +326,7 @@ double PerfRunner::timeCalls(const CallBuffers& buffers, size_t count, int iters
   if (device_) onDevice("synchronizing the stream", [&] { device_->synchronize(); });
   synchronizeHostStream();
   const auto stop = std::chrono::steady_clock::now();
+  timedAlgorithm_ = lastAlgorithm(comm_);  // before the runner's own calls below replace it
   if (options_.stream == PerfOptions::Stream::kHost) {
     enqueueUsSum_ += maxOverRanks(std::chrono::duration<double, std::micro>(enqueued - start).count() / iters);
     ++enqueueSamples_;
@@ -509,6 +516,7 @@ int PerfRunner::run() {
     record.root = root_;
     planVectors(layout, i + 1);
     record.outOfPlace = measure(layout, Mode::kOutOfPlace, 2 * i + 1);
+    record.algorithm = timedAlgorithm_;
     record.hasInPlace = info_.hasInPlace;
     if (record.hasInPlace) record.inPlace = measure(layout, Mode::kInPlace, 2 * i + 2);
     for (const ModeResult* m : {&record.outOfPlace, &record.inPlace}) {
@@ -517,7 +525,10 @@ int PerfRunner::run() {
       busBandwidthSum += m->busBandwidthGBs;
       ++busBandwidthSamples;
     }
-    if (rank_ == 0) emit(record);
+    if (rank_ == 0) {
+      emit(record);
+      rows_.push_back(record);
+    }
   }
   if (json_ != nullptr) std::fputs("\n]\n", json_);
   if (rank_ == 0 && enqueueSamples_ > 0) {
@@ -527,7 +538,22 @@ int PerfRunner::run() {
   if (rank_ == 0) {
     std::fputs(formatTableFooter(totalWrong, busBandwidthSamples ? busBandwidthSum / busBandwidthSamples : 0).c_str(),
                stdout);
+    std::fputs(formatSweepSummary(rows_, transportsInUse(comm_)).c_str(), stdout);
     std::fflush(stdout);
+    if (plot_ != nullptr) {
+      std::string title = "chorus-perf ";
+      title.append(info_.name).append(", ").append(std::to_string(nranks_)).append(" ranks, ");
+      title.append(dataTypeName(options_.datatype));
+      if (info_.reduces) title.append(" ").append(redOpName(options_.op));
+      title.append(" (").append(transportsInUse(comm_)).append(")");
+      const std::string svg = svgBandwidthPlot(rows_, title);
+      const bool written = std::fputs(svg.c_str(), plot_) >= 0;
+      if (std::fclose(plot_) != 0 || !written) {
+        std::fprintf(stderr, "chorus-perf: cannot write --plot file '%s': %s\n", options_.plotPath.c_str(),
+                     std::strerror(errno));
+      }
+      plot_ = nullptr;
+    }
   }
   // Launchers stop the whole job when one rank exits non-zero: no rank leaves before rank 0 has printed.
   barrier();

@@ -84,8 +84,8 @@ class PerfRunner {
   // The runner's own barriers and reductions go to the base communicator, whichever column is timed: each column's
   // calls then start after the same barrier. Through the timed communicator, a forced hierarchical column began
   // after a hierarchical barrier, the default's after recursive doubling, and the ranks' skew leaving the barrier
-  // counted in each call's time (session 20: identical hierarchical calls timed 1.06-1.19x apart at 16 KiB-1 MiB);
-  // an autotuned column also tuned its barrier's size instead of the collective's.
+  // counted in each call's time (identical hierarchical calls timed up to 1.19x apart at 16 KiB-1 MiB); an
+  // autotuned column also tuned its barrier's size instead of the collective's.
   const chorusComm_t control_;
   const std::vector<chorusComm_t> comms_;
   const int rank_;
@@ -100,7 +100,10 @@ class PerfRunner {
   std::unique_ptr<DeviceMirror> device_;  // --device gpu: the buffers' device images and the stream
   std::FILE* csv_ = nullptr;
   std::FILE* json_ = nullptr;
+  std::FILE* plot_ = nullptr;  // --plot: opened at set-up (a bad path fails before the sweep), written at the end
   bool jsonFirstRecord_ = true;
+  std::vector<SizeRecord> rows_;     // rank 0: every row, for the summary and the plot
+  std::string_view timedAlgorithm_;  // what the last timed calls ran (read before the runner's own calls)
   chorusStream_t hostStream_ = nullptr;  // --stream host / host-each
   chorusEvent_t hostEvent_ = nullptr;
   double enqueueUsSum_ = 0;  // --stream host: the timed enqueues' mean times, summed over sizes and modes

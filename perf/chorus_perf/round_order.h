@@ -3,10 +3,10 @@
 // every column runs first equally often and follows every other column equally often.
 //
 // Why it matters: a run of calls leaves the machine in a state (scheduler, sockets, the token bucket of a lab link)
-// that the next column's run starts in. With the plain rotation used before (round r: r, r+1, ..., mod n) each
-// column always followed the same one: in the topology lab's 2x2, 8-512 B broadcasts, a column that followed the
-// chain ran 9-10 us and the same algorithm after the hierarchical one 11-12 (session 22), so two columns of one
-// algorithm came out 1.1-1.2x apart and the default/best ratio measured the order, not the default.
+// that the next column's run starts in. With a plain rotation (round r: r, r+1, ..., mod n) each column always
+// follows the same one: in the topology lab's 2x2, 8-512 B broadcasts, a column that followed the chain ran 9-10 us
+// and the same algorithm after the hierarchical one 11-12, so two columns of one algorithm came out 1.1-1.2x apart
+// and the default/best ratio measured the order, not the default.
 #pragma once
 
 #include <cstddef>

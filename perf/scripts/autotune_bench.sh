@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Autotune against a misled cost model (issue 19's benchmark): 4 ranks as 2 emulated hosts x 2, the model fed link
+# Autotune against a misled cost model: 4 ranks as 2 emulated hosts x 2, the model fed link
 # parameters that misdescribe this machine (the network as fast as 40 GB/s and 0.2 us; shared memory as slow as
 # 0.5 GB/s and 20 us), so that its default choice is wrong. chorus-perf --algos runs the default, an autotuned
 # communicator and every forced allreduce algorithm side by side, interleaved; the autotuned one is warmed up past

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Encryption on the wire against the same runs without it (issue 18's target: at least 0.6x): 2 ranks over TCP,
+# Encryption on the wire against the same runs without it (target: at least 0.6x): 2 ranks over TCP,
 # allreduce of SIZE, CHORUS_ENCRYPT=0 and =1 alternated ROUNDS times; prints each run, the medians of busbw and
 # their ratio.
 #   perf/scripts/encrypt_bench.sh BUILD_DIR [SIZE] [ROUNDS]    (default 64M, 5)

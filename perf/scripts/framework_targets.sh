@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The framework-API benchmarks of issue 14, in one sitting, alternating runs, medians:
+# The framework-API benchmarks (send/recv, alltoall, fusion), in one sitting, alternating runs, medians:
 #   send/recv      2 ranks: one-way 8-byte latency (half a ping-pong) and 64 MiB bandwidth, against Open MPI
 #   alltoall       2, 4 and 8 ranks (the last two oversubscribed), every size, against Open MPI (oversub_sweep.sh)
 #   fusion         2 ranks over TCP: a group of 64 allreduces of 4 KiB, one allreduce of 256 KiB, 64 ungrouped calls

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checklist (README "GPU"): the GPU tests, the reduction kernels against the device copy, and a two-rank
+# The GPU checklist (docs/gpus.md): the GPU tests, the reduction kernels against the device copy, and a two-rank
 # device allreduce sweep, plus the figures that say where device calls' time goes (slice size, small-call latency,
 # every collective at 64 MiB), then the same allreduce figures under MPS where the machine has it (two ranks on
 # one GPU otherwise pay for its context switches: perf/results/gpu.md, "Two contexts on one GPU, and MPS"; the

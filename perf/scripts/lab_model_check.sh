@@ -1,5 +1,5 @@
 #!/bin/bash
-# The cost model against the topology lab (issue 17): for each shape (2x1, 4x1, 2x2 at 1 Gbit/s) and each of
+# The cost model against the topology lab (docs/cost_model.md, "Checked against the lab"): for each shape (2x1, 4x1, 2x2 at 1 Gbit/s) and each of
 # allreduce, broadcast, reduce, allgather and reduce-scatter, a chorus-lab sweep of the default selection and every
 # algorithm of that collective, 8 B to 16 MiB; then lab_model_summary.py prints predicted/measured per algorithm,
 # the default's worst ratio to the best forced algorithm, and the busbw at 16 MiB as a share of the link.

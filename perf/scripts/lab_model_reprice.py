@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Re-prices recorded chorus-lab sweeps with a build's cost model, for changing the model without the lab: each
 sweep's measured times stand, its cluster.json (the links the lab measured) goes to that build's chorus-topo
---predict, and it prints per shape how many rows come within issue 17's bands (+/-30% up to 64 KiB, +/-20% from 1
+--predict, and it prints per shape how many rows come within the model's bands (+/-30% up to 64 KiB, +/-20% from 1
 MiB), the default's row priced as the algorithm the model now picks (as the sweep priced it), and, for shapes of
 more than one rank per host or more than two hosts, the worst forced/best of the algorithm the model would pick. The
 default's row holds only where the change moves no selection; the picks' forced rows hold either way.

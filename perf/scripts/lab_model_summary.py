@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Sums up chorus-lab sweeps against issue 17's targets: the model's predicted/measured time per algorithm (within
+"""Sums up chorus-lab sweeps against the model's targets: the model's predicted/measured time per algorithm (within
 +/-20% from 1 MiB, +/-30% up to 64 KiB), the default selection's time over the best forced algorithm's (at most
 1.10), and the default's busbw at the largest size as a share of the link's rate (at least 0.90).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# TCP over two NICs per host (issue 18's multi-rail target: striped 64 MiB busbw at least 1.8x one NIC's), beside
+# TCP over two NICs per host (target: striped 64 MiB busbw at least 1.8x one NIC's), beside
 # Multipath TCP: in the lab of perf/labs/two_nics.json (2 hosts, two 1 Gbit/s NICs each), a 2-rank allreduce
 #   one      CHORUS_SOCKET_IFNAME==eth0 (one NIC)
 #   striped  both NICs, striped by Chorus (the lab's own CHORUS_SOCKET_IFNAME)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18's steadiness check: JOBS jobs of a 2-rank 64 MiB TCP allreduce (`chorusrun -n 2 chorus-perf allreduce
+# The TCP steadiness check: JOBS jobs of a 2-rank 64 MiB TCP allreduce (`chorusrun -n 2 chorus-perf allreduce
 # -b 64M -e 64M -n 20 -w 5`, chorusrun's default binding unless CHORUSRUN_ARGS says otherwise), each followed by
 # `iperf3 --bidir` on loopback for 2 s, the loopback ceiling of the same sitting. Prints each job, then the max/min of
 # the jobs' busbw (target <= 1.15) and their median against iperf3's median per direction (target >= 95%).

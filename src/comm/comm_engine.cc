@@ -458,6 +458,7 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       if (io.wire().active()) agreeAfterWire(run);
       if (trial) recordTrial(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), io);
       if (trace) trace->recordCall(o, algorithmName(algo.id), io.sliceBytes(), start, CallTrace::nowUs(), times, fused);
+      lastAlgorithm_.store(algorithmName(algo.id), std::memory_order_relaxed);
     };
     if (pointToPoint_.size() == ops.size()) {
       // Sends and receives only: done.
@@ -577,6 +578,17 @@ bool CommEngine::callInProgress() {
 const char* CommEngine::lastError() {
   std::lock_guard<std::mutex> g(errorMutex_);
   return lastError_.c_str();
+}
+
+std::string CommEngine::transportsInUse() const {
+  std::string names;
+  for (int p = 0; p < size_; ++p) {
+    if (p == rank_ || !conns_[p]) continue;
+    const std::string name = transportRecord(peerTransports_[p]).name;
+    if (("," + names + ",").find("," + name + ",") != std::string::npos) continue;
+    names += (names.empty() ? "" : ",") + name;
+  }
+  return names;
 }
 
 std::string CommEngine::named(const std::string& message) const { return withCommName(config_.commName, message); }

@@ -116,6 +116,12 @@ class CommEngine {
   const char* lastError();
   // Records an error found by the C API before the call reached run() (bad arguments).
   void recordError(const std::string& message);
+  // The algorithm of the last collective this communicator ran ("" before any, and after point-to-point calls):
+  // what a tool reports beside its timings (chorus-perf's summary).
+  const char* lastAlgorithm() const { return lastAlgorithm_.load(std::memory_order_relaxed); }
+  // The transports that reach this rank's peers, distinct, in the order of the ranks they first reach ("shm",
+  // "shm,tcp"); "" for a world of one.
+  std::string transportsInUse() const;
 
  private:
   // A split child that shares `parent`'s connections, call lane, store and (same slice size) staging memory.
@@ -246,6 +252,7 @@ class CommEngine {
   std::shared_ptr<HostCallOrder> hostOrder_ = std::make_shared<HostCallOrder>();
   int wakeFd_ = -1;
   std::atomic<chorusResult_t> asyncError_{chorusSuccess};
+  std::atomic<const char*> lastAlgorithm_{""};  // a static name (algorithmName); set by the call runner
   std::string brokenBecause_;  // set once a failure leaves connections out of step
   Failure brokenFailure_ = Failure::kUnspecified;  // that failure's kind
   std::mutex errorMutex_;

@@ -2,7 +2,7 @@
 // allreduce, allgather and broadcast of adversarial float32 data across emulated hosts (CHORUS_TEST_HOSTS), so that
 // some links are TCP (compressed) and some shared memory (full precision). Checks that every rank holds the same
 // bits (checksums allgathered as integers, which are never compressed) and that the allreduce is within the
-// README's bound. Exits 0 and prints "compression right" when all holds.
+// docs/compression.md's bound. Exits 0 and prints "compression right" when all holds.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

@@ -159,7 +159,7 @@ def measure_multi_frame(lab, perf, bind=True):
 
 def network_link(lab):
     """The network class's figures: one NIC's rate (Chorus sends a peer pair's bytes over one interface until it
-    stripes them, issue 18), its latency (the lab file's, else Chorus's measured per-message time, else the socket
+    stripes them over rails), its latency (the lab file's, else Chorus's measured per-message time, else the socket
     round trip's), and tbf's token bucket: its burst passes at what the unshaped veth carries (measured when the lab
     comes up; without that figure the model prices the rate alone)."""
     latency = lab.model_latency_us()

@@ -21,10 +21,11 @@ if [ "${CHORUS_SKIP_SANITIZERS:-0}" = 1 ]; then
   phase "done (sanitizers skipped)"
   exit 0
 fi
-# Sanitizers within CI's 20-minute budget on 2 cores: the library and tools instrumented, the tests' own files not
-# (CHORUS_SANITIZE_TEST_CODE=OFF: what the sanitizers are there to check, at a fraction of the compile time), and
-# the case matrices sampled (CHORUS_TEST_CASE_SAMPLE: every test runs; instrumented reductions are 5-10x slower;
-# ASan keeps one case in 25, one in 20 until session 32, when a slower machine took CI to 25.8 minutes).
+# Sanitizers within CI's budget on 2 cores: the library and tools instrumented, the tests' own files not
+# (CHORUS_SANITIZE_TEST_CODE=OFF: what the sanitizers are there to check), and not even compiled again: each
+# sanitizer tree links the objects the plain tree compiled for its tests (CHORUS_TEST_OBJECTS_FROM;
+# tests/CMakeLists.txt compiles them alike in every tree). The case matrices are sampled (CHORUS_TEST_CASE_SAMPLE:
+# every test runs, one case in N of its matrix; instrumented reductions are 5-10x slower).
 # The test binaries run as two halves each, side by side, one process per half, rather than a process per test
 # under ctest: an instrumented process takes 0.3 s to start, which made up most of the unit tests' time (TSan: 317
 # test-seconds under ctest, 154 s in one process; ASan's collective tests 349 s under ctest, 234 in halves). The
@@ -60,7 +61,7 @@ sanitized_suite() {
   shift 5
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1" -DCHORUS_SANITIZE="$san" -DCHORUS_SANITIZE_TEST_CODE=OFF \
-    -DCHORUS_BUILD_BENCHMARKS=OFF >/dev/null
+    -DCHORUS_TEST_OBJECTS_FROM="$PWD/build" -DCHORUS_BUILD_BENCHMARKS=OFF >/dev/null
   # shellcheck disable=SC2086
   cmake --build "$dir" -j "$(nproc)" --target $targets
   (

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "tests/harness/build_tree.h"
 #include "tests/harness/process_world.h"
 
 namespace chorus::test {
@@ -30,7 +31,7 @@ TEST_P(ShrinkAfterKillTest, SurvivorsShrinkAndGoOnWithRightResults) {
   const auto& [nranks, hosts, victims, listed] = GetParam();
   ProcessWorldOptions o;
   o.nranks = nranks;
-  o.worker = CHORUS_ELASTIC_WORKER;
+  o.worker = buildTreePath("tests/chorus_elastic_worker");
   o.args = {"kill_and_shrink"};
   o.env = {{"CHORUS_TIMEOUT", "60"}, {"CHORUS_TEST_HOSTS", hosts}, {"CHORUS_TEST_VICTIMS", victims}};
   if (listed) o.env.emplace_back("CHORUS_TEST_LIST_VICTIMS", "1");
@@ -67,7 +68,7 @@ INSTANTIATE_TEST_SUITE_P(Worlds, ShrinkAfterKillTest,
 TEST(ShrinkByListTest, AHealthyCommunicatorLeavesOutTheListedRanks) {
   ProcessWorldOptions o;
   o.nranks = 5;
-  o.worker = CHORUS_ELASTIC_WORKER;
+  o.worker = buildTreePath("tests/chorus_elastic_worker");
   o.args = {"exclude"};
   o.env = {{"CHORUS_TIMEOUT", "60"}, {"CHORUS_TEST_HOSTS", "2"}, {"CHORUS_TEST_EXCLUDE", "1,3"}};
   o.deadline = 120s;

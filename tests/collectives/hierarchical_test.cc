@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "tests/harness/build_tree.h"
 #include "tests/harness/process_world.h"
 
 namespace chorus::test {
@@ -19,7 +20,7 @@ TEST_P(HierarchicalTest, MatchesTheReference) {
   const auto& [nranks, hosts, algo] = GetParam();
   ProcessWorldOptions o;
   o.nranks = nranks;
-  o.worker = CHORUS_COLLECTIVE_WORKER;
+  o.worker = buildTreePath("tests/chorus_collective_worker");
   o.args = {"rooted_and_allreduce"};
   o.env = {{"CHORUS_CHUNK_SIZE", "4096"}, {"CHORUS_TIMEOUT", "60"}, {"CHORUS_TEST_HOSTS", hosts},
            {"CHORUS_ALGO", algo}};
@@ -55,7 +56,7 @@ TEST_P(HierarchicalFrameworkTest, MatchesTheReference) {
   const auto& [nranks, hosts, algo] = GetParam();
   ProcessWorldOptions o;
   o.nranks = nranks;
-  o.worker = CHORUS_COLLECTIVE_WORKER;
+  o.worker = buildTreePath("tests/chorus_collective_worker");
   o.args = {"framework_calls"};
   o.env = {{"CHORUS_CHUNK_SIZE", "4096"}, {"CHORUS_TIMEOUT", "60"}, {"CHORUS_TEST_HOSTS", hosts},
            {"CHORUS_ALGO", algo}};
@@ -86,7 +87,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(LoneRankHostTest, EveryRankPlansTheSameWhenHostsTalkOverTcp) {
   ProcessWorldOptions o;
   o.nranks = 5;
-  o.worker = CHORUS_COLLECTIVE_WORKER;
+  o.worker = buildTreePath("tests/chorus_collective_worker");
   o.args = {"every_collective"};
   o.env = {{"CHORUS_CHUNK_SIZE", "4096"}, {"CHORUS_TIMEOUT", "60"}, {"CHORUS_TEST_HOSTS", "3"},
            {"CHORUS_TRANSPORT", "tcp"}, {"CHORUS_ALGO", ""}};

@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 
+#include "tests/harness/build_tree.h"
 #include "tests/harness/process_world.h"
 
 namespace chorus::test {
@@ -29,7 +30,7 @@ TEST_P(IbCollectivesTest, EveryCollectiveMatchesTheReference) {
   const IbWorld& w = GetParam();
   ProcessWorldOptions o;
   o.nranks = w.nranks;
-  o.worker = CHORUS_COLLECTIVE_WORKER;
+  o.worker = buildTreePath("tests/chorus_collective_worker");
   o.args = {"every_collective"};
   o.env = {{"CHORUS_CHUNK_SIZE", "4096"},  {"CHORUS_TIMEOUT", "60"},         {"CHORUS_TEST_HOSTS", w.hosts},
            {"CHORUS_IB_EMULATION", "1"},  {"CHORUS_TRANSPORT", w.transport}, {"CHORUS_ALGO", w.algo},

@@ -1,4 +1,5 @@
 // Collectives across processes (fork + exec of chorus_collective_worker), and the process-world harness itself.
+#include "tests/harness/build_tree.h"
 #include "tests/harness/process_world.h"
 
 #include <gtest/gtest.h>
@@ -19,7 +20,7 @@ double secondsSince(Clock::time_point start) { return std::chrono::duration<doub
 ProcessWorldOptions workerWorld(int nranks, const std::string& scenario, std::chrono::seconds deadline) {
   ProcessWorldOptions o;
   o.nranks = nranks;
-  o.worker = CHORUS_COLLECTIVE_WORKER;
+  o.worker = buildTreePath("tests/chorus_collective_worker");
   o.args = {scenario};
   o.env = {{"CHORUS_CHUNK_SIZE", "4096"}, {"CHORUS_TIMEOUT", "30"}};
   o.deadline = deadline;

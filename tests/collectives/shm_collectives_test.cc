@@ -13,6 +13,7 @@
 #include "tests/collectives/case_matrix.h"
 #include "tests/collectives/case_runner.h"
 #include "tests/collectives/suite_knobs.h"
+#include "tests/harness/build_tree.h"
 #include "tests/harness/process_world.h"
 
 namespace chorus::test {
@@ -77,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(Worlds, ShmThreadWorldTest, ::testing::Values(2, 3, 4, 
 ProcessWorldOptions shmWorld(int nranks, const std::string& scenario, const std::string& transport) {
   ProcessWorldOptions o;
   o.nranks = nranks;
-  o.worker = CHORUS_COLLECTIVE_WORKER;
+  o.worker = buildTreePath("tests/chorus_collective_worker");
   o.args = {scenario};
   o.env = {{"CHORUS_CHUNK_SIZE", "4096"},
            {"CHORUS_TIMEOUT", "30"},

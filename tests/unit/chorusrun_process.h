@@ -25,6 +25,7 @@
 
 #include "core/bootstrap/store.h"
 #include "core/params.h"
+#include "tests/harness/build_tree.h"
 #include "topology/host_identity.h"
 
 extern char** environ;
@@ -43,7 +44,8 @@ inline std::string passedLineOf(int rank) {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-inline constexpr const char* kChorusrun = CHORUS_BINARY_DIR "/launcher/chorusrun";
+// The build tree's launcher (the one these tests exercise).
+inline std::string chorusrunPath() { return chorus::test::buildTreePath("launcher/chorusrun"); }
 
 inline double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -63,7 +65,7 @@ struct RunResult {
 class ChorusrunProcess {
  public:
   explicit ChorusrunProcess(const std::vector<std::string>& args, const std::vector<std::string>& extraEnv = {}) {
-    std::vector<std::string> argvStrings = {kChorusrun};
+    std::vector<std::string> argvStrings = {chorusrunPath()};
     argvStrings.insert(argvStrings.end(), args.begin(), args.end());
     std::vector<std::string> envStrings;
     for (char** e = environ; *e; ++e) envStrings.emplace_back(*e);
@@ -82,7 +84,7 @@ class ChorusrunProcess {
       ::dup2(devNull, STDIN_FILENO);
       ::dup2(outPipe[1], STDOUT_FILENO);
       ::dup2(errPipe[1], STDERR_FILENO);
-      ::execve(kChorusrun, argv.data(), envp.data());
+      ::execve(argv[0], argv.data(), envp.data());
       ::_exit(126);
     }
     EXPECT_GT(pid_, 0) << std::strerror(errno);

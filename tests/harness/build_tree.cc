@@ -1,0 +1,18 @@
+#include "tests/harness/build_tree.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace chorus::test {
+
+std::string buildTreePath(const std::string& relative) {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw std::runtime_error("cannot read /proc/self/exe: " + error.message());
+  // The test binaries live in <build>/tests/.
+  return (self.parent_path().parent_path() / relative).string();
+}
+
+}  // namespace chorus::test

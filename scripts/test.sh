@@ -61,9 +61,9 @@ sanitized_suite() {
   shift 5
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1" -DCHORUS_SANITIZE="$san" -DCHORUS_SANITIZE_TEST_CODE=OFF \
-    -DCHORUS_TEST_OBJECTS_FROM="$PWD/build" -DCHORUS_BUILD_BENCHMARKS=OFF >/dev/null
+    -DCHORUS_TEST_OBJECTS_FROM="$PWD/build" -DCHORUS_BUILD_BENCHMARKS=OFF >/dev/null || return 1
   # shellcheck disable=SC2086
-  cmake --build "$dir" -j "$(nproc)" --target $targets
+  cmake --build "$dir" -j "$(nproc)" --target $targets || return 1
   (
     cd "$dir"
     export CHORUS_TEST_CASE_SAMPLE=$sample UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

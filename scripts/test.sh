@@ -31,11 +31,17 @@ fi
 # test-seconds under ctest, 154 s in one process; ASan's collective tests 349 s under ctest, 234 in halves). The
 # halves are the tests taken alternately, passed as filters, not GTEST_SHARD_* (which the tests' own child
 # processes would inherit); a half's deadline is its own (the process worlds inside keep theirs).
-# halves BINARY: runs tests/BINARY in two halves; fails when either does, printing the end of its log.
+# halves BINARY [ALONE]: runs tests/BINARY in two halves; fails when either does, printing the end of its log. Tests
+# whose names match the regex ALONE run after them, in a process of their own: under TSan, a test that forks a child
+# which starts threads fails in a process where many threads came and went before it ("dup thread with used id").
 halves() {
-  local bin=$1 half pids=() rc=0 filters=("" "") i=0 name
+  local bin=$1 alone=${2:-} half pids=() rc=0 filters=("" "" "") i=0 name
   for name in $("./tests/$bin" --gtest_list_tests |
     awk '/^[^ ]/ && $1 ~ /\.$/ {suite = $1} /^  / && suite {print suite $1}'); do
+    if [ -n "$alone" ] && [[ $name =~ $alone ]]; then
+      filters[2]+="$name:"
+      continue
+    fi
     filters[i % 2]+="$name:"
     i=$((i + 1))
   done
@@ -43,12 +49,21 @@ halves() {
     timeout -k 10 900 "./tests/$bin" --gtest_filter="${filters[half]%:}" >"$bin-half-$half.log" 2>&1 &
     pids+=($!)
   done
-  for half in 0 1; do
+  for half in 0 1 2; do
+    if [ "$half" = 2 ]; then
+      [ -n "${filters[2]}" ] || break
+      timeout -k 10 300 "./tests/$bin" --gtest_filter="${filters[2]%:}" >"$bin-alone.log" 2>&1 &
+      pids+=($!)
+    fi
+    local log="$bin-half-$half.log"
+    [ "$half" = 2 ] && log="$bin-alone.log"
+    local label=${log#"$bin"-}
+    label=${label%.log}
     if wait "${pids[half]}"; then
-      grep -E '^\[(==========|  PASSED  )\]' "$bin-half-$half.log" | sed "s/^/$bin, half $half: /"
+      grep -E '^\[(==========|  PASSED  )\]' "$log" | sed "s/^/$bin, $label: /"
     else
-      echo "$bin, half $half, failed (exit $?): $PWD/$bin-half-$half.log"
-      tail -n 60 "$bin-half-$half.log"
+      echo "$bin, $label, failed (exit $?): $PWD/$log"
+      tail -n 60 "$log"
       rc=1
     fi
   done
@@ -70,7 +85,7 @@ sanitized_suite() {
       ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$lsan:print_suppressions=0" \
       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
     local bin rc=0
-    for bin in $binaries; do halves "$bin" || rc=1; done
+    for bin in $binaries; do halves "$bin" "${HALVES_ALONE:-}" || rc=1; done
     if [ $# -gt 0 ]; then ctest -j 2 --output-on-failure --timeout 900 "$@" || rc=1; fi
     exit $rc
   )
@@ -85,7 +100,7 @@ sanitized_suite build-asan address,undefined 25 "chorus_unit_tests chorus_collec
 # threads.) The collective suites under TSan (thread worlds, device calls, strangers, mismatches) run with
 # CHORUS_CI_FULL_SANITIZERS=1: within CI's 25 minutes on 2 cores there is room for one instrumented build of them.
 phase "TSan build and the unit tests"
-sanitized_suite build-tsan thread 5 chorus_unit_tests chorus_unit_tests || failed+=("TSan")
+HALVES_ALONE='Fork' sanitized_suite build-tsan thread 5 chorus_unit_tests chorus_unit_tests || failed+=("TSan")
 if [ "${CHORUS_CI_FULL_SANITIZERS:-0}" = 1 ]; then
   phase "fully instrumented ASan+UBSan and TSan suites"
   bash scripts/sanitize.sh address,undefined || failed+=("ASan+UBSan, fully instrumented")

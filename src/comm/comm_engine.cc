@@ -585,8 +585,7 @@ std::string CommEngine::transportsInUse() const {
   for (int p = 0; p < size_; ++p) {
     if (p == rank_ || !conns_[p]) continue;
     const std::string name = transportRecord(peerTransports_[p]).name;
-    if (("," + names + ",").find("," + name + ",") != std::string::npos) continue;
-    names += (names.empty() ? "" : ",") + name;
+    if (("," + names + ",").find("," + name + ",") == std::string::npos) names += (names.empty() ? "" : ",") + name;
   }
   return names;
 }

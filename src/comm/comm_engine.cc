@@ -436,6 +436,7 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       CHORUS_TRACE(rank_, describeCall(*current) << " and " << pointToPoint_.size() - 1 << " more point-to-point");
       const double start = trace ? CallTrace::nowUs() : 0;
       runPointToPoint(io, *callTags_, pointToPoint_, LazyDeadline::after(timeoutSeconds_));
+      lastAlgorithm_.store("", std::memory_order_relaxed);
       if (trace) {
         trace->recordCall(*current, nullptr, 0, start, CallTrace::nowUs(), times,
                           static_cast<int>(pointToPoint_.size()));

@@ -538,14 +538,15 @@ int PerfRunner::run() {
   if (rank_ == 0) {
     std::fputs(formatTableFooter(totalWrong, busBandwidthSamples ? busBandwidthSum / busBandwidthSamples : 0).c_str(),
                stdout);
-    std::fputs(formatSweepSummary(rows_, transportsInUse(comm_)).c_str(), stdout);
+    const std::string transports = transportsInUse(comm_);
+    std::fputs(formatSweepSummary(rows_, transports).c_str(), stdout);
     std::fflush(stdout);
     if (plot_ != nullptr) {
       std::string title = "chorus-perf ";
       title.append(info_.name).append(", ").append(std::to_string(nranks_)).append(" ranks, ");
       title.append(dataTypeName(options_.datatype));
       if (info_.reduces) title.append(" ").append(redOpName(options_.op));
-      title.append(" (").append(transportsInUse(comm_)).append(")");
+      title.append(" (").append(transports).append(")");
       const std::string svg = svgBandwidthPlot(rows_, title);
       const bool written = std::fputs(svg.c_str(), plot_) >= 0;
       if (std::fclose(plot_) != 0 || !written) {

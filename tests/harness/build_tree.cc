@@ -1,7 +1,5 @@
 #include "tests/harness/build_tree.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 

@@ -15,8 +15,17 @@ cmake --build build -j "$(nproc)"
 # The install tree must work too: a consumer builds against it with find_package and pkg-config.
 rm -rf build/test-install
 cmake --install build --prefix "$PWD/build/test-install" >/dev/null
+# The test binaries run as two halves each (halves, in scripts/gtest_halves.sh).
+source scripts/gtest_halves.sh
 phase "plain tests"
-(cd build && ctest -j 2 --output-on-failure --timeout 600)
+(
+  cd build
+  rc=0
+  halves chorus_unit_tests || rc=1
+  halves chorus_collective_tests || rc=1
+  ctest -j 2 --output-on-failure --timeout 600 -LE "unit|collective" || rc=1
+  exit $rc
+)
 if [ "${CHORUS_SKIP_SANITIZERS:-0}" = 1 ]; then
   phase "done (sanitizers skipped)"
   exit 0
@@ -24,51 +33,10 @@ fi
 # Sanitizers within CI's budget on 2 cores: the library and tools instrumented, the tests' own files not
 # (CHORUS_SANITIZE_TEST_CODE=OFF: what the sanitizers are there to check), and not even compiled again: each
 # sanitizer tree links the objects the plain tree compiled for its tests (CHORUS_TEST_OBJECTS_FROM;
-# tests/CMakeLists.txt compiles them alike in every tree). The case matrices are sampled (CHORUS_TEST_CASE_SAMPLE:
-# every test runs, one case in N of its matrix; instrumented reductions are 5-10x slower).
-# The test binaries run as two halves each, side by side, one process per half, rather than a process per test
-# under ctest: an instrumented process takes 0.3 s to start, which made up most of the unit tests' time (TSan: 317
-# test-seconds under ctest, 154 s in one process; ASan's collective tests 349 s under ctest, 234 in halves). The
-# halves are the tests taken alternately, passed as filters, not GTEST_SHARD_* (which the tests' own child
-# processes would inherit); a half's deadline is its own (the process worlds inside keep theirs).
-# halves BINARY [ALONE]: runs tests/BINARY in two halves; fails when either does, printing the end of its log. Tests
-# whose names match the regex ALONE run after them, in a process of their own: under TSan, a test that forks a child
-# which starts threads fails in a process where many threads came and went before it ("dup thread with used id").
-halves() {
-  local bin=$1 alone=${2:-} half pids=() rc=0 filters=("" "" "") i=0 name
-  for name in $("./tests/$bin" --gtest_list_tests |
-    awk '/^[^ ]/ && $1 ~ /\.$/ {suite = $1} /^  / && suite {print suite $1}'); do
-    if [ -n "$alone" ] && [[ $name =~ $alone ]]; then
-      filters[2]+="$name:"
-      continue
-    fi
-    filters[i % 2]+="$name:"
-    i=$((i + 1))
-  done
-  for half in 0 1; do
-    timeout -k 10 900 "./tests/$bin" --gtest_filter="${filters[half]%:}" >"$bin-half-$half.log" 2>&1 &
-    pids+=($!)
-  done
-  for half in 0 1 2; do
-    if [ "$half" = 2 ]; then
-      [ -n "${filters[2]}" ] || break
-      timeout -k 10 300 "./tests/$bin" --gtest_filter="${filters[2]%:}" >"$bin-alone.log" 2>&1 &
-      pids+=($!)
-    fi
-    local log="$bin-half-$half.log"
-    [ "$half" = 2 ] && log="$bin-alone.log"
-    local label=${log#"$bin"-}
-    label=${label%.log}
-    if wait "${pids[half]}"; then
-      grep -E '^\[(==========|  PASSED  )\]' "$log" | sed "s/^/$bin, $label: /"
-    else
-      echo "$bin, $label, failed (exit $?): $PWD/$log"
-      tail -n 60 "$log"
-      rc=1
-    fi
-  done
-  return $rc
-}
+# tests/CMakeLists.txt compiles them alike in every tree). Both are sampled, every test still running: the case
+# matrices (CHORUS_TEST_CASE_SAMPLE: one case in N of a matrix; instrumented reductions are 5-10x slower) and the
+# instances of parameterized tests (INSTANCE_SAMPLE: one world in 3 of each test, picked by the commit, so that
+# successive commits try the others; an instrumented world of 4-8 processes costs 1-3 s to start and connect).
 # sanitized_suite BUILD_DIR SANITIZERS SAMPLE "TARGETS" "TEST BINARIES" [ctest arguments for the other tests...]
 lsan=$PWD/tests/lsan.supp  # libcrypto's per-thread state (see the file)
 sanitized_suite() {
@@ -92,7 +60,7 @@ sanitized_suite() {
 }
 failed=()
 phase "ASan+UBSan build and whole suite"
-sanitized_suite build-asan address,undefined 25 "chorus_unit_tests chorus_collective_tests chorus-faults" \
+INSTANCE_SAMPLE=3 sanitized_suite build-asan address,undefined 25 "chorus_unit_tests chorus_collective_tests chorus-faults" \
   "chorus_unit_tests chorus_collective_tests" -LE "unit|collective" || failed+=("ASan+UBSan")
 # TSan: the unit tests (chorus_unit_tests), where the threaded machinery is tested piece by piece: the store server
 # and its sessions, handshakes, connections of every transport, emulated device streams and their progress threads,
@@ -100,7 +68,7 @@ sanitized_suite build-asan address,undefined 25 "chorus_unit_tests chorus_collec
 # threads.) The collective suites under TSan (thread worlds, device calls, strangers, mismatches) run with
 # CHORUS_CI_FULL_SANITIZERS=1: within CI's 25 minutes on 2 cores there is room for one instrumented build of them.
 phase "TSan build and the unit tests"
-HALVES_ALONE='Fork' sanitized_suite build-tsan thread 5 chorus_unit_tests chorus_unit_tests || failed+=("TSan")
+INSTANCE_SAMPLE=3 HALVES_ALONE='Fork' sanitized_suite build-tsan thread 5 chorus_unit_tests chorus_unit_tests || failed+=("TSan")
 if [ "${CHORUS_CI_FULL_SANITIZERS:-0}" = 1 ]; then
   phase "fully instrumented ASan+UBSan and TSan suites"
   bash scripts/sanitize.sh address,undefined || failed+=("ASan+UBSan, fully instrumented")

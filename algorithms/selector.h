@@ -1,6 +1,7 @@
-// The only place that decides which algorithm runs: for a call over the whole world, CHORUS_ALGO rules where they
-// apply, else the cost model's choice (selection/decision_table.h); for one level of a two-level call, the cost
-// model's choice for that level's group (within one host, or one rank per host).
+// Which algorithm the rules and the cost model name for a call (the call planner, selection/call_planner.h, asks it
+// where the tuner does not decide): for a call over the whole world, CHORUS_ALGO rules where they apply, else the
+// cost model's choice (selection/decision_table.h); for one level of a two-level call, the cost model's choice for
+// that level's group (within one host, or one rank per host).
 #pragma once
 
 #include <string>

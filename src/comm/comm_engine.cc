@@ -24,7 +24,6 @@
 #include "core/comm_config.h"
 #include "core/params.h"
 #include "device/poll_backoff.h"
-#include "algorithms/selection/world_costs.h"
 #include "topology/host_identity.h"
 #include "src/comm/link_probe.h"
 #include "topology/local_host.h"
@@ -55,13 +54,13 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
   deviceApi_ = &chorus::deviceApi();
   (void)deviceApi_->available();  // probes the driver now (once per process) rather than in the first call
   timeoutSeconds_ = config_.timeoutSeconds;
-  (void)AlgoRules::parse(config_.algo);  // a bad algorithm string fails before any network traffic
+  CallPlanner::checkSettings(config_);  // a bad algorithm string fails before any network traffic
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": init", "eventfd", errno);
   const Deadline deadline = Deadline::after(timeoutSeconds_);
   try {
     cards_ = connect(spec, deadline);
-    staging_ = std::make_shared<StagingMemory>(4, largestSlice(config_), 64 << 10);
+    staging_ = std::make_shared<StagingMemory>(4, CallPlanner::largestSlice(config_), 64 << 10);
   } catch (...) {
     close(wakeFd_);
     throw;
@@ -79,7 +78,7 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
   identity_ = spec.jobId + "/" + spec.keyPrefix;
   deviceApi_ = parent.deviceApi_;
   timeoutSeconds_ = config_.timeoutSeconds;
-  (void)AlgoRules::parse(config_.algo);
+  CallPlanner::checkSettings(config_);
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": split", "eventfd", errno);
   const Deadline deadline = Deadline::after(timeoutSeconds_);
@@ -114,9 +113,9 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
     // Salted with the identity: a frame of another communicator of the family on a shared connection never passes
     // for one of this one's.
     callTags_ = std::make_unique<CallTags>(size_, config_.checkMismatch, std::hash<std::string>{}(identity_));
-    staging_ = largestSlice(config_) <= parent.staging_->sliceBytes()
+    staging_ = CallPlanner::largestSlice(config_) <= parent.staging_->sliceBytes()
                    ? parent.staging_
-                   : std::make_shared<StagingMemory>(4, largestSlice(config_), 64 << 10);
+                   : std::make_shared<StagingMemory>(4, CallPlanner::largestSlice(config_), 64 << 10);
   } catch (...) {
     close(wakeFd_);
     throw;
@@ -141,7 +140,8 @@ void CommEngine::finishSetup(Deadline deadline) {
     configureWireCompression();
     learnTopology(cards_, deadline);
     startTrace(deadline);
-    startAutotune(planSelection(sameHostMedium_ == TransportMedium::kNetwork), deadline);
+    planCalls(sameHostMedium_ == TransportMedium::kNetwork);
+    loadAutotuneFile(deadline);
   } catch (...) {
     close(wakeFd_);
     throw;
@@ -343,23 +343,25 @@ void CommEngine::flushTrace() noexcept {
   }
 }
 
-CostInputs CommEngine::planSelection(bool sameHostOverNetwork) {
-  CostInputs in = costInputsFor(*world_, links_, sameHostOverNetwork, config_.chunkSize);
-  // Emulated hosts on one machine share its cores: each host gets its share of them, a fraction of one where they
-  // outnumber the cores.
-  in.coresPerHost = in.coresPerHost * in.maxRanksPerHost / std::max(1, localRanks_);
-  selector_ = std::make_unique<Selector>(config_.algo, in);
+void CommEngine::planCalls(bool sameHostOverNetwork) {
+  PlannerWorld w{*world_, links_};
+  w.sameHostOverNetwork = sameHostOverNetwork;
+  w.localRanks = localRanks_;
+  for (const auto& c : conns_) {
+    if (c) w.maxSockets = std::max(w.maxSockets, static_cast<int>(c->maxStripeWidth()));
+  }
+  planner_ = std::make_unique<CallPlanner>(rank_, config_, w);
   hierarchy_.chooseFlat = [this](const Op& op, int groupSize, bool acrossHosts) {
-    return selector_->chooseLevel(op, groupSize, acrossHosts).run;
+    return planner_->levelAlgorithm(op, groupSize, acrossHosts);
   };
   if (logLevel() >= LogLevel::kInfo && rank_ == 0) {
     std::ostringstream table;
-    selector_->table().print(table);
+    planner_->table().print(table);
+    const CostInputs& in = planner_->inputs();
     CHORUS_INFO(rank_, "selection for " << size_ << " ranks on " << in.nhosts << " host(s), up to "
                                         << in.maxRanksPerHost << " per host:\n" << table.str()
-                                        << "as CHORUS_ALGO: " << selector_->table().asRules());
+                                        << "as CHORUS_ALGO: " << planner_->table().asRules());
   }
-  return in;
 }
 
 void CommEngine::runIssued(uint64_t number, std::span<const Op> ops, bool passTurn) {
@@ -446,20 +448,24 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       current = &o;
       const double start = trace ? CallTrace::nowUs() : 0;
       callTags_->begin(o);
-      bool trial = false;
-      const AlgorithmChoice algo = chooseAlgorithm(o, deviceCall, &trial);
-      CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(algo.id));
+      const CallPlan plan = planner_->plan(o, size_, deviceCall);
+      CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(plan.algorithm));
       // Compressed calls whose ranks must agree run in place: every send then comes from memory the call may round.
       const Op& run = wireInPlace(o);
       io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &run);
-      io.setSliceBytes(algo.sliceBytes ? algo.sliceBytes : deviceCall ? config_.deviceChunkSize : config_.chunkSize);
-      io.setStripeWidth(algo.sockets);
-      const auto began = trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-      algo.run(io, run);
+      io.setSliceBytes(plan.sliceBytes);
+      io.setStripeWidth(plan.stripeWidth);
+      const auto began = plan.trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+      plan.run(io, run);
       if (io.wire().active()) agreeAfterWire(run);
-      if (trial) recordTrial(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), io);
-      if (trace) trace->recordCall(o, algorithmName(algo.id), io.sliceBytes(), start, CallTrace::nowUs(), times, fused);
-      lastAlgorithm_.store(algorithmName(algo.id), std::memory_order_relaxed);
+      if (plan.trial) {
+        planner_->recordTrial(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(),
+                              [&](std::vector<double>& t) { agreeTimes(t, io); });
+      }
+      if (trace) {
+        trace->recordCall(o, algorithmName(plan.algorithm), io.sliceBytes(), start, CallTrace::nowUs(), times, fused);
+      }
+      lastAlgorithm_.store(algorithmName(plan.algorithm), std::memory_order_relaxed);
     };
     if (pointToPoint_.size() == ops.size()) {
       // Sends and receives only: done.
@@ -467,10 +473,9 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       runCollective(ops[0], 1);
     } else {
       // A batch: its allreduces fused where they fit (host buffers only: the fusion buffer is host memory).
-      bool fusionTrial = false;
-      const size_t threshold = fusionThreshold(ops, deviceCall, &fusionTrial);
-      const auto began = fusionTrial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-      for (const std::vector<size_t>& entry : planFusion(ops, threshold)) {
+      const BatchPlan batch = planner_->planBatch(ops, deviceCall);
+      const auto began = batch.trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+      for (const std::vector<size_t>& entry : planFusion(ops, batch.fusionThreshold)) {
         if (entry.size() == 1) {
           runCollective(ops[entry.front()], 1);
           continue;
@@ -492,8 +497,9 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
         runCollective(fused_, fused);
         unpackFused(ops, entry, fusionBuffer_.data());
       }
-      if (fusionTrial) {
-        recordFusionTrial(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(), io);
+      if (batch.trial) {
+        planner_->recordBatchTrial(std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(),
+                                   [&](std::vector<double>& t) { agreeTimes(t, io); });
       }
     }
   } catch (const Error& raw) {

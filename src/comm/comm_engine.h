@@ -12,9 +12,7 @@
 
 #include "core/collective.h"
 #include "algorithms/hierarchical/hierarchy.h"
-#include "algorithms/selection/autotune_table.h"
-#include "algorithms/selection/fusion_tuner.h"
-#include "algorithms/selector.h"
+#include "algorithms/selection/call_planner.h"
 #include "core/bootstrap/launch_spec.h"
 #include "core/bootstrap/store.h"
 #include "src/comm/call_trace.h"
@@ -153,27 +151,15 @@ class CommEngine {
   // (a ring's owner of a block, a non-power-of-two world's folded ranks), or one behind a full-precision link.
   // Values already rounded are read, not written. Only where it is needed: see configureWireCompression.
   void agreeAfterWire(const Op& o);
-  // The selector and each level's decision table for this world; returns the world's cost inputs.
+  // The world's cost inputs and the call planner (algorithms/selection/call_planner.h) built on them.
   // sameHostOverNetwork: ranks of one host talk over the network (a transport list without shm).
-  CostInputs planSelection(bool sameHostOverNetwork);
-  // CHORUS_AUTOTUNE (comm_engine_autotune.cc): the table, with rank 0's CHORUS_AUTOTUNE_FILE loaded on every rank.
-  void startAutotune(const CostInputs& in, Deadline deadline);
-  // The algorithm (and slice size) of a call over the whole world: the tuner's, where it tunes the call (host calls
-  // only), else the selector's. trial: the call's time goes to recordTrial.
-  AlgorithmChoice chooseAlgorithm(const Op& o, bool deviceCall, bool* trial);
-  // A trial call's time; at the end of a stage, agrees the stage's times with the other ranks through `io`.
-  void recordTrial(double seconds, CommIO& io);
-  // The fusion threshold of a batch (the tuner's for groups it tunes); trial: its time goes to recordFusionTrial.
-  size_t fusionThreshold(std::span<const Op> ops, bool deviceCall, bool* trial);
-  void recordFusionTrial(double seconds, CommIO& io);
+  void planCalls(bool sameHostOverNetwork);
+  // CHORUS_AUTOTUNE_FILE (comm_engine_autotune.cc): rank 0's table, loaded on every rank.
+  void loadAutotuneFile(Deadline deadline);
   // Replaces every rank's `times` with their average over the ranks, call by call (an allreduce through `io`).
   void agreeTimes(std::vector<double>& times, CommIO& io);
   // CHORUS_AUTOTUNE_FILE, by rank 0 at destroy; a failure is logged, never thrown.
   void writeAutotuneFile() noexcept;
-  // The largest slice size a host call of a communicator with `config` may use (its staging slots' size).
-  static size_t largestSlice(const CommConfig& config);
-  // The same for its device calls (their device staging slots' size): deviceChunkSize or a rule's slice.
-  static size_t largestDeviceSlice(const CommConfig& config);
   // What carries bytes between ranks of one host, the same answer on every rank (a rank alone on its host must not
   // plan with other costs than the rest: the ranks would choose different algorithms and wait on each other): the
   // transport of the first two ranks of each host with several, network if any of those is.
@@ -210,9 +196,7 @@ class CommEngine {
   TransportMedium sameHostMedium_ = TransportMedium::kSharedMemory;  // sameHostMedium() at connect
   std::vector<bool> sameMachine_;  // [p]: rank p runs on this physical machine (CUDA IPC can reach it)
   std::shared_ptr<StagingMemory> staging_;  // shared with children of the same slice size (they share the lane)
-  std::unique_ptr<Selector> selector_;
-  std::unique_ptr<AutotuneTable> autotune_;  // null: CHORUS_AUTOTUNE off
-  std::unique_ptr<FusionTuner> fusionTuner_;  // null: CHORUS_AUTOTUNE off
+  std::unique_ptr<CallPlanner> planner_;  // how each call runs
   Hierarchy hierarchy_;
   std::unique_ptr<GlobalTopology> world_;
   LinkModel links_;

@@ -1,5 +1,5 @@
-// CHORUS_AUTOTUNE on a communicator: its table (algorithms/selection/autotune_table.h), the timing of trial calls,
-// the agreement of each stage's times across ranks, and the table file (CHORUS_AUTOTUNE_FILE).
+// CHORUS_AUTOTUNE on a communicator, around its call planner (algorithms/selection/call_planner.h, which decides):
+// the agreement of each trial stage's times across ranks, and the table file (CHORUS_AUTOTUNE_FILE).
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -8,47 +8,14 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "algorithms/algorithm_registry.h"
-#include "algorithms/selection/autotune_table.h"
-#include "core/datatype.h"
 #include "core/error.h"
 #include "core/logging.h"
 #include "src/comm/comm_engine.h"
 
 namespace chorus {
 
-namespace {
-// The largest slice any CHORUS_ALGO rule of `algo` asks for (0: none does).
-size_t largestRuleSlice(const std::string& algo) {
-  const AlgoRules rules = AlgoRules::parse(algo);
-  size_t largest = 0;
-  for (const AlgoRule& rule : rules.rules()) largest = std::max(largest, rule.sliceBytes);
-  return largest;
-}
-}  // namespace
-
-size_t CommEngine::largestSlice(const CommConfig& config) {
-  size_t largest = std::max(config.chunkSize, largestRuleSlice(config.algo));
-  if (config.autotune) largest = std::max(largest, std::min(config.chunkSize * 4, kMaxSliceBytes));
-  return largest;
-}
-
-size_t CommEngine::largestDeviceSlice(const CommConfig& config) {
-  return std::max(config.deviceChunkSize, largestRuleSlice(config.algo));  // device calls are never tuned
-}
-
-void CommEngine::startAutotune(const CostInputs& in, Deadline deadline) {
-  if (!config_.autotune) return;
-  // The sockets a TCP pair can stripe over: the most any connection of this communicator has per rail.
-  size_t sockets = 1;
-  for (const auto& c : conns_) {
-    if (c) sockets = std::max(sockets, c->maxStripeWidth());
-  }
-  autotune_ = std::make_unique<AutotuneTable>(in, AlgoRules::parse(config_.algo), config_.chunkSize,
-                                              static_cast<int>(sockets), config_.socketsPerPeer);
-  fusionTuner_ = std::make_unique<FusionTuner>(config_.fusionThreshold);
-  CHORUS_INFO(rank_, "autotune: on" << (config_.algo.empty() ? "" : " where CHORUS_ALGO does not decide"));
-  if (config_.autotuneFile.empty()) return;
+void CommEngine::loadAutotuneFile(Deadline deadline) {
+  if (!planner_->tuning() || config_.autotuneFile.empty()) return;
   // Rank 0's file, for every rank: ranks that loaded different tables would run different algorithms.
   const std::string key = spec_.keyPrefix + "autotune/table";
   std::string text;
@@ -65,26 +32,12 @@ void CommEngine::startAutotune(const CostInputs& in, Deadline deadline) {
   }
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   try {
-    autotune_->load(AlgoRules::parse(text));
+    planner_->loadTuned(text);
   } catch (const Error& e) {
     throw Error(chorusInvalidArgument, "rank " + std::to_string(rank_) + ": init: CHORUS_AUTOTUNE_FILE=" +
                                            config_.autotuneFile + " (rank 0's): " + e.what());
   }
   if (!text.empty()) CHORUS_INFO(rank_, "autotune: table loaded from " << config_.autotuneFile << ": " << text);
-}
-
-AlgorithmChoice CommEngine::chooseAlgorithm(const Op& o, bool deviceCall, bool* trial) {
-  *trial = false;
-  if (autotune_ && !deviceCall) {
-    const AutotuneTable::Pick p =
-        autotune_->pick(o.collective, static_cast<int>(typeSize(o.type)), selectionBytes(o, size_));
-    if (p.tuned) {
-      *trial = p.trial;
-      return {p.candidate.algorithm, findAlgorithm(o.collective, p.candidate.algorithm)->run, p.candidate.sliceBytes,
-              p.candidate.sockets};
-    }
-  }
-  return selector_->choose(o, size_);
 }
 
 // The average over the ranks, not the slowest rank's time: back to back, each rank's time per call is the interval
@@ -102,52 +55,17 @@ void CommEngine::agreeTimes(std::vector<double>& times, CommIO& io) {
   agree.seq = seq_++;
   callTags_->begin(agree);
   io.begin(*callTags_, LazyDeadline::after(timeoutSeconds_), &agree);
-  io.setSliceBytes(config_.chunkSize);
-  selector_->choose(agree, size_).run(io, agree);
+  const CallPlan plan = planner_->planUntuned(agree, size_);
+  io.setSliceBytes(plan.sliceBytes);
+  io.setStripeWidth(plan.stripeWidth);
+  plan.run(io, agree);
   for (double& t : times) t /= size_;
 }
 
-void CommEngine::recordTrial(double seconds, CommIO& io) {
-  if (!autotune_->record(seconds)) return;
-  // The stage is complete on every rank at this same call: agree on its times (each call's averaged over the ranks),
-  // so that every rank's table takes the same decision.
-  agreeTimes(autotune_->stageTimes(), io);
-  CHORUS_INFO(rank_, "autotune: stage " << autotune_->describeStage());
-  const int settled = autotune_->settledBuckets();
-  autotune_->finishStage();
-  if (autotune_->settledBuckets() != settled) {
-    CHORUS_INFO(rank_, "autotune: " << autotune_->settledBuckets() << " size(s) settled after "
-                                    << autotune_->trialCalls() << " trial calls: " << autotune_->asRules());
-  }
-}
-
-size_t CommEngine::fusionThreshold(std::span<const Op> ops, bool deviceCall, bool* trial) {
-  *trial = false;
-  if (deviceCall) return 0;  // the fusion buffer is host memory
-  if (!fusionTuner_) return config_.fusionThreshold;
-  size_t allreduces = 0, bytes = 0;
-  for (const Op& o : ops) {
-    if (o.collective != Collective::kAllReduce) continue;
-    ++allreduces;
-    bytes += o.count * typeSize(o.type);
-  }
-  const FusionTuner::Pick p = fusionTuner_->pick(allreduces, bytes);
-  *trial = p.trial;
-  return p.threshold;
-}
-
-void CommEngine::recordFusionTrial(double seconds, CommIO& io) {
-  if (!fusionTuner_->record(seconds)) return;
-  agreeTimes(fusionTuner_->stageTimes(), io);
-  fusionTuner_->finishStage();
-  CHORUS_INFO(rank_, "autotune: " << fusionTuner_->settled() << " group shape(s) settled, the last on a fusion "
-                                  << "threshold of " << formatSize(fusionTuner_->lastSettledThreshold()));
-}
-
 void CommEngine::writeAutotuneFile() noexcept {
-  if (!autotune_ || rank_ != 0 || config_.autotuneFile.empty()) return;
+  if (!planner_ || !planner_->tuning() || rank_ != 0 || config_.autotuneFile.empty()) return;
   try {
-    const std::string rules = autotune_->asRules();
+    const std::string rules = planner_->tunedRules();
     if (rules.empty()) return;
     // Whole or not at all: a reader never sees half a table.
     const std::string temporary = config_.autotuneFile + ".tmp";

@@ -105,7 +105,7 @@ DeviceResources& CommEngine::deviceResources(int device) {
   // The progress thread is ours: it stays on this GPU for good.
   api.setDevice(device);
   r->stream = api.createStream();
-  const size_t sliceBytes = largestDeviceSlice(config_);
+  const size_t sliceBytes = CallPlanner::largestDeviceSlice(config_);
   DeviceResources* resources = r.get();
   StagingAllocator onDevice{[&api](size_t bytes) { return static_cast<char*>(api.deviceAlloc(bytes)); },
                             [resources](char* p, size_t) { resources->retiredStaging.push_back(p); }};

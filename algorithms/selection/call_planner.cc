@@ -1,0 +1,134 @@
+#include "algorithms/selection/call_planner.h"
+
+#include <algorithm>
+
+#include "algorithms/algorithm_registry.h"
+#include "core/datatype.h"
+#include "core/logging.h"
+
+namespace chorus {
+
+namespace {
+
+// The largest slice any CHORUS_ALGO rule of `algo` asks for (0: none does).
+size_t largestRuleSlice(const std::string& algo) {
+  const AlgoRules rules = AlgoRules::parse(algo);
+  size_t largest = 0;
+  for (const AlgoRule& rule : rules.rules()) largest = std::max(largest, rule.sliceBytes);
+  return largest;
+}
+
+// Emulated hosts on one machine share its cores: each host gets its share of them, a fraction of one where they
+// outnumber the cores.
+CostInputs inputsOf(const CommConfig& config, const PlannerWorld& w) {
+  CostInputs in = costInputsFor(w.topology, w.links, w.sameHostOverNetwork, config.chunkSize);
+  in.coresPerHost = in.coresPerHost * in.maxRanksPerHost / std::max(1, w.localRanks);
+  return in;
+}
+
+}  // namespace
+
+CallPlanner::CallPlanner(int rank, const CommConfig& config, const PlannerWorld& world)
+    : rank_(rank),
+      inputs_(inputsOf(config, world)),
+      sliceBytes_(config.chunkSize),
+      deviceSliceBytes_(config.deviceChunkSize),
+      fusionThreshold_(config.fusionThreshold),
+      selector_(config.algo, inputs_) {
+  if (!config.autotune) return;
+  autotune_ = std::make_unique<AutotuneTable>(inputs_, AlgoRules::parse(config.algo), config.chunkSize,
+                                              world.maxSockets, config.socketsPerPeer);
+  fusionTuner_ = std::make_unique<FusionTuner>(config.fusionThreshold);
+  CHORUS_INFO(rank_, "autotune: on" << (config.algo.empty() ? "" : " where CHORUS_ALGO does not decide"));
+}
+
+CallPlanner::~CallPlanner() = default;
+
+void CallPlanner::checkSettings(const CommConfig& config) { (void)AlgoRules::parse(config.algo); }
+
+size_t CallPlanner::largestSlice(const CommConfig& config) {
+  size_t largest = std::max(config.chunkSize, largestRuleSlice(config.algo));
+  // The tuner tries a quarter and four times the slice size (autotune_table.h).
+  if (config.autotune) largest = std::max(largest, std::min(config.chunkSize * 4, kMaxSliceBytes));
+  return largest;
+}
+
+size_t CallPlanner::largestDeviceSlice(const CommConfig& config) {
+  return std::max(config.deviceChunkSize, largestRuleSlice(config.algo));  // device calls are never tuned
+}
+
+CallPlan CallPlanner::finish(AlgorithmId id, AlgorithmFn run, size_t sliceBytes, int sockets, bool deviceCall,
+                             bool trial) const {
+  CallPlan p;
+  p.algorithm = id;
+  p.run = run;
+  p.sliceBytes = sliceBytes ? sliceBytes : deviceCall ? deviceSliceBytes_ : sliceBytes_;
+  p.stripeWidth = sockets;
+  p.trial = trial;
+  return p;
+}
+
+CallPlan CallPlanner::plan(const Op& op, int nranks, bool deviceCall) {
+  if (autotune_ && !deviceCall) {
+    const AutotuneTable::Pick p =
+        autotune_->pick(op.collective, static_cast<int>(typeSize(op.type)), selectionBytes(op, nranks));
+    if (p.tuned) {
+      return finish(p.candidate.algorithm, findAlgorithm(op.collective, p.candidate.algorithm)->run,
+                    p.candidate.sliceBytes, p.candidate.sockets, false, p.trial);
+    }
+  }
+  const AlgorithmChoice c = selector_.choose(op, nranks);
+  return finish(c.id, c.run, c.sliceBytes, c.sockets, deviceCall, false);
+}
+
+CallPlan CallPlanner::planUntuned(const Op& op, int nranks) const {
+  const AlgorithmChoice c = selector_.choose(op, nranks);
+  return finish(c.id, c.run, c.sliceBytes, c.sockets, false, false);
+}
+
+BatchPlan CallPlanner::planBatch(std::span<const Op> ops, bool deviceCall) {
+  if (deviceCall) return {};  // the fusion buffer is host memory
+  if (!fusionTuner_) return {fusionThreshold_, false};
+  size_t allreduces = 0, bytes = 0;
+  for (const Op& o : ops) {
+    if (o.collective != Collective::kAllReduce) continue;
+    ++allreduces;
+    bytes += o.count * typeSize(o.type);
+  }
+  const FusionTuner::Pick p = fusionTuner_->pick(allreduces, bytes);
+  return {p.threshold, p.trial};
+}
+
+void CallPlanner::recordTrial(double seconds, const AgreeTimes& agree) {
+  if (!autotune_->record(seconds)) return;
+  // The stage is complete on every rank at this same call: agree on its times, so that every rank's table takes
+  // the same decision.
+  agree(autotune_->stageTimes());
+  CHORUS_INFO(rank_, "autotune: stage " << autotune_->describeStage());
+  const int settled = autotune_->settledBuckets();
+  autotune_->finishStage();
+  if (autotune_->settledBuckets() != settled) {
+    CHORUS_INFO(rank_, "autotune: " << autotune_->settledBuckets() << " size(s) settled after "
+                                    << autotune_->trialCalls() << " trial calls: " << autotune_->asRules());
+  }
+}
+
+void CallPlanner::recordBatchTrial(double seconds, const AgreeTimes& agree) {
+  if (!fusionTuner_->record(seconds)) return;
+  agree(fusionTuner_->stageTimes());
+  fusionTuner_->finishStage();
+  CHORUS_INFO(rank_, "autotune: " << fusionTuner_->settled() << " group shape(s) settled, the last on a fusion "
+                                  << "threshold of " << formatSize(fusionTuner_->lastSettledThreshold()));
+}
+
+std::string CallPlanner::tunedRules() const { return autotune_ ? autotune_->asRules() : ""; }
+
+void CallPlanner::loadTuned(const std::string& rules) {
+  if (autotune_) autotune_->load(AlgoRules::parse(rules));
+}
+
+AlgorithmFn CallPlanner::levelAlgorithm(const Op& op, int groupSize, bool acrossHosts) const {
+  return selector_.chooseLevel(op, groupSize, acrossHosts).run;
+}
+
+}  // namespace chorus

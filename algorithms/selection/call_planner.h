@@ -1,0 +1,99 @@
+// How each call of a communicator runs, decided in one place. For a call: its algorithm (CHORUS_ALGO's rules where
+// they apply, else the autotuner where it tunes the call, else the cost model's table, selector.h), its slice size
+// and its TCP stripe width; for a batch, the fusion threshold of its allreduces. The communicator runs what the
+// plan says and hands the planner the times of trial calls; nothing else reads the settings that shape a call.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "algorithms/selection/autotune_table.h"
+#include "algorithms/selection/fusion_tuner.h"
+#include "algorithms/selection/world_costs.h"
+#include "algorithms/selector.h"
+#include "core/collective.h"
+#include "core/comm_config.h"
+
+namespace chorus {
+
+struct CallPlan {
+  AlgorithmId algorithm = AlgorithmId::kRing;
+  AlgorithmFn run = nullptr;
+  size_t sliceBytes = 0;  // never 0 in a plan
+  int stripeWidth = 0;    // sockets per TCP rail; 0: each pair's default (CHORUS_NSOCKS)
+  bool trial = false;     // an autotune trial: its time goes to recordTrial
+};
+
+struct BatchPlan {
+  size_t fusionThreshold = 0;  // allreduces of a batch fused up to this many bytes; 0: none
+  bool trial = false;          // an autotune trial: the batch's time goes to recordBatchTrial
+};
+
+// What the planner knows of the world it plans for.
+struct PlannerWorld {
+  const GlobalTopology& topology;
+  const LinkModel& links;
+  bool sameHostOverNetwork = false;  // ranks of one host talk over the network (a transport list without shm)
+  int localRanks = 1;                // ranks on this machine (emulated hosts share its cores)
+  int maxSockets = 1;                // the most sockets per rail any TCP pair can stripe over
+};
+
+class CallPlanner {
+ public:
+  // config: the communicator's settings (algo, chunkSize, deviceChunkSize, fusionThreshold, autotune,
+  // socketsPerPeer). Throws chorusInvalidArgument on bad CHORUS_ALGO rules.
+  CallPlanner(int rank, const CommConfig& config, const PlannerWorld& world);
+  ~CallPlanner();
+  // Throws chorusInvalidArgument on settings no planner could take (bad CHORUS_ALGO rules): checked at init,
+  // before any network traffic.
+  static void checkSettings(const CommConfig& config);
+
+  // The plan of one call over `nranks` ranks (device calls are never tuned).
+  CallPlan plan(const Op& op, int nranks, bool deviceCall);
+  // The same without the tuner: the calls that agree the trials' times must not be trials themselves.
+  CallPlan planUntuned(const Op& op, int nranks) const;
+  // The plan of a batch (a group's calls): how far its allreduces are fused.
+  BatchPlan planBatch(std::span<const Op> ops, bool deviceCall);
+
+  // Replaces every rank's `times` with their average over the ranks, call by call (the communicator's allreduce):
+  // every rank's tuner must take the same decision from the same numbers.
+  using AgreeTimes = std::function<void(std::vector<double>&)>;
+  // A trial call's time (plan().trial); at the end of a stage, agrees the stage's times through `agree`.
+  void recordTrial(double seconds, const AgreeTimes& agree);
+  // A trial batch's time (planBatch().trial).
+  void recordBatchTrial(double seconds, const AgreeTimes& agree);
+
+  // CHORUS_AUTOTUNE: whether the tuner runs; its settled decisions in CHORUS_ALGO syntax ("" when none or off);
+  // loading a table in that syntax (CHORUS_AUTOTUNE_FILE) settles what it covers.
+  bool tuning() const { return autotune_ != nullptr; }
+  std::string tunedRules() const;
+  void loadTuned(const std::string& rules);
+
+  // The flat algorithm for one level of a two-level call (the hierarchy's choice).
+  AlgorithmFn levelAlgorithm(const Op& op, int groupSize, bool acrossHosts) const;
+  // The world's cost inputs and the decision table, for the log.
+  const CostInputs& inputs() const { return inputs_; }
+  const DecisionTable& table() const { return selector_.table(); }
+
+  // The largest slice a host (device) call of a communicator with `config` may be planned with: its staging slots'
+  // size.
+  static size_t largestSlice(const CommConfig& config);
+  static size_t largestDeviceSlice(const CommConfig& config);
+
+ private:
+  CallPlan finish(AlgorithmId id, AlgorithmFn run, size_t sliceBytes, int sockets, bool deviceCall,
+                  bool trial) const;
+
+  int rank_;
+  CostInputs inputs_;
+  size_t sliceBytes_, deviceSliceBytes_, fusionThreshold_;
+  Selector selector_;
+  std::unique_ptr<AutotuneTable> autotune_;  // null: CHORUS_AUTOTUNE off
+  std::unique_ptr<FusionTuner> fusionTuner_;  // null: CHORUS_AUTOTUNE off
+};
+
+}  // namespace chorus

@@ -1,0 +1,120 @@
+// The call planner: every setting that shapes a call is applied there, and read nowhere else in the library.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "algorithms/selection/call_planner.h"
+#include "core/error.h"
+
+namespace chorus {
+namespace {
+
+// Four ranks on two hosts.
+struct World {
+  World() {
+    std::vector<RankPlacement> placements;
+    for (int r = 0; r < 4; ++r) placements.push_back(RankPlacement{.rank = r, .hostId = r < 2 ? "a" : "b"});
+    topology = std::make_unique<GlobalTopology>(placements);
+  }
+  PlannerWorld planner() const { return PlannerWorld{*topology, links}; }
+  std::unique_ptr<GlobalTopology> topology;
+  LinkModel links;
+};
+
+Op allReduce(size_t count) {
+  Op op;
+  op.collective = Collective::kAllReduce;
+  op.count = count;
+  op.type = chorusFloat32;
+  op.op = chorusSum;
+  return op;
+}
+
+TEST(CallPlannerTest, HostAndDeviceCallsTakeTheirOwnSliceSize) {
+  World w;
+  CommConfig config;
+  config.chunkSize = 256 << 10;
+  config.deviceChunkSize = 4 << 20;
+  CallPlanner planner(0, config, w.planner());
+  const CallPlan host = planner.plan(allReduce(1 << 20), 4, false);
+  EXPECT_EQ(host.sliceBytes, size_t{256} << 10);
+  EXPECT_EQ(host.stripeWidth, 0);
+  EXPECT_FALSE(host.trial);
+  EXPECT_NE(host.run, nullptr);
+  EXPECT_EQ(planner.plan(allReduce(1 << 20), 4, true).sliceBytes, size_t{4} << 20);
+}
+
+TEST(CallPlannerTest, ARuleSetsTheAlgorithmSliceAndStripeWidth) {
+  World w;
+  CommConfig config;
+  config.algo = "allreduce.32:1M-2M=ring/2,4M-8M=ring@2M";
+  CallPlanner planner(0, config, w.planner());
+  const CallPlan striped = planner.plan(allReduce(1 << 18), 4, false);  // 1 MiB
+  EXPECT_EQ(striped.algorithm, AlgorithmId::kRing);
+  EXPECT_EQ(striped.stripeWidth, 2);
+  EXPECT_EQ(striped.sliceBytes, config.chunkSize);
+  const CallPlan sliced = planner.plan(allReduce(1 << 20), 4, false);  // 4 MiB
+  EXPECT_EQ(sliced.algorithm, AlgorithmId::kRing);
+  EXPECT_EQ(sliced.sliceBytes, size_t{2} << 20);
+  EXPECT_EQ(CallPlanner::largestSlice(config), std::max(config.chunkSize, size_t{2} << 20));
+}
+
+TEST(CallPlannerTest, BatchesFuseUpToTheThresholdOnHostMemoryOnly) {
+  World w;
+  CommConfig config;
+  config.fusionThreshold = 1 << 20;
+  CallPlanner planner(0, config, w.planner());
+  const std::vector<Op> ops = {allReduce(10), allReduce(20)};
+  EXPECT_EQ(planner.planBatch(ops, false).fusionThreshold, size_t{1} << 20);
+  EXPECT_EQ(planner.planBatch(ops, true).fusionThreshold, 0u);
+}
+
+TEST(CallPlannerTest, BadRulesAreRefusedBeforeAnyPlan) {
+  CommConfig config;
+  config.algo = "allreduce:=nonsense";
+  EXPECT_THROW(CallPlanner::checkSettings(config), Error);
+}
+
+// The settings that shape how a call runs, as a library file would read them from a configuration.
+const std::regex kCallSetting(R"(\b(config_?|c|r)\.(chunkSize|deviceChunkSize|fusionThreshold|algo|autotune)\b)");
+
+// Where such a read is allowed outside the planner, and why.
+const std::set<std::string> kAllowed = {
+    "algorithms/selection/call_planner.cc",  // the one place that decides
+    "src/api/config_arguments.cc",           // turns chorusConfig_t fields into CommConfig's (no decision)
+    "transports/transport_registry.cc",      // opens the sockets the tuner may choose from (connection setup)
+};
+
+TEST(CallPlannerTest, OnlyThePlannerReadsTheSettingsThatShapeACall) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> offenders;
+  int scanned = 0;
+  for (const char* folder : {"src", "algorithms", "transports", "device", "topology", "reduce"}) {
+    for (const auto& entry : fs::recursive_directory_iterator(fs::path(CHORUS_SOURCE_DIR) / folder)) {
+      const std::string ext = entry.path().extension().string();
+      if (!entry.is_regular_file() || (ext != ".cc" && ext != ".h")) continue;
+      const std::string relative = fs::relative(entry.path(), CHORUS_SOURCE_DIR).string();
+      ++scanned;
+      if (kAllowed.count(relative) != 0) continue;
+      std::ifstream f(entry.path());
+      std::stringstream text;
+      text << f.rdbuf();
+      const std::string s = text.str();
+      for (auto it = std::sregex_iterator(s.begin(), s.end(), kCallSetting); it != std::sregex_iterator(); ++it) {
+        offenders.push_back(relative + ": " + it->str());
+      }
+    }
+  }
+  EXPECT_GT(scanned, 100) << "the library's sources were not found under " << CHORUS_SOURCE_DIR;
+  EXPECT_TRUE(offenders.empty()) << "read outside algorithms/selection/call_planner.cc:\n"
+                                 << ::testing::PrintToString(offenders);
+}
+
+}  // namespace
+}  // namespace chorus

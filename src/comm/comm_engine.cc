@@ -134,7 +134,7 @@ void CommEngine::finishSetup(Deadline deadline) {
     const bool oversubscribed = localRanks_ > cores;
     spinRounds_ = oversubscribed ? 2 : 200;
     yieldRounds_ = oversubscribed ? kOversubscribedYields : kYields;
-    io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spinRounds_, yieldRounds_, aborted_,
+    io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spinRounds_, yieldRounds_, failures_.abortFlag(),
                                    wakeFd_);
     io_->setHierarchy(&hierarchy_);
     configureWireCompression();
@@ -194,7 +194,7 @@ CommEngine::~CommEngine() {
   // After an abort the peers must hear that we gave up, not a goodbye: they may be blocked in a call with us.
   for (auto& c : conns_) {
     if (!c) continue;
-    if (aborted_.load() || !brokenBecause_.empty()) {
+    if (failures_.unusable()) {
       c->abandon();
     } else {
       c->closeGracefully();
@@ -366,7 +366,7 @@ void CommEngine::planCalls(bool sameHostOverNetwork) {
 
 void CommEngine::runIssued(uint64_t number, std::span<const Op> ops, bool passTurn) {
   CallerCount inside(activeCallers_);
-  hostOrder_->waitTurn(number, aborted_);
+  hostOrder_->waitTurn(number, failures_.abortFlag());
   struct PassOn {
     HostCallOrder* order;
     uint64_t number;
@@ -381,7 +381,7 @@ void CommEngine::runIssued(uint64_t number, std::span<const Op> ops, bool passTu
 
 void CommEngine::skipIssued(uint64_t number, bool passTurn) {
   CallerCount inside(activeCallers_);
-  hostOrder_->waitTurn(number, aborted_);
+  hostOrder_->waitTurn(number, failures_.abortFlag());
   if (passTurn) hostOrder_->pass(number);
 }
 
@@ -403,15 +403,7 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
   const Op* current = &ops[0];  // the call that failed, for the messages
   try {
     const Op& op = *current;
-    if (aborted_.load()) {
-      throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": communicator was aborted", Failure::kAborted);
-    }
-    if (!brokenBecause_.empty()) {
-      throw Error(asyncError_.load(),
-                  "rank " + std::to_string(rank_) + ": " + describeCall(op) +
-                      ": communicator unusable after an earlier failure: " + brokenBecause_,
-                  brokenFailure_);
-    }
+    if (failures_.unusable()) failures_.refuse("rank " + std::to_string(rank_) + ": " + describeCall(op));
     CommIO& io = prepare();
     for (Op& o : ops) {
       if (o.peer != kAnyPeer) continue;
@@ -503,47 +495,7 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
       }
     }
   } catch (const Error& raw) {
-    const Op& op = *current;
-    // Transport errors know the peer but not the call: add it.
-    const std::string name = describeCall(op);
-    std::string what = raw.what();
-    if (what.find(name) == std::string::npos) what += " (during " + name + ")";
-    Error e = raw.withMessage(named(what));
-    // A device call's caller has already returned: whatever went wrong can only be reported as the async error.
-    const bool firstFailure = brokenBecause_.empty() && (deviceCall || e.code() != chorusInvalidArgument);
-    if (firstFailure) {
-      // Peers may be blocked waiting on us: tell them now rather than let them run into their timeout.
-      if (deviceResources_) {
-        for (auto& c : deviceResources_->conns) {
-          if (c) c->abandon(e.lostPeer());
-        }
-      }
-      for (auto& c : conns_) {
-        if (c) c->abandon(e.lostPeer());
-      }
-      if (mismatchReport_ && aborted_.load()) {
-        // No listing (the caller asked to stop now), but the peers that list this call must not wait for us.
-        mismatchReport_->publish(callTags_->collectiveNumber(), Failure::kAborted, name, kAbortPublishSeconds);
-      } else if (mismatchReport_) {
-        // A listing for collectives only: a point-to-point call's would be its pair's, not every rank's.
-        if (op.peer < 0) {
-          e = mismatchReport_->explain(e, callTags_->collectiveNumber(), name, kMismatchListingWaitSeconds);
-        } else {
-          mismatchReport_->publish(callTags_->collectiveNumber(), e.failure(), name, kMismatchListingWaitSeconds);
-        }
-        e = e.withMessage(named(e.what()));
-      }
-    }
-    std::lock_guard<std::mutex> g(errorMutex_);
-    lastError_ = e.what();
-    if (firstFailure) {
-      // The streams to the peers are now out of step: refuse further calls rather than deliver garbage.
-      brokenBecause_ = e.what();
-      brokenFailure_ = e.failure();
-      chorusResult_t expected = chorusSuccess;
-      asyncError_.compare_exchange_strong(expected, e.code());
-    }
-    throw e;
+    throw failCall(raw, *current, deviceCall);
   }
 }
 
@@ -561,7 +513,7 @@ std::unique_ptr<CommEngine> CommEngine::makeChild(const std::vector<int>& member
 }
 
 void CommEngine::requestAbort() {
-  aborted_.store(true);
+  failures_.abort();
   hostOrder_->wakeAll();
   uint64_t one = 1;
   ssize_t ignored = write(wakeFd_, &one, sizeof(one));
@@ -582,11 +534,6 @@ bool CommEngine::callInProgress() {
   return !lock.owns_lock();
 }
 
-const char* CommEngine::lastError() {
-  std::lock_guard<std::mutex> g(errorMutex_);
-  return lastError_.c_str();
-}
-
 std::string CommEngine::transportsInUse() const {
   std::string names;
   for (int p = 0; p < size_; ++p) {
@@ -598,10 +545,5 @@ std::string CommEngine::transportsInUse() const {
 }
 
 std::string CommEngine::named(const std::string& message) const { return withCommName(config_.commName, message); }
-
-void CommEngine::recordError(const std::string& message) {
-  std::lock_guard<std::mutex> g(errorMutex_);
-  lastError_ = message;
-}
 
 }  // namespace chorus

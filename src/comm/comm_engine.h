@@ -19,6 +19,7 @@
 #include "src/comm/comm_io.h"
 #include "device/device_call_queue.h"
 #include "src/comm/device_resources.h"
+#include "src/comm/failure_state.h"
 #include "src/comm/host_call_order.h"
 #include "src/comm/mismatch_report.h"
 #include "src/comm/staging_memory.h"
@@ -109,11 +110,11 @@ class CommEngine {
   // True while a call is running on this communicator (for tests that must abort a blocked call).
   bool callInProgress();
 
-  chorusResult_t asyncError() const { return asyncError_.load(); }
+  chorusResult_t asyncError() const { return failures_.asyncError(); }
   // The last error message on this communicator ("" if none); valid until the next error.
-  const char* lastError();
+  const char* lastError() const { return failures_.lastError(); }
   // Records an error found by the C API before the call reached run() (bad arguments).
-  void recordError(const std::string& message);
+  void recordError(const std::string& message) { failures_.recordMessage(message); }
   // The algorithm of the last collective this communicator ran ("" before any, and after point-to-point calls):
   // what a tool reports beside its timings (chorus-perf's summary).
   const char* lastAlgorithm() const { return lastAlgorithm_.load(std::memory_order_relaxed); }
@@ -168,6 +169,10 @@ class CommEngine {
   // Runs a batch of calls (runBatch) on the CommIO that prepare() returns (it may wait and build), under
   // the lane, with the bookkeeping every call shares: sequence numbers, refusal once broken, error recording.
   void execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
+  // What a failed call throws (comm_engine_failure.cc): `raw` with the call and communicator named; at the
+  // communicator's first failure the peers are told at once (the connections abandoned) and, where the ranks may
+  // have called different things, the listing of what each called; recorded in failures_.
+  Error failCall(const Error& raw, const Op& op, bool deviceCall);
   // Whether device calls on `device` block their caller (config deviceCalls; auto: where holding the caller's
   // stream is unsafe, DeviceApi::streamHoldHazard).
   bool deviceCallsBlock(int device);
@@ -229,18 +234,13 @@ class CommEngine {
     ~CallerCount() { count.fetch_sub(1); }
     std::atomic<int>& count;
   };
-  std::atomic<bool> aborted_{false};
   // The order host calls run in: shared by a communicator and the children that share its connections, so that
   // calls made on the family in the same order on every rank run in that order everywhere, whichever stream or
   // thread made them.
   std::shared_ptr<HostCallOrder> hostOrder_ = std::make_shared<HostCallOrder>();
   int wakeFd_ = -1;
-  std::atomic<chorusResult_t> asyncError_{chorusSuccess};
   std::atomic<const char*> lastAlgorithm_{""};  // a static name (algorithmName); set by the call runner
-  std::string brokenBecause_;  // set once a failure leaves connections out of step
-  Failure brokenFailure_ = Failure::kUnspecified;  // that failure's kind
-  std::mutex errorMutex_;
-  std::string lastError_;
+  FailureState failures_;  // aborted, broken, the async and last errors
   int spinRounds_ = 200, yieldRounds_ = 200;  // CommIO's idle policy, for the device CommIO too
   DeviceApi* deviceApi_ = nullptr;
   std::mutex enqueueMutex_;  // device calls from several threads enqueue one at a time

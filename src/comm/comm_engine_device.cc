@@ -37,14 +37,7 @@ void CommEngine::enqueueDeviceBatch(std::span<const Op> ops, DeviceStream stream
   CommLogScope logScope(config_.commName);
   const std::string who = named("rank " + std::to_string(rank_));
   try {
-    if (aborted_.load()) throw Error(chorusRemoteError, who + ": communicator was aborted", Failure::kAborted);
-    {
-      std::lock_guard<std::mutex> g(errorMutex_);
-      if (!brokenBecause_.empty()) {
-        throw Error(asyncError_.load(), who + ": communicator unusable after an earlier failure: " + brokenBecause_,
-                    brokenFailure_);
-      }
-    }
+    if (failures_.unusable()) failures_.refuse(who);
     // The staging memory and the device connections belong to one GPU, as an NCCL communicator does.
     if (device_ >= 0 && device != device_) {
       throwInvalidArgument(who + ": device buffers on GPU " + std::to_string(device) +
@@ -55,16 +48,13 @@ void CommEngine::enqueueDeviceBatch(std::span<const Op> ops, DeviceStream stream
       deviceQueue_ = std::make_unique<DeviceCallQueue>(
           *deviceApi_, rank_,
           [this](std::span<const Op> o, int d, const std::function<void()>& waitReady) { runDeviceCall(o, d, waitReady); },
-          aborted_, timeoutSeconds_, deviceCallsBlock(device));
+          failures_.abortFlag(), timeoutSeconds_, deviceCallsBlock(device));
     }
     device_ = device;
     deviceQueue_->enqueue(ops, stream, device);
   } catch (const Error& e) {
     // The C API records argument errors itself; anything else is this communicator's to record.
-    if (e.code() != chorusInvalidArgument) {
-      std::lock_guard<std::mutex> g(errorMutex_);
-      lastError_ = e.what();
-    }
+    if (e.code() != chorusInvalidArgument) failures_.recordMessage(e.what());
     throw;
   }
 }
@@ -113,7 +103,7 @@ DeviceResources& CommEngine::deviceResources(int device) {
   // Collective: every rank reaches its first device call at the same point of its call sequence.
   r->conns = makeDeviceConnections(rank_, conns_, sameMachine_, api, Deadline::after(timeoutSeconds_), sliceBytes);
   r->io = std::make_unique<CommIO>(rank_, size_, r->conns, *r->staging, api.reducer(r->stream), spinRounds_,
-                                   yieldRounds_, aborted_, wakeFd_);
+                                   yieldRounds_, failures_.abortFlag(), wakeFd_);
   r->io->setHierarchy(&hierarchy_);
   r->io->setDeviceCopies(&api, r->stream);
   deviceResources_ = std::move(r);
@@ -125,7 +115,7 @@ void CommEngine::shutDownDevice() {
   if (!deviceResources_) return;
   for (auto& c : deviceResources_->conns) {
     if (!c) continue;
-    if (aborted_.load() || !brokenBecause_.empty()) {
+    if (failures_.unusable()) {
       c->abandon();
     } else {
       c->closeGracefully();

@@ -36,7 +36,7 @@ std::unique_ptr<CommEngine> CommEngine::shrink(const std::vector<int>* excluded,
   // Healthy: the calls queued before this one finish first. Failed (or said to be): they fail at once.
   if (abortFirst) requestAbort();
   waitIdle();
-  const bool healthy = !abortFirst && !aborted_.load() && brokenBecause_.empty() && asyncError_.load() == chorusSuccess;
+  const bool healthy = !abortFirst && failures_.healthy();
   ShrinkRequest request;
   request.commPrefix = spec_.keyPrefix;
   request.shrinkPrefix = spec_.keyPrefix + "shrink" + std::to_string(shrinks_++) + "/";

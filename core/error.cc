@@ -4,6 +4,13 @@
 
 namespace chorus {
 
+std::string errorContext(int rank, int peer, std::string_view call) {
+  std::string s = "rank " + std::to_string(rank);
+  if (peer != kNoRank) s += ", peer " + std::to_string(peer);
+  if (!call.empty()) s.append(", ").append(call);
+  return s;
+}
+
 void throwSystemError(const std::string& context, const char* call, int err) {
   throw Error(chorusSystemError, context + ": " + call + " failed: " + std::strerror(err));
 }

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "chorus/chorus.h"
 
@@ -44,6 +45,13 @@ class Error : public std::runtime_error {
   Failure failure_;
   int lostPeer_;
 };
+
+// Where an error happened, named alike in every message: "rank 3", "rank 3, peer 5", "rank 3, allreduce #12 (...)",
+// "rank 3, peer 5, tcp connect to 10.0.0.2:4000". The message goes on after ": " (or this is throwSystemError's
+// context). A kNoRank peer and an empty call are left out.
+std::string errorContext(int rank, int peer = kNoRank, std::string_view call = {});
+// The same with no peer: "rank 3, allreduce #12 (...)".
+inline std::string errorContext(int rank, std::string_view call) { return errorContext(rank, kNoRank, call); }
 
 // Throws chorusSystemError: "<context>: <call> failed: <strerror(err)>".
 [[noreturn]] void throwSystemError(const std::string& context, const char* call, int err);

@@ -1,5 +1,5 @@
 // The failures every connection reports, worded once: each throws a chorus::Error with its code and Failure kind,
-// naming this rank, the peer and (where it helps) the connection's description.
+// naming this rank and the peer (errorContext) and, where it helps, the connection's description.
 #pragma once
 
 #include <climits>

@@ -1,7 +1,7 @@
 // Mutual challenge-response authentication over a connected stream socket (TCP or unix), by a shared secret.
 //
 // Usage, right after connect()/accept() and before anything else is trusted on the socket:
-//   authenticateChannel(fd, secret, "my-purpose", ChannelRole::kInitiator, deadline, "rank 1: shm connect to rank 2");
+//   authenticateChannel(fd, secret, "my-purpose", ChannelRole::kInitiator, deadline, "rank 1, peer 2, shm connect");
 // on the connecting end, ChannelRole::kAcceptor on the accepting end. Both ends must pass the same secret and
 // the same context string (bind it to the purpose, e.g. the job key, so a proof made for one channel is useless on
 // another). It works on blocking and non-blocking descriptors alike (it uses MSG_DONTWAIT and poll), consumes
@@ -35,7 +35,7 @@ class AuthenticationError : public Error {
 };
 
 // Authenticates both ends of fd before the deadline, or throws AuthenticationError. who names this end and its
-// peer for the message ("rank 1: tcp accept from 10.0.0.2:5123").
+// peer for the message (errorContext: "rank 1, tcp accept from 10.0.0.2:5123").
 void authenticateChannel(int fd, std::string_view secret, std::string_view context, ChannelRole role, Deadline deadline,
                          const std::string& who);
 // The same with the context "chorus": for channels whose purpose is already fixed by who may connect to them.

@@ -88,8 +88,8 @@ Trial deadPeerRun(int nranks) {
     Report rep = ranks.read(r, 30);
     if (t.detail.empty()) t.detail = rep.received ? rep.message : "no report";
     const std::string lost = std::to_string(victim);
-    // "rank 2", or "rank(s) 2" / "rank(s) 0, 2" in the list of vanished ranks.
-    bool named = std::regex_search(rep.message, std::regex("rank(\\(s\\))? ([0-9]+, )*" + lost + "\\b"));
+    // "peer 2" (the connection lost), "rank 2", or "rank(s) 2" / "rank(s) 0, 2" in the list of vanished ranks.
+    bool named = std::regex_search(rep.message, std::regex("(peer|rank(\\(s\\))?) ([0-9]+, )*" + lost + "\\b"));
     bool good = rep.received && rep.result == chorusRemoteError && named && contains(rep.message, "[async error agrees]");
     if (!good) t.detail = rep.received ? rep.message : "rank " + std::to_string(r) + ": no report within 30 s";
     t.ok = t.ok && good;

@@ -101,15 +101,15 @@ TEST(FailureModesTest, AbortFromAnotherThreadReturnsTheBlockedCallWithinASecond)
   EXPECT_LT(secondsSince(t0), 1.0);
   EXPECT_EQ(o.result, chorusRemoteError) << o.error;
   EXPECT_NE(o.error.find("aborted"), std::string::npos) << o.error;
-  // The peer hears that rank 0 gave up. Its first allreduce may still succeed (rank 0's data for it was already
-  // on the wire before the abort); the one after must fail at once instead of waiting for the timeout.
+  // The peer hears that rank 0 (its peer 0) gave up. Its first allreduce may still succeed (rank 0's data for it was
+  // already on the wire before the abort); the one after must fail at once instead of waiting for the timeout.
   std::vector<float> w(1024, 1.0f);
   auto t1 = Clock::now();
   chorusResult_t r = chorusAllReduce(w.data(), w.data(), w.size(), chorusFloat32, chorusSum, comms[1], nullptr);
   if (r == chorusSuccess) r = chorusAllReduce(w.data(), w.data(), w.size(), chorusFloat32, chorusSum, comms[1], nullptr);
   EXPECT_EQ(r, chorusRemoteError);
   EXPECT_LT(secondsSince(t1), 2.0) << chorusGetLastError(comms[1]);
-  EXPECT_NE(std::string(chorusGetLastError(comms[1])).find("rank 0"), std::string::npos)
+  EXPECT_NE(std::string(chorusGetLastError(comms[1])).find("peer 0"), std::string::npos)
       << chorusGetLastError(comms[1]);
   chorusCommDestroy(comms[1]);
 }

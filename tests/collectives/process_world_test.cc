@@ -117,7 +117,7 @@ TEST_P(PeerLossTest, EverySurvivorNamesTheCrashedRank) {
     if (r == 1) continue;
     const std::string& out = result.ranks[r].output;
     EXPECT_NE(out.find("returned remote error"), std::string::npos) << "rank " << r << ": " << result.describe();
-    bool named = out.find("lost connection to rank 1 ") != std::string::npos ||
+    bool named = out.find("peer 1: lost connection") != std::string::npos ||
                  out.find("vanished without a goodbye: rank(s) 1") != std::string::npos;
     EXPECT_TRUE(named) << "rank " << r << ": " << result.describe();
   }

@@ -169,7 +169,7 @@ TEST_P(ShmPeerLossTest, EverySurvivorNamesTheCrashedRank) {
     EXPECT_EQ(result.ranks[r].exitCode, r == 1 ? 5 : 7) << "rank " << r << ": " << result.describe();
     if (r == 1) continue;
     const std::string& out = result.ranks[r].output;
-    bool named = out.find("lost connection to rank 1 ") != std::string::npos ||
+    bool named = out.find("peer 1: lost connection") != std::string::npos ||
                  out.find("vanished without a goodbye: rank(s) 1") != std::string::npos;
     EXPECT_TRUE(named) << "rank " << r << ": " << result.describe();
   }

@@ -241,7 +241,7 @@ TEST_P(ConnectionConformanceTest, ASizeMismatchIsAMismatchOnTheReceiver) {
   e_->b().irecv(in, 4000, 4);
   const Error err = errorFrom([&] { drive(e_->a(), e_->b(), [] { return false; }); });
   EXPECT_EQ(err.failure(), Failure::kMismatch) << err.what();
-  EXPECT_NE(std::string(err.what()).find("rank 1: rank 0 sent 5000 bytes"), std::string::npos) << err.what();
+  EXPECT_NE(std::string(err.what()).find("rank 1, peer 0: the peer sent 5000 bytes"), std::string::npos) << err.what();
   e_->a().abandon();
   e_->b().abandon();
 }
@@ -263,7 +263,7 @@ TEST_P(ConnectionConformanceTest, APeerThatVanishesMidMessageFailsTheReceiver) {
   const Error err = errorOnB();
   EXPECT_EQ(err.code(), chorusRemoteError) << err.what();
   EXPECT_TRUE(err.failure() == Failure::kPeerLost || err.failure() == Failure::kRemoteError) << err.what();
-  EXPECT_NE(std::string(err.what()).find("rank 0"), std::string::npos) << err.what();
+  EXPECT_NE(std::string(err.what()).find("peer 0"), std::string::npos) << err.what();
   e_->b().abandon();
 }
 

@@ -31,19 +31,19 @@ TEST(ConnectionErrorsTest, EachFailureHasItsCodeKindAndNames) {
   };
   const Case cases[] = {
       {[] { connection_errors::peerLost(3, 5, "shm ring", "it vanished"); }, chorusRemoteError, Failure::kPeerLost,
-       "rank 3: lost connection to rank 5 (shm ring): it vanished", 5},
+       "rank 3, peer 5: lost connection (shm ring): it vanished", 5},
       {[] { connection_errors::peerGaveUp(3, 5, kNoRank); }, chorusRemoteError, Failure::kRemoteError,
-       "rank 3: rank 5 gave up on the communicator", kNoRank},
+       "rank 3, peer 5: the peer gave up on the communicator", kNoRank},
       // A peer that gave up because a third rank vanished passes that on: the error is that loss.
       {[] { connection_errors::peerGaveUp(3, 5, 7); }, chorusRemoteError, Failure::kPeerLost,
-       "rank 3: rank 5 gave up on the communicator because rank 7 vanished without a goodbye", 7},
+       "rank 3, peer 5: the peer gave up on the communicator because rank 7 vanished without a goodbye", 7},
       {[] { connection_errors::mismatchedMessage(3, 5, 12, 7, 10, 7, ""); }, chorusInvalidUsage, Failure::kMismatch,
-       "rank 3: rank 5 sent 12 bytes for call tag 7 where this rank expects 10 bytes for tag 7", kNoRank},
+       "rank 3, peer 5: the peer sent 12 bytes for call tag 7 where this rank expects 10 bytes for tag 7", kNoRank},
       {[] { connection_errors::peerClosedEarly(3, 5, "still expected data from it"); }, chorusInvalidUsage,
-       Failure::kMismatch, "rank 3: rank 5 destroyed its communicator while this rank still expected data from it",
-       kNoRank},
+       Failure::kMismatch,
+       "rank 3, peer 5: the peer destroyed its communicator while this rank still expected data from it", kNoRank},
       {[] { connection_errors::corrupt(3, 5, "tcp", "frame: bad magic"); }, chorusRemoteError, Failure::kCorrupt,
-       "rank 3: corrupt data from rank 5 (tcp): frame: bad magic", kNoRank},
+       "rank 3, peer 5: corrupt data (tcp): frame: bad magic", kNoRank},
   };
   for (const Case& c : cases) {
     const Error e = caught(c.raise);

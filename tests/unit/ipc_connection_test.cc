@@ -109,7 +109,7 @@ TEST_P(IpcConnectionTest, SizeMismatchFailsNamingBothSizesInTheCallersTerms) {
   failMismatched(3 * kRingSlot, 2 * kRingSlot, 3, 3, [](const Error& err) {
     EXPECT_EQ(err.code(), chorusInvalidUsage) << err.what();
     EXPECT_NE(std::string(err.what())
-                  .find("rank 1: rank 0 sent 3145728 bytes for call tag 3 where this rank expects "
+                  .find("rank 1, peer 0: the peer sent 3145728 bytes for call tag 3 where this rank expects "
                         "2097152 bytes for tag 3"),
               std::string::npos)
         << err.what();
@@ -128,7 +128,7 @@ TEST_P(IpcConnectionTest, TagMismatchFailsNamingBothTags) {
 TEST_P(IpcConnectionTest, PeerThatAbandonsMidTransferFailsTheReceiverAtOnce) {
   abandonMidTransfer(8 * kRingSlot, [](const Error& err) {
     EXPECT_EQ(err.code(), chorusRemoteError) << err.what();
-    EXPECT_NE(std::string(err.what()).find("rank 1: rank 0 gave up"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("rank 1, peer 0: the peer gave up"), std::string::npos) << err.what();
   });
 }
 

@@ -232,9 +232,10 @@ TEST(ShmConnectionTest, TagMismatchFailsFastNamingBothSides) {
   p.b->irecv(in.data(), 100, 8);
   Error e = errorFrom([&] { drive(*p.a, *p.b, [] { return false; }); });
   EXPECT_EQ(e.code(), chorusInvalidUsage) << e.what();
-  EXPECT_NE(std::string(e.what()).find("rank 1: rank 0 sent 100 bytes for call tag 7 where this rank expects 100 "
-                                       "bytes for tag 8"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(e.what()).find("rank 1, peer 0: the peer sent 100 bytes for call tag 7 where this rank expects 100 "
+                                 "bytes for tag 8"),
+      std::string::npos)
       << e.what();
 }
 
@@ -273,8 +274,9 @@ TEST(ShmConnectionTest, GoodbyeIsNotALoss) {
   p.b->irecv(&x, 1, 1);
   Error e = errorFrom([&] { p.b->progress(); });
   EXPECT_EQ(e.code(), chorusInvalidUsage) << e.what();
-  EXPECT_NE(std::string(e.what()).find("rank 0 destroyed its communicator while this rank still expected data"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(e.what()).find("peer 0: the peer destroyed its communicator while this rank still expected data"),
+      std::string::npos)
       << e.what();
 }
 
@@ -300,7 +302,7 @@ TEST(ShmConnectionTest, AbandonMakesTheBlockedPeerFailAtOnce) {
   p.a->abandon();  // idempotent
   Error e = errorFrom([&] { p.b->progress(); });
   EXPECT_EQ(e.code(), chorusRemoteError) << e.what();
-  EXPECT_NE(std::string(e.what()).find("rank 1: rank 0 gave up"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("rank 1, peer 0: the peer gave up"), std::string::npos) << e.what();
   EXPECT_TRUE(hangupEvents(*p.b) & POLLRDHUP);
   Error alive = errorFrom([&] { p.b->checkAlive(); });
   EXPECT_NE(std::string(alive.what()).find("gave up"), std::string::npos) << alive.what();
@@ -323,7 +325,7 @@ TEST(ShmConnectionTest, APeerThatVanishesWithoutAGoodbyeIsLost) {
   EXPECT_TRUE(hangupEvents(*p.b) & POLLRDHUP);
   Error e = errorFrom([&] { p.b->checkAlive(); });
   EXPECT_EQ(e.code(), chorusRemoteError) << e.what();
-  EXPECT_NE(std::string(e.what()).find("rank 1: lost connection to rank 0 (shm"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("rank 1, peer 0: lost connection (shm"), std::string::npos) << e.what();
   EXPECT_NE(std::string(e.what()).find("vanished without a goodbye"), std::string::npos) << e.what();
 }
 

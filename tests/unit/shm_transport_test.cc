@@ -178,7 +178,7 @@ TEST(ShmTransportTest, SetupIsBoundedByTheDeadlineAndNamesTheMissingRank) {
     FAIL() << "connectAll without the peer succeeded";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), chorusTimeout) << e.what();
-    EXPECT_NE(std::string(e.what()).find("rank 0: shm connection setup timed out waiting for ranks 1"),
+    EXPECT_NE(std::string(e.what()).find("rank 0, shm connection setup: timed out waiting for ranks 1"),
               std::string::npos)
         << e.what();
   }

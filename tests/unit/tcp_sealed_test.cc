@@ -109,7 +109,7 @@ TEST(TcpSealedTest, AFlippedBitAnywhereFailsTheReceive) {
     const Error e = errorFrom([&] { p.receive(got, 3); });
     EXPECT_EQ(e.failure(), Failure::kCorrupt) << e.what();
     EXPECT_NE(std::string(e.what()).find("rank 1"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("rank 0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("peer 0"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("does not authenticate"), std::string::npos) << e.what();
   }
 }

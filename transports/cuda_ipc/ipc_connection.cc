@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/error.h"
 #include "transports/connection_errors.h"
 
 namespace chorus {
@@ -15,10 +16,10 @@ std::string kiB(size_t bytes) { return std::to_string(bytes >> 10) + " KiB"; }
 size_t ringBytes(int rank, int peer, const char* which, size_t slots, size_t slotBytes, const DeviceRegion& region) {
   if (slots == 0 || slotBytes == 0 || slotBytes > UINT32_MAX || region.data() == nullptr ||
       slotBytes > region.bytes() / slots) {
-    throw Error(chorusInvalidUsage, "rank " + std::to_string(rank) + ": cuda ipc connection to rank " +
-                                        std::to_string(peer) + ": " + which + " ring of " + std::to_string(slots) +
-                                        " x " + std::to_string(slotBytes) + " bytes cannot be used (its region holds " +
-                                        std::to_string(region.bytes()) + " bytes; a piece must be under 4 GiB)");
+    throw Error(chorusInvalidUsage, errorContext(rank, peer, "cuda ipc connection") + ": " + which + " ring of " +
+                                        std::to_string(slots) + " x " + std::to_string(slotBytes) +
+                                        " bytes cannot be used (its region holds " + std::to_string(region.bytes()) +
+                                        " bytes; a piece must be under 4 GiB)");
   }
   return slots * slotBytes;
 }
@@ -125,9 +126,9 @@ bool IpcConnection::batchDone(CopyBatches& batches, uint64_t n, const char* oper
 }
 
 void IpcConnection::corrupt(const IpcControl& m, const std::string& why) const {
-  throw Error(chorusRemoteError, context("cuda ipc control message") + " is corrupt: " + why + " (kind " +
-                                     std::to_string(m.kind) + ", position " + std::to_string(m.position) + ", " +
-                                     std::to_string(m.pieceBytes) + " bytes)",
+  throw Error(chorusRemoteError,
+              context("cuda ipc control message") + ": corrupt: " + why + " (kind " + std::to_string(m.kind) +
+                  ", position " + std::to_string(m.position) + ", " + std::to_string(m.pieceBytes) + " bytes)",
               Failure::kCorrupt);
 }
 

@@ -52,9 +52,7 @@ uint64_t processToken() {
   return token;
 }
 
-std::string who(int rank, int peer) {
-  return "rank " + std::to_string(rank) + ": device connection setup with rank " + std::to_string(peer);
-}
+std::string who(int rank, int peer) { return errorContext(rank, peer, "device connection setup"); }
 
 // Sends out[p] to and receives in[p] from each of `peers` over its host connection, driving them all at once
 // (so no order of pairs can deadlock) and sleeping in poll while nothing moves. Throws naming the peers not
@@ -95,8 +93,8 @@ void exchange(int rank, std::vector<std::unique_ptr<Connection>>& hostConns, con
       for (const Posted& x : posted) {
         if (!x.done) waiting += (waiting.empty() ? "" : ", ") + std::to_string(x.peer);
       }
-      throw Error(chorusTimeout, "rank " + std::to_string(rank) + ": device connection setup (" + what +
-                                     ") timed out (CHORUS_TIMEOUT) waiting on rank(s) " + waiting);
+      throw Error(chorusTimeout, errorContext(rank, "device connection setup (" + std::string(what) + ")") +
+                                     ": timed out (CHORUS_TIMEOUT) waiting on rank(s) " + waiting);
     }
     fds.clear();
     owners.clear();
@@ -109,8 +107,7 @@ void exchange(int rank, std::vector<std::unique_ptr<Connection>>& hostConns, con
     }
     // Capped so that the deadline is seen even where a transport has no descriptor to sleep on.
     int r = ::poll(fds.data(), fds.size(), deadline.remainingMs(50));
-    if (r < 0 && errno != EINTR)
-      throwSystemError("rank " + std::to_string(rank) + ": device connection setup", "poll", errno);
+    if (r < 0 && errno != EINTR) throwSystemError(errorContext(rank, "device connection setup"), "poll", errno);
     for (size_t i = 0; r > 0 && i < fds.size(); ++i) {
       if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
       try {
@@ -162,7 +159,7 @@ std::vector<std::unique_ptr<Connection>> makeDeviceConnections(int rank,
                                                                Deadline deadline, size_t pieceBytes) {
   const size_t n = hostConns.size();
   if (sameMachine.size() != n) {
-    throwInternal("rank " + std::to_string(rank) + ": makeDeviceConnections got " + std::to_string(n) +
+    throwInternal(errorContext(rank, "makeDeviceConnections") + ": got " + std::to_string(n) +
                   " host connections but " + std::to_string(sameMachine.size()) + " machine flags");
   }
   const bool deviceUsable = api.available();

@@ -11,8 +11,7 @@ void LayeredDeviceConnection::abandon(int lostPeer) {
 }
 
 std::string LayeredDeviceConnection::context(const char* what) const {
-  return "rank " + std::to_string(rank_) + ": " + what + " to rank " + std::to_string(host_.peer()) + " (" +
-         description_ + ")";
+  return errorContext(rank_, host_.peer(), std::string(what) + " (" + description_ + ")");
 }
 
 void LayeredDeviceConnection::rethrowWithContext(const Error& e, const char* operation) const {

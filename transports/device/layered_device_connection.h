@@ -37,7 +37,7 @@ class LayeredDeviceConnection : public Connection {
   const char* describe() const override { return description_.c_str(); }
 
  protected:
-  // "rank R: <what> to rank P (<description>)", the start of every message this connection throws.
+  // "rank R, peer P, <what> (<description>)", the start of every message this connection throws.
   std::string context(const char* what) const;
   // Throws e again with this connection's context in front, keeping its code (for device calls, whose own
   // messages name the call and the driver's text but not the rank or the peer).

@@ -113,8 +113,8 @@ void IbConnection::release() {
 }
 
 void IbConnection::verbFailed(const char* verb, int err) const {
-  throw Error(chorusSystemError, "rank " + std::to_string(rank_) + ": ib connection to rank " + std::to_string(peer_) +
-                                     " on " + device_->describe() + ": " + verb + " failed: " + std::strerror(err));
+  throw Error(chorusSystemError, errorContext(rank_, peer_, "ib connection on " + device_->describe()) + ": " + verb +
+                                     " failed: " + std::strerror(err));
 }
 
 void IbConnection::postReceive(Lane& lane, uint32_t laneIndex) {
@@ -150,11 +150,10 @@ void IbConnection::readyToReceive(const std::vector<char>& peerInfo) {
     connection_errors::corrupt(rank_, peer_, description_, "its queue pair description is malformed");
   }
   if (h.lanes != lanes_.size() || (h.ethernet != 0) != device_->isEthernet()) {
-    throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": ib: rank " + std::to_string(peer_) + " has " +
-                                        std::to_string(h.lanes) + " queue pairs per peer on a" +
-                                        (h.ethernet ? " RoCE" : "n InfiniBand") + " port, this rank " +
-                                        std::to_string(lanes_.size()) + " on " + device_->describe() +
-                                        ": CHORUS_IB_QPS_PER_PEER and the fabric must agree");
+    throw Error(chorusInvalidUsage, errorContext(rank_, peer_, "ib") + ": the peer has " + std::to_string(h.lanes) +
+                                        " queue pairs per peer on a" + (h.ethernet ? " RoCE" : "n InfiniBand") +
+                                        " port, this rank " + std::to_string(lanes_.size()) + " on " +
+                                        device_->describe() + ": CHORUS_IB_QPS_PER_PEER and the fabric must agree");
   }
   const VerbsApi& v = device_->api();
   for (uint32_t i = 0; i < lanes_.size(); ++i) {
@@ -215,9 +214,7 @@ void IbConnection::failed(const ibv_wc& wc) {
   if (wc.status == IBV_WC_RETRY_EXC_ERR || wc.status == IBV_WC_RNR_RETRY_EXC_ERR || wc.status == IBV_WC_WR_FLUSH_ERR) {
     connection_errors::peerLost(rank_, peer_, description_, text + ": the peer's port, process or queue pair is gone");
   }
-  throw Error(chorusRemoteError,
-              "rank " + std::to_string(rank_) + ": ib connection to rank " + std::to_string(peer_) + ": " + text,
-              Failure::kRemoteError);
+  throw Error(chorusRemoteError, errorContext(rank_, peer_, "ib connection") + ": " + text, Failure::kRemoteError);
 }
 
 void IbConnection::closeGracefully() {

@@ -30,8 +30,8 @@ void completeAll(std::vector<Connection*>& conns, int rank, const char* what, De
     }
     if (waiting.empty()) return;
     if (deadline.expired()) {
-      throw Error(chorusTimeout, "rank " + std::to_string(rank) + ": ib connection setup timed out " + what +
-                                     " ranks " + waiting);
+      throw Error(chorusTimeout,
+                  errorContext(rank, "ib connection setup") + ": timed out " + what + " ranks " + waiting);
     }
     ::poll(fds.data(), fds.size(), deadline.remainingMs(100));
   }
@@ -56,8 +56,8 @@ void IbTransport::describeSelf(PeerCard& card) {
   }
   if (!device_) {
     if (settings_.required) {
-      throw Error(chorusSystemError, "rank " + std::to_string(rank_) +
-                                         ": CHORUS_TRANSPORT names ib, but the ib transport is unavailable: " + why);
+      throw Error(chorusSystemError,
+                  errorContext(rank_) + ": CHORUS_TRANSPORT names ib, but the ib transport is unavailable: " + why);
     }
     static std::once_flag once;
     std::call_once(once, [&] { CHORUS_INFO(rank_, "ib transport off: " << why); });

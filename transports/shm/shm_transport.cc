@@ -228,8 +228,7 @@ std::string ShmTransport::refusal(const ShmHello& h, const ucred* cred, const st
 std::vector<std::unique_ptr<Connection>> ShmTransport::connectAll(const PeerCard& self,
                                                                   const std::vector<PeerCard>& peers,
                                                                   Deadline deadline) {
-  const std::string me = "rank " + std::to_string(rank_);
-  auto context = [&](int peer) { return me + ": shm connect to rank " + std::to_string(peer); };
+  auto context = [&](int peer) { return errorContext(rank_, peer, "shm connect"); };
   std::map<int, bool> readable;  // this rank can process_vm_readv that peer
   std::map<int, ShmPairSetup> ready;
   std::vector<const PeerCard*> ordered;
@@ -288,13 +287,14 @@ std::vector<std::unique_ptr<Connection>> ShmTransport::connectAll(const PeerCard
       for (const PeerCard* p : ordered) {
         if (!ready.count(p->rank)) missing += (missing.empty() ? "" : ", ") + std::to_string(p->rank);
       }
-      throw Error(chorusTimeout, me + ": shm connection setup timed out waiting for ranks " + missing);
+      throw Error(chorusTimeout,
+                  errorContext(rank_, "shm connection setup") + ": timed out waiting for ranks " + missing);
     }
     std::vector<pollfd> fds{{listenFd_, POLLIN, 0}};
     for (auto& r : incoming) fds.push_back({r.fd(), POLLIN, 0});
     for (auto& d : dialed) fds.push_back({d.reader.fd(), POLLIN, 0});
     if (::poll(fds.data(), fds.size(), deadline.remainingMs(100)) < 0 && errno != EINTR) {
-      throwSystemError(me + ": shm connection setup", "poll", errno);
+      throwSystemError(errorContext(rank_, "shm connection setup"), "poll", errno);
     }
     for (;;) {
       int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -304,7 +304,7 @@ std::vector<std::unique_ptr<Connection>> ShmTransport::connectAll(const PeerCard
         Deadline authBy = Deadline::after(kAcceptAuthSeconds);
         if (deadline.at() < authBy.at()) authBy = deadline;
         try {
-          authenticateChannel(fd, secret_, jobKey_, ChannelRole::kAcceptor, authBy, me + ": shm accept");
+          authenticateChannel(fd, secret_, jobKey_, ChannelRole::kAcceptor, authBy, errorContext(rank_, "shm accept"));
         } catch (const AuthenticationError& e) {
           CHORUS_WARN(rank_, "shm: refused a connection: " << e.what());
           ::close(fd);

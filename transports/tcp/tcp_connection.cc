@@ -289,9 +289,8 @@ void TcpConnection::checkInterfaces() {
     const std::string& name = rails_.interfaces[r];
     if (!watched_[r] || interfaceIsUp(name)) continue;
     throw Error(chorusSystemError,
-                "rank " + std::to_string(rank_) + ": the link to rank " + std::to_string(peer_) + " (" +
-                    description_ + ") stalled: interface " + name + " (rail " + std::to_string(r + 1) + " of " +
-                    std::to_string(rails_.interfaces.size()) + ") is down",
+                errorContext(rank_, peer_) + ": the link (" + description_ + ") stalled: interface " + name +
+                    " (rail " + std::to_string(r + 1) + " of " + std::to_string(rails_.interfaces.size()) + ") is down",
                 Failure::kLinkDown);
   }
 }

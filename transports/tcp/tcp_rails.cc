@@ -22,15 +22,14 @@ std::vector<TcpRail> cardRails(const PeerCard& card, const std::string& prefix, 
   while (in >> item) {
     const size_t eq = item.find('=');
     if (eq == 0 || eq == std::string::npos || eq + 1 == item.size()) {
-      throw Error(chorusRemoteError, "rank " + std::to_string(selfRank) + ": the peer card of rank " +
-                                         std::to_string(card.rank) + " has a malformed " + prefix + ".rails entry '" +
-                                         listed->second + "'");
+      throw Error(chorusRemoteError, errorContext(selfRank, card.rank) + ": the peer card has a malformed " + prefix +
+                                         ".rails entry '" + listed->second + "'");
     }
     rails.push_back({item.substr(0, eq), item.substr(eq + 1)});
   }
   if (rails.empty()) {
-    throw Error(chorusRemoteError, "rank " + std::to_string(selfRank) + ": the peer card of rank " +
-                                       std::to_string(card.rank) + " lists no rails in " + prefix + ".rails");
+    throw Error(chorusRemoteError,
+                errorContext(selfRank, card.rank) + ": the peer card lists no rails in " + prefix + ".rails");
   }
   return rails;
 }

@@ -44,8 +44,7 @@ int cardSockets(const PeerCard& card, int selfRank, const std::string& key) {
     if (ec != std::errc() || end != text.data() + text.size()) n = 0;
   }
   if (n < 1 || n > static_cast<int>(TcpHello::kMaxSockets)) {
-    throw Error(chorusRemoteError, "rank " + std::to_string(selfRank) + ": the peer card of rank " +
-                                       std::to_string(card.rank) + " has no valid " + key + " (1.." +
+    throw Error(chorusRemoteError, errorContext(selfRank, card.rank) + ": the peer card has no valid " + key + " (1.." +
                                        std::to_string(TcpHello::kMaxSockets) + ")");
   }
   return n;
@@ -100,7 +99,7 @@ void TcpTransport::describeSelf(PeerCard& card) {
     boost::system::error_code ec;
     auto addr = asio::ip::make_address(nic.address, ec);
     tcp::endpoint ep(addr, 0);
-    std::string context = "rank " + std::to_string(rank_) + ": tcp listen on " + nic.name + " " + nic.address;
+    std::string context = errorContext(rank_, "tcp listen on " + nic.name + " " + nic.address);
     tcp::acceptor& acceptor = acceptors_.emplace_back(io_);
     acceptor.open(ep.protocol(), ec);
     if (!ec) acceptor.bind(ep, ec);
@@ -124,8 +123,8 @@ bool TcpTransport::canConnect(const PeerCard& self, const PeerCard& peer) const 
 
 TcpTransport::Dialled TcpTransport::dial(const std::string& address, const NetworkInterface& from, int peer,
                                          int index, int nsocks, Deadline deadline) {
-  std::string context = "rank " + std::to_string(rank_) + ": tcp connect to rank " + std::to_string(peer) + " at " +
-                        address + (rails_.size() > 1 ? " from " + from.name + " " + from.address : "");
+  std::string context = errorContext(
+      rank_, peer, "tcp connect to " + address + (rails_.size() > 1 ? " from " + from.name + " " + from.address : ""));
   std::string host;
   uint16_t port;
   splitHostPort(address, "peer address", &host, &port);
@@ -202,7 +201,7 @@ enum class PendingState { kWaiting, kReady, kRefused };
 
 void TcpTransport::requireEncryption() {
   if (secret_.empty()) {
-    throw Error(chorusInvalidArgument, "rank " + std::to_string(rank_) +
+    throw Error(chorusInvalidArgument, errorContext(rank_) +
                                            ": CHORUS_ENCRYPT=1 needs the job's shared secret to key its links, and "
                                            "there is none (set CHORUS_SECRET alike on every rank; chorusrun does)");
   }
@@ -275,8 +274,8 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
         }
       }
       for (const Dialled& d : dialling) missing += (missing.empty() ? "" : ", ") + std::to_string(d.peer);
-      throw Error(chorusTimeout, "rank " + std::to_string(rank_) +
-                                     ": tcp connection setup timed out waiting for ranks " + missing);
+      throw Error(chorusTimeout,
+                  errorContext(rank_, "tcp connection setup") + ": timed out waiting for ranks " + missing);
     }
     std::vector<pollfd> fds;
     const bool acceptMore = pending.size() < kMaxPendingConnections;
@@ -332,8 +331,8 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
           } else if (withSecret) {
             p.auth = std::make_unique<ChannelAuthenticator>(
                 p.sock.native_handle(), secret_, tcpAuthContext(p.helloBytes), ChannelRole::kAcceptor,
-                "rank " + std::to_string(rank_) + ": tcp accept from " + p.remote + " (claiming rank " +
-                    std::to_string(p.hello.from) + " stripe " + std::to_string(p.hello.index) + ")");
+                errorContext(rank_, "tcp accept from " + p.remote + " (claiming rank " + std::to_string(p.hello.from) +
+                                        " stripe " + std::to_string(p.hello.index) + ")"));
           } else {
             state = PendingState::kReady;
           }
@@ -361,7 +360,7 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
         continue;
       }
       if (state == PendingState::kReady) {
-        tuneSocket(p.sock, "rank " + std::to_string(rank_) + ": tcp accept from rank " + std::to_string(p.hello.from));
+        tuneSocket(p.sock, errorContext(rank_, p.hello.from, "tcp accept"));
         have[p.hello.from][p.hello.index] = true;
         if (encrypt_) keys[p.hello.from][p.hello.index] = linkKeys(p.auth->handshake(), ChannelRole::kAcceptor);
         socks[p.hello.from][p.hello.index] = std::move(p.sock);
@@ -408,7 +407,7 @@ std::map<int, RailPlan> TcpTransport::planRails(std::map<int, std::vector<int>>&
     if (rails < 2) continue;
     std::vector<int> first;
     for (size_t r = 0; r < rails; ++r) first.push_back(v[r * plan.perRail]);
-    const std::string context = "rank " + std::to_string(rank_) + ": tcp rails to rank " + std::to_string(peer);
+    const std::string context = errorContext(rank_, peer, "tcp rails");
     plan.weights = peer > rank_ ? probeRailsAsSender(first, deadline, context)
                                 : probeRailsAsReceiver(first, deadline, context);
     CHORUS_INFO(rank_, "tcp: rails to rank " << peer << plan.describe());

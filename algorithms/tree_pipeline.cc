@@ -53,7 +53,7 @@ class TreeRun {
     }
     const int children = static_cast<int>(childRank_.size());
     if (children > 2) {
-      throwInternal("rank " + std::to_string(io.rank()) + ": tree node with " + std::to_string(children) +
+      throwInternal(errorContext(io.rank()) + ": tree node with " + std::to_string(children) +
                     " children over both trees");
     }
     // Landing slots: a pool per child when partial sums stay in recv; else pool 0 is shared by the children and
@@ -145,7 +145,7 @@ class TreeRun {
 
   // The ordering above guarantees that a step's receives are posted before it waits; this checks it.
   void awaitReceive(const Request& r) {
-    if (!r.conn) throwInternal("rank " + std::to_string(io_.rank()) + ": tree step waits on a receive never posted");
+    if (!r.conn) throwInternal(errorContext(io_.rank()) + ": tree step waits on a receive never posted");
     io_.wait(r);
   }
 

@@ -167,13 +167,13 @@ void DeviceCallQueue::waitReady(const Call& call) {
   while (!api_.eventDone(call.ready)) {
     if (aborted_.load(std::memory_order_relaxed)) {
       // The communicator adds the call's name (with its sequence number, which is given when it runs).
-      throw Error(chorusRemoteError, "rank " + std::to_string(rank_) +
-                                         ": aborted by chorusCommAbort while waiting for " + streamName(call.stream) +
-                                         " to reach the call",
+      throw Error(chorusRemoteError,
+                  errorContext(rank_) + ": aborted by chorusCommAbort while waiting for " + streamName(call.stream) +
+                      " to reach the call",
                   Failure::kAborted);
     }
     if (deadline.expired()) {
-      throw Error(chorusTimeout, "rank " + std::to_string(rank_) + ": the work enqueued on " + streamName(call.stream) +
+      throw Error(chorusTimeout, errorContext(rank_) + ": the work enqueued on " + streamName(call.stream) +
                                      " before the call did not finish within CHORUS_TIMEOUT");
     }
     backoff.pause();

@@ -10,7 +10,7 @@ namespace chorus {
 HostLevels HostLevels::of(PeerIO& io, int root) {
   HostLevels l;
   l.hierarchy = io.hierarchy();
-  if (!l.hierarchy) throwInternal("rank " + std::to_string(io.rank()) + ": a two-level algorithm ran without hosts");
+  if (!l.hierarchy) throwInternal(errorContext(io.rank()) + ": a two-level algorithm ran without hosts");
   const auto& hosts = l.hierarchy->hosts;
   const int me = io.rank();
   const int myHost = l.hierarchy->hostOf(me);

@@ -8,14 +8,14 @@ namespace chorus {
 
 SubgroupIO::SubgroupIO(PeerIO& parent, const std::vector<int>& members) : parent_(parent), members_(members) {
   auto it = std::find(members_.begin(), members_.end(), parent_.rank());
-  if (it == members_.end()) throwInternal("rank " + std::to_string(parent_.rank()) + " is not in its subgroup");
+  if (it == members_.end()) throwInternal(errorContext(parent_.rank()) + ": this rank is not in its subgroup");
   index_ = static_cast<int>(it - members_.begin());
 }
 
 int SubgroupIO::global(int peer) const {
   if (peer < 0 || peer >= size()) {
-    throwInternal("rank " + std::to_string(parent_.rank()) + ": subgroup peer " + std::to_string(peer) +
-                  " outside a group of " + std::to_string(size()));
+    throwInternal(errorContext(parent_.rank()) + ": subgroup peer " + std::to_string(peer) + " outside a group of " +
+                  std::to_string(size()));
   }
   return members_[peer];
 }

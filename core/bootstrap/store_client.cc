@@ -62,7 +62,7 @@ struct StoreClient::Impl {
   }
   ~Impl() { closeSocket(); }
 
-  std::string where() const { return "rank " + std::to_string(rank) + ": store " + address + ": "; }
+  std::string where() const { return errorContext(rank, "store " + address) + ": "; }
 
   void closeSocket() {
     if (fd >= 0) ::close(fd);
@@ -245,8 +245,7 @@ struct StoreClient::Impl {
       case wire::Status::kOk:
         return afterHello(response, deadline);
       case wire::Status::kJobMismatch:
-        fail(chorusInvalidUsage, "rank " + std::to_string(rank) + ": store at " + address +
-                                     " belongs to another job (this rank's job id is '" + jobId +
+        fail(chorusInvalidUsage, where() + "the store belongs to another job (this rank's job id is '" + jobId +
                                      "'); check CHORUS_STORE and CHORUS_JOB_ID");
       case wire::Status::kBadVersion:
       case wire::Status::kAuthFailed:

@@ -4,14 +4,15 @@
 #include <cstdint>
 
 #include "core/datatype.h"
+#include "core/error.h"
 #include "src/api/comm_handle.h"
 
 namespace chorus::api::checks {
 
-// "[comm NAME: ]rank R: call: ", the start of every message about a call on a communicator (built only when there is
+// "[comm NAME: ]rank R, call: ", the start of every message about a call on a communicator (built only when there is
 // one).
 std::string whereOf(chorusComm_t comm, const char* call) {
-  return comm->impl->named("rank " + std::to_string(comm->impl->rank()) + ": " + call + ": ");
+  return comm->impl->named(errorContext(comm->impl->rank(), call) + ": ");
 }
 
 bool overlaps(const void* a, size_t an, const void* b, size_t bn) {

@@ -9,7 +9,7 @@
 
 namespace chorus::api::checks {
 
-// "[comm NAME: ]rank R: call: ", the start of every message about a call on a communicator (built only when there is
+// "[comm NAME: ]rank R, call: ", the start of every message about a call on a communicator (built only when there is
 // one).
 std::string whereOf(chorusComm_t comm, const char* call);
 

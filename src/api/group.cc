@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/api/api_errors.h"
+#include "src/api/argument_checks.h"
 #include "src/api/comm_handle.h"
 #include "src/api/host_stream.h"
 
@@ -35,7 +36,7 @@ thread_local GroupState group;
 // Runs one communicator's part of a group, or queues it on the host stream its calls name; returns its result (the
 // communicator has recorded any error).
 chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>& calls) {
-  const std::string where = comm->impl->named("rank " + std::to_string(comm->impl->rank()) + ": chorusGroupEnd: ");
+  const std::string where = checks::whereOf(comm, "chorusGroupEnd");
   thread_local std::vector<Op> host;  // reused: a group per training step should not allocate
   host.clear();
   for (const RecordedCall* c : calls) {

@@ -161,17 +161,17 @@ void CallTrace::flush() const {
          ",\"clock_offset_us\":" + number(offsetUs_) + ",\"dropped\":" + std::to_string(dropped_) + "}}}\n";
   const std::string temporary = path_ + ".tmp";
   std::FILE* f = std::fopen(temporary.c_str(), "w");
-  if (f == nullptr) throwSystemError("rank " + pid + ": trace " + temporary, "fopen", errno);
+  if (f == nullptr) throwSystemError(errorContext(rank_, "trace " + temporary), "fopen", errno);
   const bool written = std::fwrite(out.data(), 1, out.size(), f) == out.size();
   const int writeErr = errno;
   if (std::fclose(f) != 0 || !written) {
     std::remove(temporary.c_str());
-    throwSystemError("rank " + pid + ": trace " + temporary, "fwrite", written ? errno : writeErr);
+    throwSystemError(errorContext(rank_, "trace " + temporary), "fwrite", written ? errno : writeErr);
   }
   if (std::rename(temporary.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     std::remove(temporary.c_str());
-    throwSystemError("rank " + pid + ": trace " + path_, "rename", err);
+    throwSystemError(errorContext(rank_, "trace " + path_), "rename", err);
   }
 }
 

@@ -92,7 +92,7 @@ void CommIO::beginUntracked(uint32_t tag, LazyDeadline deadline) {
 }
 
 void CommIO::badPeer(int peer) const {
-  throwInternal("rank " + std::to_string(rank_) + ": " + callName() + " addressed rank " + std::to_string(peer));
+  throwInternal(errorContext(rank_, callName()) + ": addressed rank " + std::to_string(peer));
 }
 
 Connection* CommIO::connectionTo(int peer) {
@@ -164,13 +164,12 @@ void CommIO::timedOut() {
   for (Connection* c : active_) {
     if (c->busy()) waiting += (waiting.empty() ? "" : ", ") + std::to_string(c->peer());
   }
-  throw Error(chorusTimeout, "rank " + std::to_string(rank_) + ": " + callName() + " timed out (CHORUS_TIMEOUT) " +
-                                 "waiting on rank(s) " + (waiting.empty() ? "none" : waiting));
+  throw Error(chorusTimeout, errorContext(rank_, callName()) + ": timed out (CHORUS_TIMEOUT) waiting on rank(s) " +
+                                 (waiting.empty() ? "none" : waiting));
 }
 
 void CommIO::abortedNow() {
-  throw Error(chorusRemoteError, "rank " + std::to_string(rank_) + ": " + callName() + " aborted by chorusCommAbort",
-              Failure::kAborted);
+  throw Error(chorusRemoteError, errorContext(rank_, callName()) + ": aborted by chorusCommAbort", Failure::kAborted);
 }
 
 size_t CommIO::addHangupWatch() {
@@ -217,8 +216,8 @@ std::vector<int> CommIO::otherLostPeers(int except) {
 int CommIO::waitForAnySender(const CallTags& tags, chorusDataType_t type) {
   for (int p = 0; p < size_; ++p) {
     if (p == rank_ || connectionTo(p)->peeks()) continue;
-    throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": " + callName() + ": the connection to rank " +
-                                        std::to_string(p) + " (" + connectionTo(p)->describe() +
+    throw Error(chorusInvalidUsage, errorContext(rank_, p, callName()) + ": the connection (" +
+                                        connectionTo(p)->describe() +
                                         ") cannot receive from any peer; name the source");
   }
   PollBackoff backoff;
@@ -266,7 +265,7 @@ void CommIO::sleepUntilSomethingMoves() {
     if (capMs > 0) period = backoff;  // backoff never exceeds a millisecond, so never the cap
   }
   int r = ::ppoll(pollFds_.data(), pollFds_.size(), &period, nullptr);
-  if (r < 0 && errno != EINTR) throwSystemError("rank " + std::to_string(rank_) + ": " + callName(), "ppoll", errno);
+  if (r < 0 && errno != EINTR) throwSystemError(errorContext(rank_, callName()), "ppoll", errno);
   if (r > 0) reportHangups(from);
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/error.h"
 #include "core/logging.h"
 #include "device/poll_backoff.h"
 
@@ -149,8 +150,7 @@ Error MismatchReport::explain(const Error& e, uint64_t seq, const std::string& d
     }
     const bool oneCall = callers.size() + elsewhere.size() < 2;
     if (oneCall && seers.empty()) return e;
-    std::string msg = "rank " + std::to_string(rank_) + ": call #" + std::to_string(seq) +
-                      " does not match across ranks: ";
+    std::string msg = errorContext(rank_, "call #" + std::to_string(seq)) + ": does not match across ranks: ";
     bool first = true;
     for (const auto& [call, ranks] : callers) {
       msg += (first ? "" : "; ") + listOf(ranks) + " called " + call;

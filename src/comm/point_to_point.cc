@@ -12,12 +12,12 @@ namespace {
 // Copies this rank's k-th send to itself into its k-th receive from itself.
 void pairWithSelf(CommIO& io, const std::vector<const Op*>& sends, const std::vector<const Op*>& recvs) {
   if (sends.empty() && recvs.empty()) return;
-  const std::string who = "rank " + std::to_string(io.rank()) + ": ";
   for (size_t k = 0; k < sends.size() || k < recvs.size(); ++k) {
     if (k >= sends.size() || k >= recvs.size()) {
       const Op& lone = k < sends.size() ? *sends[k] : *recvs[k];
       throw Error(chorusInvalidUsage,
-                  who + describeCall(lone) + " has no matching " + (k < sends.size() ? "receive" : "send") +
+                  errorContext(io.rank(), describeCall(lone)) + ": has no matching " +
+                      (k < sends.size() ? "receive" : "send") +
                       " in its group (a rank's sends to itself and receives from itself pair up in order)",
                   Failure::kMismatch);
     }
@@ -25,8 +25,9 @@ void pairWithSelf(CommIO& io, const std::vector<const Op*>& sends, const std::ve
     const Op& r = *recvs[k];
     if (countBytes(s) != countBytes(r) || s.type != r.type) {
       throw Error(chorusInvalidUsage,
-                  who + describeCall(s) + " meets " + describeCall(r) + ": different datatypes or sizes (" +
-                      std::to_string(countBytes(s)) + " bytes sent, " + std::to_string(countBytes(r)) + " expected)",
+                  errorContext(io.rank(), describeCall(s)) + ": meets " + describeCall(r) +
+                      ": different datatypes or sizes (" + std::to_string(countBytes(s)) + " bytes sent, " +
+                      std::to_string(countBytes(r)) + " expected)",
                   Failure::kMismatch);
     }
     io.copy(r.recv, s.send, countBytes(s));

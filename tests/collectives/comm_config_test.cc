@@ -151,7 +151,7 @@ TEST(CommConfigTest, ArgumentErrorsNameTheCommunicator) {
   EXPECT_EQ(chorusAllReduce(nullptr, nullptr, 4, chorusFloat32, chorusSum, comm.handle(), nullptr),
             chorusInvalidArgument);
   const std::string error = chorusGetLastError(comm.handle());
-  EXPECT_EQ(error.rfind("comm gamma: rank 0: chorusAllReduce: ", 0), 0u) << error;
+  EXPECT_EQ(error.rfind("comm gamma: rank 0, chorusAllReduce: ", 0), 0u) << error;
 }
 
 TEST(CommConfigTest, CppConfigWithDesignatedInitializers) {

@@ -41,7 +41,7 @@ class Mailboxes {
     std::unique_lock<std::mutex> lock(mutex_);
     auto& queue = queues_[{from, to}];
     if (!changed_.wait_for(lock, std::chrono::seconds(20), [&] { return !queue.empty(); })) {
-      throw Error(chorusTimeout, "rank " + std::to_string(to) + ": nothing from " + std::to_string(from));
+      throw Error(chorusTimeout, errorContext(to, from) + ": nothing arrived within 20 s");
     }
     Clock::time_point ready = queue.front().ready;
     lock.unlock();
@@ -50,8 +50,7 @@ class Mailboxes {
     Message m = std::move(queue.front());
     queue.pop_front();
     if (m.data.size() != bytes) {
-      throw Error(chorusInternalError, "rank " + std::to_string(to) + " expected " + std::to_string(bytes) +
-                                           " bytes from " + std::to_string(from) + ", got " +
+      throw Error(chorusInternalError, errorContext(to, from) + ": expected " + std::to_string(bytes) + " bytes, got " +
                                            std::to_string(m.data.size()));
     }
     std::memcpy(buf, m.data.data(), bytes);

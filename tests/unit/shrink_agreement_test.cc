@@ -89,7 +89,7 @@ struct Ranks {
     q.size = static_cast<int>(clients.size());
     q.explicitExclusion = excluded != nullptr;
     if (excluded) q.excluded = *excluded;
-    q.who = "rank " + std::to_string(rank);
+    q.who = errorContext(rank);
     return q;
   }
   std::vector<std::unique_ptr<StoreClient>> clients;

@@ -228,7 +228,7 @@ TEST(StoreTest, ConnectToNobodyTimesOut) {
   Error e = errorFrom([&] { StoreClient client("127.0.0.1", port, kJob, 4, Deadline::after(0.3)); });
   EXPECT_EQ(e.code(), chorusTimeout);
   EXPECT_LT(secondsSince(start), 1.5);
-  EXPECT_NE(std::string(e.what()).find("rank 4: store 127.0.0.1:" + std::to_string(port)), std::string::npos)
+  EXPECT_NE(std::string(e.what()).find("rank 4, store 127.0.0.1:" + std::to_string(port)), std::string::npos)
       << e.what();
 }
 
@@ -242,7 +242,7 @@ TEST(StoreTest, GetOfAMissingKeyTimesOutOnTimeAndBreaksTheClient) {
   EXPECT_EQ(e.code(), chorusTimeout);
   EXPECT_GE(elapsed, timeout - 0.01);
   EXPECT_LT(elapsed, timeout + 0.5);
-  std::string expected = "rank 5: store 127.0.0.1:" + std::to_string(server.port()) + ": GET key 'missing' timed out";
+  std::string expected = "rank 5, store 127.0.0.1:" + std::to_string(server.port()) + ": GET key 'missing' timed out";
   EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
 
   EXPECT_NE(errorFrom([&] { client.set("x", {}, soon()); }).code(), chorusSuccess);
@@ -257,7 +257,7 @@ TEST(StoreTest, WrongJobIdIsRefused) {
   StoreServer server("127.0.0.1", 0, kJob);
   Error e = errorFrom([&] { StoreClient client("127.0.0.1", server.port(), "ffffffffffffffff", 1, soon()); });
   EXPECT_EQ(e.code(), chorusInvalidUsage);
-  std::string expected = "store at 127.0.0.1:" + std::to_string(server.port()) + " belongs to another job";
+  std::string expected = "store 127.0.0.1:" + std::to_string(server.port()) + ": the store belongs to another job";
   EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
   StoreClient right("127.0.0.1", server.port(), kJob, 0, soon());
   EXPECT_EQ(right.add("still", 1, soon()), 1);
@@ -344,7 +344,7 @@ TEST(StoreTest, DestroyingTheServerWakesAParkedGet) {
   ASSERT_EQ(parked.wait_for(20s), std::future_status::ready);
   Error e = parked.get();
   EXPECT_EQ(e.code(), chorusRemoteError) << e.what();
-  EXPECT_NE(std::string(e.what()).find("rank 1: " + address + ": GET key 'never'"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("rank 1, " + address + ": GET key 'never'"), std::string::npos) << e.what();
   EXPECT_LT(secondsSince(start), 5.0);
   EXPECT_NE(errorFrom([&] { observer.get("unrelated", soon()); }).code(), chorusSuccess);
 }

@@ -56,7 +56,7 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
   timeoutSeconds_ = config_.timeoutSeconds;
   CallPlanner::checkSettings(config_);  // a bad algorithm string fails before any network traffic
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": init", "eventfd", errno);
+  if (wakeFd_ < 0) throwSystemError(errorContext(rank_, "init"), "eventfd", errno);
   const Deadline deadline = Deadline::after(timeoutSeconds_);
   try {
     cards_ = connect(spec, deadline);
@@ -80,7 +80,7 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
   timeoutSeconds_ = config_.timeoutSeconds;
   CallPlanner::checkSettings(config_);
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wakeFd_ < 0) throwSystemError("rank " + std::to_string(rank_) + ": split", "eventfd", errno);
+  if (wakeFd_ < 0) throwSystemError(errorContext(rank_, "split"), "eventfd", errno);
   const Deadline deadline = Deadline::after(timeoutSeconds_);
   try {
     store_ = parent.store_;
@@ -205,7 +205,7 @@ CommEngine::~CommEngine() {
 }
 
 std::vector<PeerCard> CommEngine::connect(const LaunchSpec& spec, Deadline deadline) {
-  const std::string who = "rank " + std::to_string(rank_) + " of " + std::to_string(size_);
+  const std::string who = errorContext(rank_, "connect (" + std::to_string(size_) + " ranks)");
   // The secret comes from CHORUS_SECRET or the unique id (launch_spec.h): the store and every connection check it.
   if (spec.serveStore) storeServer_ = std::make_shared<StoreServer>("0.0.0.0", spec.storePort, spec.jobId, spec.secret);
   store_ = std::make_shared<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, spec.secret, rank_, deadline);
@@ -320,8 +320,8 @@ void CommEngine::startTrace(Deadline deadline) {
   std::error_code failed;
   std::filesystem::create_directories(config_.traceDir, failed);
   if (failed) {
-    throw Error(chorusInvalidArgument, named("rank " + std::to_string(rank_) + ": trace directory " +
-                                             config_.traceDir + " (CHORUS_TRACE): " + failed.message()));
+    throw Error(chorusInvalidArgument, named(errorContext(rank_, "trace directory " + config_.traceDir) +
+                                             " (CHORUS_TRACE): " + failed.message()));
   }
   const TraceLevel level = config_.traceLevel == 1 ? TraceLevel::kTransfer : TraceLevel::kCall;
   trace_ = std::make_unique<CallTrace>(traceFilePath(config_.traceDir, rank_, spec_.keyPrefix), level, rank_, size_,
@@ -403,14 +403,14 @@ void CommEngine::execute(std::span<const Op> requests, const std::function<CommI
   const Op* current = &ops[0];  // the call that failed, for the messages
   try {
     const Op& op = *current;
-    if (failures_.unusable()) failures_.refuse("rank " + std::to_string(rank_) + ": " + describeCall(op));
+    if (failures_.unusable()) failures_.refuse(errorContext(rank_, describeCall(op)));
     CommIO& io = prepare();
     for (Op& o : ops) {
       if (o.peer != kAnyPeer) continue;
       current = &o;
       // Which peer's message comes first decides the call: it runs alone (never in a group) on host memory.
       if (deviceCall || ops.size() != 1) {
-        throw Error(chorusInvalidUsage, "rank " + std::to_string(rank_) + ": " + describeCall(o) +
+        throw Error(chorusInvalidUsage, errorContext(rank_, describeCall(o)) +
                                             ": a receive from any rank runs alone, on host memory (not in a group, "
                                             "not on device buffers)");
       }

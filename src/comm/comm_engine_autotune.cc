@@ -34,7 +34,7 @@ void CommEngine::loadAutotuneFile(Deadline deadline) {
   try {
     planner_->loadTuned(text);
   } catch (const Error& e) {
-    throw Error(chorusInvalidArgument, "rank " + std::to_string(rank_) + ": init: CHORUS_AUTOTUNE_FILE=" +
+    throw Error(chorusInvalidArgument, errorContext(rank_, "init") + ": CHORUS_AUTOTUNE_FILE=" +
                                            config_.autotuneFile + " (rank 0's): " + e.what());
   }
   if (!text.empty()) CHORUS_INFO(rank_, "autotune: table loaded from " << config_.autotuneFile << ": " << text);

@@ -35,7 +35,7 @@ void CommEngine::enqueueDeviceBatch(std::span<const Op> ops, DeviceStream stream
   CallerCount inside(activeCallers_);
   std::lock_guard<std::mutex> lock(enqueueMutex_);
   CommLogScope logScope(config_.commName);
-  const std::string who = named("rank " + std::to_string(rank_));
+  const std::string who = named(errorContext(rank_));
   try {
     if (failures_.unusable()) failures_.refuse(who);
     // The staging memory and the device connections belong to one GPU, as an NCCL communicator does.
@@ -85,8 +85,8 @@ void CommEngine::runDeviceCall(std::span<const Op> ops, int device, const std::f
 
 DeviceResources& CommEngine::deviceResources(int device) {
   if (deviceResources_) return *deviceResources_;
-  const std::string context = "rank " + std::to_string(rank_) + ": setting up device calls on GPU " +
-                              std::to_string(device) + " (" + deviceApi_->name() + ")";
+  const std::string context =
+      errorContext(rank_, "setting up device calls on GPU " + std::to_string(device) + " (" + deviceApi_->name() + ")");
   CHORUS_INFO(rank_, context);
   auto r = std::make_unique<DeviceResources>();
   DeviceApi& api = *deviceApi_;

@@ -44,7 +44,7 @@ std::unique_ptr<CommEngine> CommEngine::shrink(const std::vector<int>* excluded,
   request.size = size_;
   request.explicitExclusion = excluded != nullptr;
   if (excluded) request.excluded = *excluded;
-  request.who = named("rank " + std::to_string(rank_));
+  request.who = named(errorContext(rank_));
   const std::vector<int> members = agreeOnSurvivors(*store_, request, deadline);
   LaunchSpec child = spec_;
   child.nranks = static_cast<int>(members.size());
@@ -79,8 +79,8 @@ std::unique_ptr<CommEngine> CommEngine::grow(const chorusUniqueId* id, int newRa
          .root = 0});
   LaunchSpec spec = decodeUniqueId(agreed, rank_, size_ + newRanks);
   if (grownFromSize(spec) != size_) {
-    throwInvalidArgument(named("rank " + std::to_string(rank_) +
-                               ": chorusCommGrow: rank 0's id was made for a "
+    throwInvalidArgument(named(errorContext(rank_, "chorusCommGrow") +
+                               ": rank 0's id was made for a "
                                "communicator of " +
                                std::to_string(grownFromSize(spec)) + " ranks, not this one of " +
                                std::to_string(size_)));

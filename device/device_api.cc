@@ -22,7 +22,7 @@ DeviceApi& deviceApi() {
 
 void raiseStreamFlag(DeviceApi& api, uint32_t* flag, uint32_t value) {
   __atomic_store_n(flag, value, __ATOMIC_RELEASE);
-  if (dynamic_cast<EmulatedDeviceApi*>(&api) != nullptr) EmulatedDeviceApi::wakeFlagWaiters(flag);
+  api.flagRaised(flag);
 }
 
 }  // namespace chorus

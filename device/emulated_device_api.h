@@ -48,6 +48,7 @@ class EmulatedDeviceApi final : public DeviceApi {
   bool eventDone(DeviceEvent e) override;
   void streamWaitEvent(DeviceStream s, DeviceEvent e) override;
   void streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_t value) override;
+  void flagRaised(const uint32_t* flag) override { wakeFlagWaiters(flag); }
 
   void ipcExport(void* p, DeviceIpcHandle* handle) override { memory_.exportHandle(p, handle); }
   void* ipcOpen(const DeviceIpcHandle& handle) override { return memory_.open(handle); }

@@ -1,6 +1,7 @@
 // DeviceApi on host memory and threads (CHORUS_DEVICE_EMULATION=1): one device (0) whose memory is memfd-backed
 // host memory, whose streams are worker threads running in-order queues, and whose IPC maps another process's
-// memfd. Lets the device paths of Chorus (stream ordering, staging, IPC) run and be tested without a GPU.
+// memfd. Lets the device paths of Chorus (stream ordering, staging, IPC) run and be tested without a GPU; not part
+// of libchorus.so (emulation/CMakeLists.txt).
 #pragma once
 
 #include <sys/types.h>
@@ -12,7 +13,7 @@
 #include <vector>
 
 #include "device/device_api.h"
-#include "device/emulated_device_memory.h"
+#include "emulation/device/emulated_device_memory.h"
 
 namespace chorus {
 
@@ -88,8 +89,5 @@ class EmulatedDeviceApi final : public DeviceApi {
   pid_t sharedQueuesPid_ = 0;
   size_t nextSharedQueue_ = 0;
 };
-
-// The process's emulated device API (made on first use, never destroyed).
-DeviceApi& emulatedDeviceApi();
 
 }  // namespace chorus

@@ -17,9 +17,14 @@ set(chorus_layer_sees_transports core reduce device topology transports)
 set(chorus_layer_sees_algorithms core reduce topology algorithms)
 set(chorus_layer_sees_comm core reduce device topology transports algorithms src)
 
-set(CHORUS_LAYER_TARGETS "")
-set(chorus_previous_layer "")
-foreach(layer IN LISTS CHORUS_LAYERS)
+# The emulators (emulation/: the software verbs device, the emulated GPU runtime) are a layer of the same kind,
+# beside the stack rather than in it: they see the layers they emulate for, and no layer sees them. They are not
+# part of libchorus.so (emulation/CMakeLists.txt says where they go).
+set(chorus_layer_sees_emulation core reduce device topology transports emulation)
+
+# chorus_add_layer(LAYER BELOW): the OBJECT target chorus_<LAYER>_objs, whose include root holds the folders of
+# chorus_layer_sees_<LAYER> and which takes the usage requirements of chorus_<BELOW>_objs ("" for none).
+function(chorus_add_layer layer below)
   set(target chorus_${layer}_objs)
   add_library(${target} OBJECT)
   set(root ${PROJECT_BINARY_DIR}/layer_include/${layer})
@@ -31,8 +36,8 @@ foreach(layer IN LISTS CHORUS_LAYERS)
   target_include_directories(${target} PRIVATE ${root})
   # Usage requirements only: an object library linked to another takes none of its objects.
   target_link_libraries(${target} PUBLIC chorus_deps)
-  if(chorus_previous_layer)
-    target_link_libraries(${target} PUBLIC chorus_${chorus_previous_layer}_objs)
+  if(below)
+    target_link_libraries(${target} PUBLIC chorus_${below}_objs)
   endif()
   # No unity batches for the library: which files share a batch changed what GCC inlined across them (its per-unit
   # limits) and moved the 2-rank 8-byte shm allreduce by 15% with every regrouping (0.205 vs 0.237-0.241 us for the
@@ -45,7 +50,13 @@ foreach(layer IN LISTS CHORUS_LAYERS)
   endif()
   set_target_properties(${target} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
     UNITY_BUILD ${library_unity})
-  list(APPEND CHORUS_LAYER_TARGETS ${target})
+endfunction()
+
+set(CHORUS_LAYER_TARGETS "")
+set(chorus_previous_layer "")
+foreach(layer IN LISTS CHORUS_LAYERS)
+  chorus_add_layer(${layer} "${chorus_previous_layer}")
+  list(APPEND CHORUS_LAYER_TARGETS chorus_${layer}_objs)
   set(chorus_previous_layer ${layer})
 endforeach()
 

@@ -1,17 +1,22 @@
 #include "device/device_api.h"
 
+#include "core/emulation_library.h"
 #include "core/params.h"
 #include "device/cuda_device_api.h"
-#include "device/emulated_device_api.h"
+#include "device/device_emulation.h"
 #include "device/stream_flag.h"
 
 namespace chorus {
+namespace {
 
+// The emulated device, from this program or libchorus_emulation.so; a failed load is retried at the next call.
 DeviceApi& emulatedDeviceApi() {
-  // Never destroyed: streams may still wait on flags at exit, and joining their workers then would hang.
-  static EmulatedDeviceApi* api = new EmulatedDeviceApi();
+  static DeviceApi* const api = reinterpret_cast<decltype(&chorus_emulation_device_api)>(
+      emulationEntry("chorus_emulation_device_api", "CHORUS_DEVICE_EMULATION"))();
   return *api;
 }
+
+}  // namespace
 
 DeviceApi& deviceApi() {
   // Read on every call rather than once: forked test workers set the knob after their parent has looked.
@@ -22,7 +27,7 @@ DeviceApi& deviceApi() {
 
 void raiseStreamFlag(DeviceApi& api, uint32_t* flag, uint32_t value) {
   __atomic_store_n(flag, value, __ATOMIC_RELEASE);
-  if (dynamic_cast<EmulatedDeviceApi*>(&api) != nullptr) EmulatedDeviceApi::wakeFlagWaiters(flag);
+  api.flagRaised(flag);
 }
 
 }  // namespace chorus

@@ -59,6 +59,9 @@ class DeviceApi {
   // Later work on s waits until *flag >= value (device-side; the host does not block). flag is in pinnedAlloc
   // memory; the host raises it with a release store.
   virtual void streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_t value) = 0;
+  // Told by raiseStreamFlag after the host raised `flag`: an API whose streams sleep on flags wakes them here (the
+  // emulation); a GPU sees the store at its next read and needs nothing.
+  virtual void flagRaised(const uint32_t* flag) {}
 
   // Exports a deviceAlloc'd region to other processes of this machine; ipcOpen maps one exported by another
   // process (a device pointer valid in this process until ipcClose).

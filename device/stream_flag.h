@@ -8,8 +8,8 @@
 namespace chorus {
 
 // Stores `value` into `flag` (pinned memory) with release ordering, so that stream work waiting for it (and
-// ordered after it) sees every write made before; with the emulated device, also wakes the waiting stream workers
-// at once instead of at their next poll.
+// ordered after it) sees every write made before; then tells `api` (DeviceApi::flagRaised), so that the emulated
+// device wakes its waiting stream workers at once instead of at their next poll.
 void raiseStreamFlag(DeviceApi& api, uint32_t* flag, uint32_t value);
 
 }  // namespace chorus

@@ -2,7 +2,9 @@
 """Fails when a file of the library includes a header of a higher layer (docs/architecture.md).
 
 The layers, ground first. A file may include headers of its own layer and of the layers before it; the public
-headers (include/chorus/) are below everything. Folders beside the stack (perf, launcher, tests, fuzz) are free.
+headers (include/chorus/) are below everything. The emulators (emulation/) come last, so that no layer includes
+them, and may include only the layers they emulate for. Folders beside the stack (perf, launcher, tests, fuzz) are
+free.
 Usage: check_layers.py [SOURCE_DIR]; prints each violation as FILE:LINE: LAYER includes HEADER (LAYER2).
 """
 import os
@@ -21,10 +23,12 @@ LAYERS = [
     ("algorithms", "algorithms/"),
     ("comm", "src/comm/"),
     ("api", "src/api/"),
+    ("emulation", "emulation/"),        # the software verbs device, the emulated GPU runtime: not in libchorus.so
 ]
 ORDER = [name for name, _ in LAYERS]
 # Lower layers a layer still may not include: an algorithm never names a transport or the device runtime.
-FORBIDDEN = {"algorithms": {"transports", "device"}}
+# The emulators stand beside the stack: they see what they emulate for (device, transports) and what that stands on.
+FORBIDDEN = {"algorithms": {"transports", "device"}, "emulation": {"algorithms", "comm", "api"}}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -40,7 +44,7 @@ def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     bad = []
     checked = 0
-    for folder in ("core", "reduce", "device", "topology", "transports", "algorithms", "src"):
+    for folder in ("core", "reduce", "device", "topology", "transports", "algorithms", "src", "emulation"):
         for dirpath, _, files in os.walk(os.path.join(root, folder)):
             for f in files:
                 if not f.endswith((".h", ".cc", ".cu", ".def")):

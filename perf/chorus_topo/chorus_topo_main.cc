@@ -23,7 +23,7 @@
 #include "topology/topology_json.h"
 #ifdef CHORUS_HAVE_VERBS
 #include "transports/ib/ib_ports.h"
-#include "transports/ib/soft/soft_verbs.h"
+#include "transports/ib/verbs_api.h"
 #endif
 
 namespace chorus::topo {
@@ -48,7 +48,7 @@ void printRdmaPorts(std::ostream& out, const HostTopology& host) {
 #ifdef CHORUS_HAVE_VERBS
   const bool emulated = env_config::ibEmulation();
   std::string why;
-  const VerbsApi* api = emulated ? softVerbs() : systemVerbs(&why);
+  const VerbsApi* api = emulated ? emulatedVerbs() : systemVerbs(&why);
   std::vector<IbPortReport> ports;
   if (api) ports = listIbPorts(*api, host, &why);
   out << "\nRDMA ports (" << (api ? api->origin : "libibverbs.so.1") << ")\n";

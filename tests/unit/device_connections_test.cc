@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "device/emulated_device_api.h"
+#include "emulation/device/emulated_device_api.h"
 #include "tests/unit/device_test_support.h"
 #include "transports/cuda_ipc/ipc_connection.h"
 #include "transports/device/staged_connection.h"

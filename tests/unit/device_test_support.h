@@ -25,7 +25,7 @@
 #include "core/deadline.h"
 #include "core/error.h"
 #include "device/device_api.h"
-#include "device/emulated_device_api.h"
+#include "emulation/device/emulated_device_api.h"
 #include "transports/connection.h"
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_connection.h"

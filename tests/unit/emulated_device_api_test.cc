@@ -1,7 +1,7 @@
 // The emulated device runtime behaves as the CUDA runtime does where Chorus relies on it: streams run in order and
 // asynchronously, waits (events, flags) hold the stream and never the host, events report completion, device
 // memory is recognised anywhere inside an allocation, and IPC handles map the same pages in another process.
-#include "device/emulated_device_api.h"
+#include "emulation/device/emulated_device_api.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

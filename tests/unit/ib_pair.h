@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "emulation/verbs/soft_verbs.h"
 #include "tests/unit/device_test_support.h"
 #include "transports/ib/ib_connection.h"
-#include "transports/ib/soft/soft_verbs.h"
 
 namespace chorus::test {
 

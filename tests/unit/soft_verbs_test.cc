@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "transports/ib/soft/soft_verbs.h"
+#include "emulation/verbs/soft_verbs.h"
 
 namespace chorus::test {
 namespace {

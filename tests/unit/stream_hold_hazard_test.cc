@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "device/emulated_device_api.h"
 #include "device/poll_backoff.h"
 #include "device/stream_flag.h"
+#include "emulation/device/emulated_device_api.h"
 #include "tests/harness/scoped_env.h"
 
 namespace chorus {

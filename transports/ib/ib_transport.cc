@@ -7,7 +7,6 @@
 
 #include "core/error.h"
 #include "core/logging.h"
-#include "transports/ib/soft/soft_verbs.h"
 
 namespace chorus {
 namespace {
@@ -50,7 +49,7 @@ void IbTransport::describeSelf(PeerCard& card) {
   if (settings_.disabled) {
     why = "CHORUS_IB_DISABLE=1";
   } else {
-    const VerbsApi* api = settings_.emulation ? softVerbs() : systemVerbs(&why);
+    const VerbsApi* api = settings_.emulation ? emulatedVerbs() : systemVerbs(&why);
     if (api) device_ = IbDevice::open(IbDeviceChoice{api, settings_.hcaSpec, settings_.gidIndex, settings_.ifnameSpec},
                                       &why);
   }

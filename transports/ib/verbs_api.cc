@@ -6,6 +6,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/emulation_library.h"
+
 namespace chorus {
 namespace {
 
@@ -118,6 +120,12 @@ const VerbsApi* systemVerbs(std::string* whyNot) {
   std::call_once(once, [] { api = loadVerbs("libibverbs.so.1", &loaded, &why) ? &loaded : nullptr; });
   if (!api && whyNot) *whyNot = why;
   return api;
+}
+
+const VerbsApi* emulatedVerbs(bool onDemandPaging) {
+  static const auto entry = reinterpret_cast<decltype(&chorus_emulation_soft_verbs)>(
+      emulationEntry("chorus_emulation_soft_verbs", "CHORUS_IB_EMULATION"));
+  return entry(onDemandPaging);
 }
 
 }  // namespace chorus

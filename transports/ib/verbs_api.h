@@ -1,6 +1,7 @@
 // The verbs the IB transport calls, as one table of function pointers (NCCL's ibvwrap): filled from the system's
 // libibverbs, loaded with dlopen so that Chorus builds and runs where rdma-core is absent, or from the software
-// verbs device (soft/soft_verbs.h) that tests use on machines without RDMA. Nothing else calls ibv_* directly.
+// verbs device (emulation/verbs/, outside libchorus.so) that tests use on machines without RDMA. Nothing else calls
+// ibv_* directly.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -54,4 +55,13 @@ const VerbsApi* systemVerbs(std::string* whyNot);
 // Loads `library` into *api: false, with *whyNot, where it cannot (what systemVerbs does once; tests name others).
 bool loadVerbs(const char* library, VerbsApi* api, std::string* whyNot);
 
+// The software verbs device's table (CHORUS_IB_EMULATION=1), from this program or libchorus_emulation.so
+// (core/emulation_library.h); throws chorusInvalidArgument, naming the setting and the file, where neither has it.
+// onDemandPaging false: the same device reporting no ODP.
+const VerbsApi* emulatedVerbs(bool onDemandPaging = true);
+
 }  // namespace chorus
+
+// The software verbs device's entry point (emulation/verbs/verbs_entry.cc), which emulatedVerbs looks up by name;
+// declared here so that its definition is checked against the type it is called with.
+extern "C" [[gnu::visibility("default")]] const chorus::VerbsApi* chorus_emulation_soft_verbs(bool onDemandPaging);

@@ -1,4 +1,6 @@
-#include "device/emulated_stream.h"
+// The emulated device's streams and events (emulated_stream.h): in-order queues run by worker threads, as a GPU
+// runs a stream's work, for machines without a GPU.
+#include "emulation/device/emulated_stream.h"
 
 #include <unistd.h>
 

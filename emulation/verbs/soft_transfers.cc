@@ -1,8 +1,10 @@
-#include "transports/ib/soft/soft_fabric.h"
+// The software verbs device's requests and acknowledgements (soft_fabric.h): what an RDMA adapter checks and
+// answers for each transfer, emulated so that the ib transport meets the same rules where there is no adapter.
+#include "emulation/verbs/soft_fabric.h"
 
 #include <cstring>
 
-#include "transports/ib/soft/soft_wire.h"
+#include "emulation/verbs/soft_wire.h"
 
 // The software device's protocol over one connected QP pair's socket: the requester queues requests and reads
 // acknowledgements (ACK, RNR/access/invalid/sequence NAKs); the responder checks each request against its QP,

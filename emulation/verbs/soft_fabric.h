@@ -1,6 +1,7 @@
-// The software verbs device's state: every verbs object of this process, and the fabric that carries their traffic
-// to other processes over TCP, moved by one thread (as an HCA moves it without the application's help). One mutex
-// guards it all. docs/ib.md states the rules it enforces and what it does not emulate.
+// The software verbs device's state (an RDMA adapter emulated for machines without one, soft_verbs.h): every verbs
+// object of this process, and the fabric that carries their traffic to other processes over TCP, moved by one
+// thread (as an HCA moves it without the application's help). One mutex guards it all. docs/ib.md states the rules
+// it enforces and what it does not emulate.
 //
 // Addressing, as RoCE v2: a port's GID table holds an IPv4-mapped GID per interface address of this network
 // namespace (RoCE v1 and v2 entries); a QP is reached at (GID, QPN). Each process listens on one TCP port, and a

@@ -1,6 +1,7 @@
-// The emulated device's memory: every allocation is its own memfd mapped MAP_SHARED, registered so that any
-// pointer inside it is recognised as device memory, and describable to another process of the machine, which maps
-// the same pages through pidfd_getfd(2) (or /proc/<pid>/fd/<fd> where that is refused) as CUDA IPC would.
+// The emulated device's memory (a GPU's, emulated in host memory for machines without one): every allocation is
+// its own memfd mapped MAP_SHARED, registered so that any pointer inside it is recognised as device memory, and
+// describable to another process of the machine, which maps the same pages through pidfd_getfd(2) (or
+// /proc/<pid>/fd/<fd> where that is refused) as CUDA IPC would.
 #pragma once
 
 #include <cstddef>

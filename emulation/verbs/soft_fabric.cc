@@ -1,4 +1,6 @@
-#include "transports/ib/soft/soft_fabric.h"
+// The software verbs device's fabric (soft_fabric.h): the thread and sockets that carry verbs traffic between
+// processes as an RDMA adapter's hardware would, so that the ib transport runs where there is none.
+#include "emulation/verbs/soft_fabric.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -21,7 +23,7 @@
 #include <thread>
 
 #include "core/logging.h"
-#include "transports/ib/soft/soft_wire.h"
+#include "emulation/verbs/soft_wire.h"
 
 namespace chorus::soft_verbs {
 namespace {

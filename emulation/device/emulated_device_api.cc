@@ -1,4 +1,6 @@
-#include "device/emulated_device_api.h"
+// The emulated GPU runtime (emulated_device_api.h): DeviceApi in host memory and threads, so that the device paths
+// run and are tested on machines without a GPU (CHORUS_DEVICE_EMULATION=1).
+#include "emulation/device/emulated_device_api.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -12,9 +14,9 @@
 #include <string>
 
 #include "core/error.h"
-#include "device/emulated_stream.h"
 #include "device/poll_backoff.h"
 #include "device/stream_hold_hazard.h"
+#include "emulation/device/emulated_stream.h"
 
 namespace chorus {
 // Named rather than anonymous: the Impl below holds these types, and unity builds would warn (subobject-linkage).

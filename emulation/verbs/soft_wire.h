@@ -1,5 +1,6 @@
-// What the software verbs device sends between processes. Little-endian, this machine's layout: both ends are the
-// same build on the same machine.
+// What the software verbs device (an RDMA adapter emulated for machines without one, soft_verbs.h) sends between
+// processes in place of the adapter's packets. Little-endian, this machine's layout: both ends are the same build on
+// the same machine.
 #pragma once
 
 #include <cstdint>

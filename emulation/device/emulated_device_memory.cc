@@ -1,4 +1,6 @@
-#include "device/emulated_device_memory.h"
+// The emulated device's memory (emulated_device_memory.h): "device" allocations in memfd-backed host memory, shared
+// between processes as CUDA IPC shares a GPU's, for machines without a GPU.
+#include "emulation/device/emulated_device_memory.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

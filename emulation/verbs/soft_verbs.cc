@@ -1,4 +1,6 @@
-#include "transports/ib/soft/soft_verbs.h"
+// The software verbs device's verbs (soft_verbs.h): each ibv_* call the ib transport makes, checked as an adapter's
+// driver checks it, over the fabric of soft_fabric.h, so that the transport runs where there is no RDMA adapter.
+#include "emulation/verbs/soft_verbs.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -9,8 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "transports/ib/soft/soft_fabric.h"
-#include "transports/ib/soft/soft_wire.h"
+#include "emulation/verbs/soft_fabric.h"
+#include "emulation/verbs/soft_wire.h"
 
 namespace chorus {
 namespace soft_verbs {

@@ -1,6 +1,7 @@
 // DeviceApi on host memory and threads (CHORUS_DEVICE_EMULATION=1): one device (0) whose memory is memfd-backed
 // host memory, whose streams are worker threads running in-order queues, and whose IPC maps another process's
-// memfd. Lets the device paths of Chorus (stream ordering, staging, IPC) run and be tested without a GPU.
+// memfd. Lets the device paths of Chorus (stream ordering, staging, IPC) run and be tested without a GPU; not part
+// of libchorus.so (emulation/CMakeLists.txt).
 #pragma once
 
 #include <sys/types.h>
@@ -12,7 +13,7 @@
 #include <vector>
 
 #include "device/device_api.h"
-#include "device/emulated_device_memory.h"
+#include "emulation/device/emulated_device_memory.h"
 
 namespace chorus {
 
@@ -48,6 +49,7 @@ class EmulatedDeviceApi final : public DeviceApi {
   bool eventDone(DeviceEvent e) override;
   void streamWaitEvent(DeviceStream s, DeviceEvent e) override;
   void streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_t value) override;
+  void flagRaised(const uint32_t* flag) override { wakeFlagWaiters(flag); }
 
   void ipcExport(void* p, DeviceIpcHandle* handle) override { memory_.exportHandle(p, handle); }
   void* ipcOpen(const DeviceIpcHandle& handle) override { return memory_.open(handle); }
@@ -87,8 +89,5 @@ class EmulatedDeviceApi final : public DeviceApi {
   pid_t sharedQueuesPid_ = 0;
   size_t nextSharedQueue_ = 0;
 };
-
-// The process's emulated device API (made on first use, never destroyed).
-DeviceApi& emulatedDeviceApi();
 
 }  // namespace chorus

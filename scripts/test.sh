@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs what Chorus needs, builds it with its tests, and runs the whole test suite (ctest); then the whole
-# suite again under ASan+UBSan and the unit tests under TSan (library and tools instrumented); with
+# Installs what Chorus needs, builds it with its tests, and runs the whole test suite (the gtest binaries in halves,
+# the rest under ctest); then the whole suite again under ASan+UBSan and the unit tests under TSan (library and tools instrumented); with
 # CHORUS_CI_FULL_SANITIZERS=1 also both suites fully instrumented (scripts/sanitize.sh, 1-2 hours on 2 cores).
 # CHORUS_SKIP_SANITIZERS=1 runs the plain build and suite only.
 set -euo pipefail

@@ -17,12 +17,12 @@ uint64_t EmulatedEventState::beginRecord() {
 }
 
 void EmulatedEventState::markDone(uint64_t number, const std::string& error) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    // Records made on different streams may finish out of order; only the latest one decides done().
-    if (number > completed_) completed_ = number;
-    if (number == recorded_) error_ = error;
-  }
+  // Notified under the lock: a waiter that sees the record done may destroy the event at once, and the broadcast
+  // must be over by then (TSan saw the condition variable destroyed during it).
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Records made on different streams may finish out of order; only the latest one decides done().
+  if (number > completed_) completed_ = number;
+  if (number == recorded_) error_ = error;
   changed_.notify_all();
 }
 

@@ -134,8 +134,8 @@ void CommEngine::finishSetup(Deadline deadline) {
     const bool oversubscribed = localRanks_ > cores;
     spinRounds_ = oversubscribed ? 2 : 200;
     yieldRounds_ = oversubscribed ? kOversubscribedYields : kYields;
-    io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spinRounds_, yieldRounds_, failures_.abortFlag(),
-                                   wakeFd_);
+    io_ = std::make_unique<CommIO>(rank_, size_, conns_, *staging_, hostReducer(), spinRounds_, yieldRounds_,
+                                   failures_.abortFlag(), wakeFd_);
     io_->setHierarchy(&hierarchy_);
     configureWireCompression();
     learnTopology(cards_, deadline);

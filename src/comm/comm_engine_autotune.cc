@@ -1,6 +1,5 @@
 // CHORUS_AUTOTUNE on a communicator, around its call planner (algorithms/selection/call_planner.h, which decides):
 // the agreement of each trial stage's times across ranks, and the table file (CHORUS_AUTOTUNE_FILE).
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>

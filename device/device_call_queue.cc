@@ -12,7 +12,15 @@
 #include "device/poll_backoff.h"
 #include "device/stream_flag.h"
 
+// g++ says __SANITIZE_ADDRESS__ under ASan; clang 14 says it through __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define CHORUS_LEAK_CHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CHORUS_LEAK_CHECKED 1
+#endif
+#endif
+#ifdef CHORUS_LEAK_CHECKED
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -21,7 +29,7 @@ namespace {
 
 // A flag a stream may still read is never freed; leak checkers are told that this one is meant.
 void keepForever(const void* p) {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef CHORUS_LEAK_CHECKED
   __lsan_ignore_object(p);
 #else
   (void)p;

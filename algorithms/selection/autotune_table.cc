@@ -171,7 +171,8 @@ void AutotuneTable::finishStage() {
     std::vector<TuneCandidate> v = variantsOf(*b, a);
     if (v.size() == 1) return settle(v[0]);
     b->phase = Bucket::Phase::kVariants;
-    startStage(*b, std::move(v), variantRounds(v.size()));
+    const int rounds = variantRounds(v.size());  // before v is moved: arguments are evaluated in no set order
+    startStage(*b, std::move(v), rounds);
   };
   switch (b->phase) {
     case Bucket::Phase::kAlgorithms: {

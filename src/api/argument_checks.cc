@@ -106,8 +106,9 @@ std::string checkRootedBlocks(const char* call, chorusComm_t comm, int root, siz
     return whereOf(comm, call) + (gather ? "recvbuff" : "sendbuff") + " is NULL on the root with count " +
            std::to_string(count);
   }
-  const char* own = static_cast<const char*>(all) + static_cast<size_t>(root) * block;
-  if (isRoot && one != own && overlaps(one, block, all, total)) {
+  // (Only the root has `all` for certain: an offset from a null pointer is undefined.)
+  if (isRoot && one != static_cast<const char*>(all) + static_cast<size_t>(root) * block &&
+      overlaps(one, block, all, total)) {
     return whereOf(comm, call) + (gather ? "sendbuff overlaps recvbuff but is not recvbuff + root * count"
                                          : "recvbuff overlaps sendbuff but is not sendbuff + root * count");
   }

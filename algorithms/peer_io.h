@@ -57,7 +57,8 @@ class PeerIO {
   // Drives every busy connection until all posted requests of this call complete.
   virtual void waitAll() = 0;
   // Says that the sends posted from now on (in this call) are waited for together, no send buffer reused before all
-  // are done: transports may then move them with one copy from smaller sizes (Connection::setSingleCopyHint).
+  // are done: transports may then move them with one copy from smaller sizes (the SingleCopyHint capability of a
+  // connection).
   virtual void postingTogether() {}
   virtual Reducer& reducer() = 0;
   // Copies bytes from src to dst (which may overlap) and returns once the copy is in place. Algorithms copy

@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "core/error.h"
-#include "device/device_api.h"
+#include "transports/connection_capabilities.h"
 
 namespace chorus {
 
+// The core every transport implements; what only some can do (striping, peeking, single-copy hints, device
+// memory sends, registration, progress no descriptor announces) are capabilities, found through capabilities().
 // Messages complete in the order they were posted, per direction, so a request is just its sequence number.
 class Connection {
  public:
@@ -30,22 +32,6 @@ class Connection {
     *recvId = irecv(recvBuf, bytes, recvTag);
     return false;
   }
-  // A hint for the sends posted from now on: the caller posts them together and waits for them together, reusing no
-  // send buffer before all are done (point-to-point batches, an alltoall), so a transport that can move a message
-  // with one copy at the price of the sender waiting for the receiver (shared memory's process_vm_readv) may do so
-  // from smaller sizes. Off for the steps of pipelined collectives. No effect by default.
-  virtual void setSingleCopyHint(bool) {}
-  // How many of the pair's sockets per rail the messages posted from now on stripe over (0: the connection's
-  // default; more than it has: all). Both ends must post each message with the same width: a call sets it alike on
-  // every rank (CHORUS_ALGO's "/N", the autotuner). No effect where a connection has no sockets to choose from.
-  virtual void setStripeWidth(size_t) {}
-  // The most setStripeWidth can use: 1 where there is nothing to choose.
-  virtual size_t maxStripeWidth() const { return 1; }
-  // A receive from any peer: true when the peer's next message has begun to arrive while no receive is posted here,
-  // with the tag it carries in *tag; nothing is consumed. Transports that cannot look ahead say false always, and
-  // peeks() tells the caller so.
-  virtual bool peekIncomingTag(uint32_t* tag) { return false; }
-  virtual bool peeks() const { return false; }
   // Moves whatever can move without blocking; true when any byte moved. Throws chorus::Error on loss or bad frames.
   virtual bool progress() = 0;
   // Every send (receive) with id < sendsDone() (recvsDone()) has completed.
@@ -59,10 +45,6 @@ class Connection {
   virtual size_t pendingReceiveBytes() const = 0;
   // Adds the descriptors to sleep on while nothing can move (none for transports that cannot sleep on one).
   virtual void addPollFds(std::vector<pollfd>& fds) const = 0;
-  // True while progress waits on work that no descriptor announces (a layered connection's copies in flight, for
-  // instance): a caller then sleeps in short, growing periods instead of until a descriptor fires. The one hook
-  // the waiting loop needs from connections that are not plain byte streams.
-  virtual bool movesWithoutDescriptor() const { return false; }
   // Tells the peer this side is closing on purpose (a communicator destroyed, not a process lost). Best effort.
   virtual void closeGracefully() = 0;
   // Tells the peer this side gave up (an error or an abort) and stops sending: a peer waiting on us then fails
@@ -73,21 +55,12 @@ class Connection {
   virtual void addHangupFds(std::vector<pollfd>& fds) const = 0;
   // Called when a hang-up was seen: throws chorusRemoteError if the peer closed without a goodbye.
   virtual void checkAlive() = 0;
-  // True when isendDevice may be given memory of `device`: the transport's adapter reads it directly (GPUDirect
-  // RDMA), so device buffers need no staging through host memory to be sent. False by default.
-  virtual bool sendsDeviceMemory(DeviceApi& device) { return false; }
-  // As isend, from device memory (only where sendsDeviceMemory()); the bytes are never touched by the CPU.
-  virtual uint64_t isendDevice(const void* buf, size_t bytes, uint32_t tag) {
-    throwInternal("isendDevice on a connection that does not send device memory");
-  }
-  // Registers [p, p+bytes) for this connection's sends until deregisterMemory(token) (chorusCommRegister): a
-  // transport that sends registered memory without copying it (ib) keeps a region for it; null when there is
-  // nothing to keep (the default). Throws chorus::Error when the transport cannot register it.
-  virtual void* registerMemory(const void* p, size_t bytes) { return nullptr; }
-  virtual void deregisterMemory(void* token) {}
   // The peer's rank, and a short description ("tcp 10.0.0.2:4312 x2") for messages.
   virtual int peer() const = 0;
   virtual const char* describe() const = 0;
+  // What this connection supports beyond this core (connection_capabilities.h); nothing by default. Callers look
+  // it up once per connection and keep the pointers, so the hot path pays no lookup per message.
+  virtual ConnectionCapabilities capabilities() { return {}; }
 };
 
 }  // namespace chorus

@@ -30,32 +30,22 @@ class SharedConnection final : public Connection {
                 uint64_t* sendId, uint64_t* recvId) override {
     return shared_->exchange(sendBuf, recvBuf, bytes, sendTag, recvTag, sendId, recvId);
   }
-  void setSingleCopyHint(bool on) override { shared_->setSingleCopyHint(on); }
-  void setStripeWidth(size_t width) override { shared_->setStripeWidth(width); }
-  size_t maxStripeWidth() const override { return shared_->maxStripeWidth(); }
   bool progress() override { return shared_->progress(); }
   uint64_t sendsDone() const override { return shared_->sendsDone(); }
   uint64_t recvsDone() const override { return shared_->recvsDone(); }
   bool busy() const override { return shared_->busy(); }
   size_t pendingReceiveBytes() const override { return shared_->pendingReceiveBytes(); }
   void addPollFds(std::vector<pollfd>& fds) const override { shared_->addPollFds(fds); }
-  bool movesWithoutDescriptor() const override { return shared_->movesWithoutDescriptor(); }
   void closeGracefully() override {
     if (shared_.use_count() == 1) shared_->closeGracefully();
   }
   void abandon(int lostPeer = kNoRank) override { shared_->abandon(lostPeer); }
-  bool peekIncomingTag(uint32_t* tag) override { return shared_->peekIncomingTag(tag); }
-  bool peeks() const override { return shared_->peeks(); }
   void addHangupFds(std::vector<pollfd>& fds) const override { shared_->addHangupFds(fds); }
   void checkAlive() override { shared_->checkAlive(); }
-  void* registerMemory(const void* p, size_t bytes) override { return shared_->registerMemory(p, bytes); }
-  bool sendsDeviceMemory(DeviceApi& device) override { return shared_->sendsDeviceMemory(device); }
-  uint64_t isendDevice(const void* buf, size_t bytes, uint32_t tag) override {
-    return shared_->isendDevice(buf, bytes, tag);
-  }
-  void deregisterMemory(void* token) override { shared_->deregisterMemory(token); }
   int peer() const override { return shared_->peer(); }
   const char* describe() const override { return shared_->describe(); }
+  // The shared connection's own: it outlives this user, so the pointers stay good as long as this does.
+  ConnectionCapabilities capabilities() override { return shared_->capabilities(); }
 
  private:
   std::shared_ptr<Connection> shared_;

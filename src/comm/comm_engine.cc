@@ -149,9 +149,9 @@ void CommEngine::finishSetup(Deadline deadline) {
 }
 
 namespace {
-// What chorusCommRegister hands out: each connection's token for the range.
+// What chorusCommRegister hands out: each registering connection's token for the range.
 struct BufferRegistration {
-  std::vector<std::pair<Connection*, void*>> tokens;
+  std::vector<std::pair<MemoryRegistration*, void*>> tokens;
 };
 }  // namespace
 
@@ -160,11 +160,12 @@ void* CommEngine::registerBuffer(const void* p, size_t bytes) {
   auto reg = std::make_unique<BufferRegistration>();
   try {
     for (auto& c : conns_) {
-      if (!c) continue;
-      if (void* token = c->registerMemory(p, bytes)) reg->tokens.emplace_back(c.get(), token);
+      MemoryRegistration* registration = c ? c->capabilities().registration : nullptr;
+      if (registration == nullptr) continue;
+      if (void* token = registration->registerMemory(p, bytes)) reg->tokens.emplace_back(registration, token);
     }
   } catch (...) {
-    for (auto& [conn, token] : reg->tokens) conn->deregisterMemory(token);
+    for (auto& [registration, token] : reg->tokens) registration->deregisterMemory(token);
     throw;
   }
   return reg.release();
@@ -173,7 +174,7 @@ void* CommEngine::registerBuffer(const void* p, size_t bytes) {
 void CommEngine::deregisterBuffer(void* handle) {
   std::lock_guard<std::mutex> lock(*lane_);
   std::unique_ptr<BufferRegistration> reg(static_cast<BufferRegistration*>(handle));
-  for (auto& [conn, token] : reg->tokens) conn->deregisterMemory(token);
+  for (auto& [registration, token] : reg->tokens) registration->deregisterMemory(token);
 }
 
 bool CommEngine::canShareWith(const CommConfig& c) const {
@@ -348,7 +349,8 @@ void CommEngine::planCalls(bool sameHostOverNetwork) {
   w.sameHostOverNetwork = sameHostOverNetwork;
   w.localRanks = localRanks_;
   for (const auto& c : conns_) {
-    if (c) w.maxSockets = std::max(w.maxSockets, static_cast<int>(c->maxStripeWidth()));
+    const StripedSends* striping = c ? c->capabilities().striping : nullptr;
+    if (striping != nullptr) w.maxSockets = std::max(w.maxSockets, static_cast<int>(striping->maxStripeWidth()));
   }
   planner_ = std::make_unique<CallPlanner>(rank_, config_, w);
   hierarchy_.chooseFlat = [this](const Op& op, int groupSize, bool acrossHosts) {

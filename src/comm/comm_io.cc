@@ -95,19 +95,21 @@ void CommIO::badPeer(int peer) const {
   throwInternal(errorContext(rank_, callName()) + ": addressed rank " + std::to_string(peer));
 }
 
-Connection* CommIO::connectionTo(int peer) {
+CommIO::ActiveConnection& CommIO::activate(int peer) {
   if (peer < 0 || peer >= size_ || !conns_[peer]) badPeer(peer);
   Connection* c = conns_[peer].get();
-  if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
-  return c;
+  for (ActiveConnection& a : active_) {
+    if (a.conn == c) return a;
+  }
+  return active_.emplace_back(ActiveConnection{c, c->capabilities()});
 }
 
 Connection* CommIO::sendingTo(int peer, size_t bytes) {
-  Connection* c = connectionTo(peer);
-  c->setSingleCopyHint(singleCopyHint_);
-  c->setStripeWidth(stripeWidth_);
+  const ActiveConnection& a = activate(peer);
+  if (a.caps.singleCopy != nullptr) a.caps.singleCopy->setSingleCopyHint(singleCopyHint_);
+  if (a.caps.striping != nullptr) a.caps.striping->setStripeWidth(stripeWidth_);
   postedBytes_ += bytes;
-  return c;
+  return a.conn;
 }
 
 Request CommIO::sendWire(Connection* c, int peer, const char* wire, size_t wireSize, size_t bytes) {
@@ -127,8 +129,9 @@ Request CommIO::isend(int peer, const void* buf, size_t bytes) {
 }
 
 Request CommIO::irecv(int peer, void* buf, size_t bytes) {
-  Connection* c = connectionTo(peer);
-  c->setStripeWidth(stripeWidth_);
+  const ActiveConnection& a = activate(peer);
+  Connection* c = a.conn;
+  if (a.caps.striping != nullptr) a.caps.striping->setStripeWidth(stripeWidth_);
   postedBytes_ += bytes;
   if (wire_.compresses(peer, bytes)) {
     size_t wireSize = 0;
@@ -161,8 +164,8 @@ bool CommIO::done(const Request& r) {
 void CommIO::timedOut() {
   // Name the peers this rank is still waiting on: those are the ranks that never arrived (or are stuck).
   std::string waiting;
-  for (Connection* c : active_) {
-    if (c->busy()) waiting += (waiting.empty() ? "" : ", ") + std::to_string(c->peer());
+  for (const ActiveConnection& a : active_) {
+    if (a.conn->busy()) waiting += (waiting.empty() ? "" : ", ") + std::to_string(a.conn->peer());
   }
   throw Error(chorusTimeout, errorContext(rank_, callName()) + ": timed out (CHORUS_TIMEOUT) waiting on rank(s) " +
                                  (waiting.empty() ? "none" : waiting));
@@ -215,7 +218,7 @@ std::vector<int> CommIO::otherLostPeers(int except) {
 
 int CommIO::waitForAnySender(const CallTags& tags, chorusDataType_t type) {
   for (int p = 0; p < size_; ++p) {
-    if (p == rank_ || connectionTo(p)->peeks()) continue;
+    if (p == rank_ || activate(p).caps.peeking != nullptr) continue;
     throw Error(chorusInvalidUsage, errorContext(rank_, p, callName()) + ": the connection (" +
                                         connectionTo(p)->describe() +
                                         ") cannot receive from any peer; name the source");
@@ -225,7 +228,8 @@ int CommIO::waitForAnySender(const CallTags& tags, chorusDataType_t type) {
     for (int i = 0; i < size_; ++i) {
       const int p = (nextAnySender_ + i) % size_;
       uint32_t tag = 0;
-      if (p == rank_ || !connectionTo(p)->peekIncomingTag(&tag) || tag != tags.nextRecvTag(p, type)) continue;
+      if (p == rank_) continue;
+      if (!activate(p).caps.peeking->peekIncomingTag(&tag) || tag != tags.nextRecvTag(p, type)) continue;
       nextAnySender_ = (p + 1) % size_;
       return p;
     }
@@ -250,10 +254,10 @@ void CommIO::sleepUntilSomethingMoves() {
   pollFds_.clear();
   pollFds_.push_back(pollfd{wakeFd_, POLLIN, 0});
   bool device = false;
-  for (Connection* c : active_) {
+  for (const auto& [c, caps] : active_) {
     if (!c->busy()) continue;
     c->addPollFds(pollFds_);
-    device |= c->movesWithoutDescriptor();
+    device |= caps.descriptorless != nullptr && caps.descriptorless->movesWithoutDescriptor();
   }
   size_t from = addHangupWatch();
   // Capped so that abort and the deadline are seen promptly even if a wakeup is missed. A device copy's end wakes
@@ -295,8 +299,8 @@ void CommIO::driveLoop(Pred finished) {
       step_.waitUs += roundStart - mark;  // spinning, yielding or asleep since the last round: waiting
     }
     bool moved = false;
-    for (Connection* c : active_) {
-      if (c->busy()) moved |= c->progress();
+    for (const ActiveConnection& a : active_) {
+      if (a.conn->busy()) moved |= a.conn->progress();
     }
     if (timing_) {
       mark = CallTrace::nowUs();
@@ -324,7 +328,7 @@ void CommIO::driveLoop(Pred finished) {
     // kNoYieldBytes no yielding either (each round of yields costs a sendmsg, a recvmsg and a sched_yield for a few
     // KiB). Figures: perf/results/tcp.md, "Waiting for a large receive".
     size_t pending = 0;
-    for (Connection* c : active_) pending = std::max(pending, c->pendingReceiveBytes());
+    for (const ActiveConnection& a : active_) pending = std::max(pending, a.conn->pendingReceiveBytes());
     const int spin = pending >= kNoSpinBytes ? 0 : spinRounds_;
     const int yields = pending >= kNoYieldBytes ? 0 : yieldRounds_;
     if (++idle < spin) continue;
@@ -412,8 +416,8 @@ void CommIO::exchange(int peer, const void* send, void* recv, size_t bytes) {
 void CommIO::waitAll() {
   auto all = [&] {
     driveUntil([&] {
-      for (Connection* c : active_) {
-        if (c->busy()) return false;
+      for (const ActiveConnection& a : active_) {
+        if (a.conn->busy()) return false;
       }
       return true;
     });

@@ -95,7 +95,14 @@ class CommIO final : public PeerIO {
   static bool compressibleSum(chorusDataType_t type, chorusRedOp_t op) {
     return type == chorusFloat32 && (op == chorusSum || op == chorusAvg);
   }
-  Connection* connectionTo(int peer);
+  // A connection this call uses, with what it supports beyond the core, looked up at its first use in the call
+  // so that posting a message pays no lookup.
+  struct ActiveConnection {
+    Connection* conn;
+    ConnectionCapabilities caps;
+  };
+  ActiveConnection& activate(int peer);
+  Connection* connectionTo(int peer) { return activate(peer).conn; }
   [[noreturn, gnu::cold, gnu::noinline]] void badPeer(int peer) const;
   template <class Pred>
   void driveUntil(Pred finished);
@@ -149,7 +156,7 @@ class CommIO final : public PeerIO {
   LazyDeadline deadline_;
   const Op* op_ = nullptr;
   bool singleCopyHint_ = false;  // postingTogether() in this call
-  std::vector<Connection*> active_;  // connections this call has used
+  std::vector<ActiveConnection> active_;  // connections this call has used
   std::vector<pollfd> pollFds_;
   std::vector<Connection*> hangupOwner_;  // the connection behind each hang-up descriptor in pollFds_
   Deadline::Clock::time_point lastLivenessCheck_{};

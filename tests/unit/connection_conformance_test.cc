@@ -15,6 +15,7 @@
 #include "tests/unit/ib_pair.h"
 #include "tests/unit/ipc_test_ends.h"
 #include "transports/device/staged_connection.h"
+#include "transports/shared_connection.h"
 
 namespace chorus::test {
 namespace {
@@ -200,6 +201,20 @@ class ConnectionConformanceTest : public ::testing::TestWithParam<Kind> {
 
   std::unique_ptr<Ends> e_;
 };
+
+// A wrapper answers with the capabilities of the connection it wraps: neither none nor all of them.
+TEST(ConnectionCapabilitiesTest, ASharedConnectionAnswersWithTheSharedOnes) {
+  auto ends = tcpPair();
+  const ConnectionCapabilities inner = ends.first->capabilities();
+  ASSERT_NE(inner.striping, nullptr);
+  ASSERT_NE(inner.peeking, nullptr);
+  const std::shared_ptr<Connection> shared = SharedConnection::share(ends.first);
+  const ConnectionCapabilities outer = ends.first->capabilities();
+  EXPECT_EQ(outer.striping, inner.striping);
+  EXPECT_EQ(outer.peeking, inner.peeking);
+  EXPECT_EQ(outer.singleCopy, nullptr);
+  EXPECT_EQ(outer.registration, nullptr);
+}
 
 TEST_P(ConnectionConformanceTest, MessagesOfEverySizeArriveIntactAndInOrder) {
   sendInOrder({1, 31, 32, 33, 4096, 65537, 7, 300000, 2}, false);

@@ -402,6 +402,7 @@ class DeviceEndsTest : public ::testing::TestWithParam<HostKind> {
     e_->a->isend(out.get(), n, 1);
     EXPECT_TRUE(e_->a->progress());  // the copy starts (to pinned memory, or into the peer's ring)
     for (int i = 0; i < 50; ++i) EXPECT_FALSE(e_->a->progress()) << "nothing can move behind the gate";
+    EXPECT_EQ(e_->a->capabilities().descriptorless, static_cast<DescriptorlessProgress*>(e_->a.get()));
     EXPECT_TRUE(e_->a->movesWithoutDescriptor());
     EXPECT_EQ(e_->a->pendingReceiveBytes(), 0u);
     whileHeld();

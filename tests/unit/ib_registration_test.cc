@@ -39,11 +39,13 @@ TEST(IbRegistrationTest, WithoutOnDemandPagingOnlyRegisteredBuffersGoWithoutCopy
   auto unregistered = sendOnce(p, out, 1);
   EXPECT_EQ(unregistered.misses, 0u);  // nothing registered behind the caller's back
   EXPECT_EQ(unregistered.hits, 0u);
-  void* token = p.first->registerMemory(out.data(), out.size());
+  MemoryRegistration* registration = p.first->capabilities().registration;
+  ASSERT_NE(registration, nullptr);
+  void* token = registration->registerMemory(out.data(), out.size());
   ASSERT_NE(token, nullptr);
   auto registered = sendOnce(p, out, 2);
   EXPECT_GT(registered.hits, 0u);  // every large chunk found the registered region
-  p.first->deregisterMemory(token);
+  registration->deregisterMemory(token);
   EXPECT_EQ(registered.entries, 1u);
   auto after = static_cast<IbConnection&>(*p.first).deviceForTests().userRegions().stats();
   EXPECT_EQ(after.entries, 0u);  // deregistered and forgotten: the caller may free it now

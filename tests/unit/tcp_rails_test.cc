@@ -207,6 +207,7 @@ TEST(TcpRails, AStripeWidthChosenPerMessage) {
   ASSERT_NO_FATAL_FAILURE(socketPairs(4, &mine, &theirs));
   RailPlan plan{{"lo"}, {}, 4, 1};  // four sockets, one used by default
   TcpConnection a(0, 1, "pair", mine, {}, plan), b(1, 0, "pair", theirs, {}, plan);
+  EXPECT_EQ(a.capabilities().striping, static_cast<StripedSends*>(&a));
   EXPECT_EQ(a.maxStripeWidth(), 4u);
   std::vector<char> out(2 << 20), in(out.size());
   std::iota(out.begin(), out.end(), 0);

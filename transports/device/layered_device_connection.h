@@ -12,7 +12,7 @@
 
 namespace chorus {
 
-class LayeredDeviceConnection : public Connection {
+class LayeredDeviceConnection : public Connection, public DescriptorlessProgress {
  public:
   // host must outlive this connection and carry nothing else while it is busy.
   LayeredDeviceConnection(int rank, Connection& host, DeviceApi& api, std::string description);
@@ -35,6 +35,9 @@ class LayeredDeviceConnection : public Connection {
   void checkAlive() override { host_.checkAlive(); }
   int peer() const override { return host_.peer(); }
   const char* describe() const override { return description_.c_str(); }
+  // Only its own: what the host connection supports acts on the host messages (chunks) this connection makes,
+  // not on the caller's messages.
+  ConnectionCapabilities capabilities() override { return ConnectionCapabilities{.descriptorless = this}; }
 
  protected:
   // "rank R, peer P, <what> (<description>)", the start of every message this connection throws.

@@ -7,7 +7,8 @@ namespace chorus {
 StagedConnection::StagedConnection(int rank, Connection& host, DeviceApi& api)
     : LayeredDeviceConnection(rank, host, api,
                               "staged " + std::to_string(kStagedSlots) + " x " +
-                                  std::to_string(kStagedChunkBytes >> 10) + " KiB pinned over " + host.describe()) {}
+                                  std::to_string(kStagedChunkBytes >> 10) + " KiB pinned over " + host.describe()),
+      hostDeviceSends_(host.capabilities().deviceMemory) {}
 
 StagedConnection::~StagedConnection() {
   release(sendStaging_);
@@ -84,7 +85,7 @@ bool StagedConnection::pumpSends() {
   Staging& s = sendStaging_;
   // Start chunks in order: device chunks copy into a free pinned slot (unless the host connection's adapter reads
   // device memory itself); host chunks are ready as they are.
-  const bool direct = host_.sendsDeviceMemory(api_);
+  const bool direct = hostDeviceSends_ != nullptr && hostDeviceSends_->sendsDeviceMemory(api_);
   while (sendNextStart_ < sendChunks_.size()) {
     Chunk& c = sendChunks_[sendNextStart_];
     if (c.device && !direct) {
@@ -115,7 +116,7 @@ bool StagedConnection::pumpSends() {
       c.state = ChunkState::kReady;
     }
     if (c.device && c.slot < 0) {
-      c.hostId = host_.isendDevice(c.user, c.len, c.tag);  // straight from device memory
+      c.hostId = hostDeviceSends_->isendDevice(c.user, c.len, c.tag);  // straight from device memory
     } else {
       const char* from = c.device ? s.pinned + static_cast<size_t>(c.slot) * kStagedChunkBytes : c.user;
       c.hostId = host_.isend(from, c.len, c.tag);

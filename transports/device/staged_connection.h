@@ -82,6 +82,7 @@ class StagedConnection final : public LayeredDeviceConnection {
   bool pumpSends();
   bool pumpRecvs();
 
+  DeviceMemorySends* const hostDeviceSends_;  // the host connection's, looked up once; null: it has none
   std::deque<Chunk> sendChunks_, recvChunks_;  // oldest first; popped when complete
   // Positions in the queues (counted from their fronts): the next chunk to start and the next to post.
   size_t sendNextStart_ = 0, sendNextPost_ = 0;

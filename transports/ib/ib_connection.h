@@ -30,7 +30,10 @@ struct IbQpSettings {
   int retryCnt = 7;    // CHORUS_IB_RETRY_CNT
 };
 
-class IbConnection final : public Connection {
+class IbConnection final : public Connection,
+                           public TagPeeking,
+                           public DeviceMemorySends,
+                           public MemoryRegistration {
  public:
   static constexpr size_t kRingBytes = 1 << 20;
   static constexpr size_t kChunkBytes = 128 << 10;
@@ -67,13 +70,15 @@ class IbConnection final : public Connection {
   void closeGracefully() override;
   void abandon(int lostPeer = kNoRank) override;
   bool peekIncomingTag(uint32_t* tag) override;
-  bool peeks() const override { return true; }
   void addHangupFds(std::vector<pollfd>& fds) const override { oob_->addHangupFds(fds); }
   void checkAlive() override { oob_->checkAlive(); }
   void* registerMemory(const void* p, size_t bytes) override;
   void deregisterMemory(void* token) override;
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
+  ConnectionCapabilities capabilities() override {
+    return ConnectionCapabilities{.peeking = this, .deviceMemory = this, .registration = this};
+  }
 
  private:
   struct Slice {

@@ -21,7 +21,7 @@ struct ShmTuning {
   // us too within a pipelined collective (both copy into the ring at once, and below it the sender's wait for the
   // reader costs the next step more than the copy saved), from cmaMinBytesOneWay otherwise: one-way traffic (a
   // ping-pong, whose two ring copies would run one after the other) and batches posted and waited for together
-  // (Connection::setSingleCopyHint). Measured here: docs/protocols.md.
+  // (SingleCopyHint::setSingleCopyHint). Measured here: docs/protocols.md.
   size_t cmaMinBytes = 256 * 1024;
   size_t cmaMinBytesOneWay = 8 * 1024;
   size_t ringPieceMax = 64 * 1024;  // largest piece copied through the byte ring at once (at most a quarter ring)
@@ -39,7 +39,7 @@ struct ShmPairSetup {
   ShmTuning tuning;
 };
 
-class ShmConnection final : public Connection {
+class ShmConnection final : public Connection, public SingleCopyHint, public TagPeeking {
  public:
   explicit ShmConnection(ShmPairSetup setup);
   ~ShmConnection() override;
@@ -54,16 +54,18 @@ class ShmConnection final : public Connection {
   bool busy() const override { return sendsDone_ != sendsPosted_ || recvsDone_ != recvsPosted_; }
   // Never: the receiver copies out of shared memory itself, so spinning on it is as cheap as sleeping.
   size_t pendingReceiveBytes() const override { return 0; }
-  void setSingleCopyHint(bool on) override { singleCopyHint_ = on; }
   void addPollFds(std::vector<pollfd>& fds) const override;
   void closeGracefully() override;
   void abandon(int lostPeer = kNoRank) override;
   bool peekIncomingTag(uint32_t* tag) override;
-  bool peeks() const override { return true; }
+  void setSingleCopyHint(bool on) override { singleCopyHint_ = on; }
   void addHangupFds(std::vector<pollfd>& fds) const override;
   void checkAlive() override;
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
+  ConnectionCapabilities capabilities() override {
+    return ConnectionCapabilities{.singleCopy = this, .peeking = this};
+  }
 
  private:
   struct SendOp {

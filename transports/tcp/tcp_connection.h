@@ -34,7 +34,7 @@ struct TcpLinkKeys {
   RecordCipher::Key send{}, recv{};
 };
 
-class TcpConnection final : public Connection {
+class TcpConnection final : public Connection, public StripedSends, public TagPeeking {
  public:
   // A sealed frame's payload is cut into records of at most this many bytes, each with its own tag: a record is
   // checked and decrypted as soon as it is in, and the staging it needs stays small. As large as a receiver's wake
@@ -62,13 +62,13 @@ class TcpConnection final : public Connection {
   void closeGracefully() override;
   void abandon(int lostPeer = kNoRank) override;
   bool peekIncomingTag(uint32_t* tag) override;
-  bool peeks() const override { return true; }
   void addHangupFds(std::vector<pollfd>& fds) const override;
   void checkAlive() override;
   void setStripeWidth(size_t width) override { width_ = width == 0 ? defaultWidth_ : std::min(width, perRail_); }
   size_t maxStripeWidth() const override { return perRail_; }
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
+  ConnectionCapabilities capabilities() override { return ConnectionCapabilities{.striping = this, .peeking = this}; }
 
   // One slice of message `msg` completed: pending[m - done] counts message m's slices still outstanding; `done`
   // advances over every message whose slices all completed (messages complete in posting order).

@@ -30,7 +30,7 @@
 #include "topology/rank_placement.h"
 #include "topology/topology_description.h"
 #include "transports/reserved_tags.h"
-#include "transports/shared_connection.h"
+#include "transports/family_connection.h"
 #include "transports/transport_registry.h"
 
 namespace chorus {
@@ -86,11 +86,11 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
     store_ = parent.store_;
     // No card to trade (the parent's serve), but one kept while this process lives, for a shrink of this child.
     store_->setOwned(cardKey(spec.keyPrefix, rank_), {}, deadline);
-    lane_ = parent.lane_;
+    callMutex_ = parent.callMutex_;
     hostOrder_ = parent.hostOrder_;
     {
       // The parent's connections become shared: no call may be using them meanwhile.
-      std::lock_guard<std::mutex> lock(*lane_);
+      std::lock_guard<std::mutex> lock(*callMutex_);
       conns_.resize(size_);
       peerTransports_.assign(size_, TransportId::kShm);
       sameMachine_.assign(size_, false);
@@ -98,7 +98,7 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
         const int p = members[q];
         sameMachine_[q] = parent.sameMachine_[p];
         if (q == rank_) continue;
-        conns_[q] = std::make_unique<SharedConnection>(SharedConnection::share(parent.conns_[p]));
+        conns_[q] = std::make_unique<FamilyConnection>(FamilyConnection::share(parent.conns_[p]));
         peerTransports_[q] = parent.peerTransports_[p];
       }
       sameHostMedium_ = parent.sameHostMedium_;
@@ -156,7 +156,7 @@ struct BufferRegistration {
 }  // namespace
 
 void* CommEngine::registerBuffer(const void* p, size_t bytes) {
-  std::lock_guard<std::mutex> lock(*lane_);
+  std::lock_guard<std::mutex> lock(*callMutex_);
   auto reg = std::make_unique<BufferRegistration>();
   try {
     for (auto& c : conns_) {
@@ -172,7 +172,7 @@ void* CommEngine::registerBuffer(const void* p, size_t bytes) {
 }
 
 void CommEngine::deregisterBuffer(void* handle) {
-  std::lock_guard<std::mutex> lock(*lane_);
+  std::lock_guard<std::mutex> lock(*callMutex_);
   std::unique_ptr<BufferRegistration> reg(static_cast<BufferRegistration*>(handle));
   for (auto& [registration, token] : reg->tokens) registration->deregisterMemory(token);
 }
@@ -388,7 +388,7 @@ void CommEngine::skipIssued(uint64_t number, bool passTurn) {
 }
 
 void CommEngine::execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
-  std::lock_guard<std::mutex> lock(*lane_);
+  std::lock_guard<std::mutex> lock(*callMutex_);
   CommLogScope logScope(config_.commName);
   // A single call is numbered in a copy on the stack (no heap traffic per call); a batch in batch_.
   Op single;
@@ -528,11 +528,11 @@ void CommEngine::waitIdle() {
   // Idle first: a stream passes its call's turn on while counted as a caller, so seeing the turn passed and then
   // no caller means the stream is done with this communicator.
   while (!hostOrder_->idle() || activeCallers_.load() > 0) backoff.pause();
-  std::lock_guard<std::mutex> lock(*lane_);
+  std::lock_guard<std::mutex> lock(*callMutex_);
 }
 
 bool CommEngine::callInProgress() {
-  std::unique_lock<std::mutex> lock(*lane_, std::try_to_lock);
+  std::unique_lock<std::mutex> lock(*callMutex_, std::try_to_lock);
   return !lock.owns_lock();
 }
 

@@ -99,7 +99,7 @@ class CommEngine {
   // The device API chosen at init (CHORUS_DEVICE_EMULATION): where the C API locates buffers.
   DeviceApi& deviceApi() const { return *deviceApi_; }
   // chorusCommRegister: registers [p, p+bytes) with every connection that keeps regions for what it sends (ib),
-  // until deregisterBuffer(handle); the handle is never null. Takes the lane: no call may run meanwhile.
+  // until deregisterBuffer(handle); the handle is never null. Takes the call mutex: no call may run meanwhile.
   void* registerBuffer(const void* p, size_t bytes);
   void deregisterBuffer(void* handle);
   // Makes a call blocked in run() throw promptly; the caller then destroys the communicator.
@@ -123,7 +123,7 @@ class CommEngine {
   std::string transportsInUse() const;
 
  private:
-  // A split child that shares `parent`'s connections, call lane, store and (same slice size) staging memory.
+  // A split child that shares `parent`'s connections, call mutex, store and (same slice size) staging memory.
   struct SharingParent {};
   CommEngine(SharingParent, CommEngine& parent, const std::vector<int>& members, const LaunchSpec& spec,
              CommConfig config);
@@ -167,7 +167,7 @@ class CommEngine {
   static TransportMedium sameHostMedium(const std::vector<PeerCard>& cards,
                                         const std::vector<ChosenTransport>& transports);
   // Runs a batch of calls (runBatch) on the CommIO that prepare() returns (it may wait and build), under
-  // the lane, with the bookkeeping every call shares: sequence numbers, refusal once broken, error recording.
+  // the call mutex, with the bookkeeping every call shares: sequence numbers, refusal once broken, error recording.
   void execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
   // What a failed call throws (comm_engine_failure.cc): `raw` with the call and communicator named; at the
   // communicator's first failure the peers are told at once (the connections abandoned) and, where the ranks may
@@ -194,13 +194,13 @@ class CommEngine {
   uint64_t shrinks_ = 0;  // every caller of chorusCommShrink counts alike, so each shrink's keys agree
   std::shared_ptr<StoreClient> store_;  // shared with the children that share this one's connections
   std::vector<PeerCard> cards_;         // every rank's card, as connect() learnt them
-  std::unique_ptr<CallTags> callTags_;  // what each call's frames carry (one call at a time: under the lane)
+  std::unique_ptr<CallTags> callTags_;  // what each call's frames carry (one call at a time: under the call mutex)
   std::unique_ptr<MismatchReport> mismatchReport_;  // null when config_.checkMismatch is off
   std::vector<std::unique_ptr<Connection>> conns_;
   std::vector<TransportId> peerTransports_;  // [p]: the transport of conns_[p]
   TransportMedium sameHostMedium_ = TransportMedium::kSharedMemory;  // sameHostMedium() at connect
   std::vector<bool> sameMachine_;  // [p]: rank p runs on this physical machine (CUDA IPC can reach it)
-  std::shared_ptr<StagingMemory> staging_;  // shared with children of the same slice size (they share the lane)
+  std::shared_ptr<StagingMemory> staging_;  // shared with children of the same slice size (they share the call mutex)
   std::unique_ptr<CallPlanner> planner_;  // how each call runs
   Hierarchy hierarchy_;
   std::unique_ptr<GlobalTopology> world_;
@@ -218,16 +218,16 @@ class CommEngine {
   std::unique_ptr<CommIO> io_;
   std::unique_ptr<CallTrace> trace_;  // null: not tracing
   uint64_t seq_ = 0;
-  std::vector<Op> batch_;                // the batch being run, numbered (under the lane)
-  std::vector<const Op*> pointToPoint_;  // its sends and receives (under the lane)
-  std::vector<char> fusionBuffer_;       // a batch's fused allreduces (grows, never shrinks; under the lane)
+  std::vector<Op> batch_;                // the batch being run, numbered (under the call mutex)
+  std::vector<const Op*> pointToPoint_;  // its sends and receives (under the call mutex)
+  std::vector<char> fusionBuffer_;       // a batch's fused allreduces (grows, never shrinks; under the call mutex)
   Op fused_;                             // the allreduce running for them (named in messages)
-  Op wireOp_;                            // wireInPlace's call (under the lane)
+  Op wireOp_;                            // wireInPlace's call (under the call mutex)
   bool wireAgreementPass_ = false;       // agreeAfterWire rounds the results (configureWireCompression says when)
-  // The call lane: one call at a time runs on it. A communicator and the children that share its connections share
+  // The call mutex: one call at a time holds it. A communicator and the children that share its connections share
   // it (their calls take turns, as those of one communicator do).
-  std::shared_ptr<std::mutex> lane_ = std::make_shared<std::mutex>();
-  // Callers inside run() or enqueueDevice(): a host call waits for the device queue without holding the lane.
+  std::shared_ptr<std::mutex> callMutex_ = std::make_shared<std::mutex>();
+  // Callers inside run() or enqueueDevice(): a host call waits for the device queue without holding the call mutex.
   std::atomic<int> activeCallers_{0};
   struct CallerCount {
     explicit CallerCount(std::atomic<int>& n) : count(n) { count.fetch_add(1); }

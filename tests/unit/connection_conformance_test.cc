@@ -15,7 +15,7 @@
 #include "tests/unit/ib_pair.h"
 #include "tests/unit/ipc_test_ends.h"
 #include "transports/device/staged_connection.h"
-#include "transports/shared_connection.h"
+#include "transports/family_connection.h"
 
 namespace chorus::test {
 namespace {
@@ -203,12 +203,12 @@ class ConnectionConformanceTest : public ::testing::TestWithParam<Kind> {
 };
 
 // A wrapper answers with the capabilities of the connection it wraps: neither none nor all of them.
-TEST(ConnectionCapabilitiesTest, ASharedConnectionAnswersWithTheSharedOnes) {
+TEST(ConnectionCapabilitiesTest, AFamilyConnectionAnswersWithTheSharedOnes) {
   auto ends = tcpPair();
   const ConnectionCapabilities inner = ends.first->capabilities();
   ASSERT_NE(inner.striping, nullptr);
   ASSERT_NE(inner.peeking, nullptr);
-  const std::shared_ptr<Connection> shared = SharedConnection::share(ends.first);
+  const std::shared_ptr<Connection> shared = FamilyConnection::share(ends.first);
   const ConnectionCapabilities outer = ends.first->capabilities();
   EXPECT_EQ(outer.striping, inner.striping);
   EXPECT_EQ(outer.peeking, inner.peeking);

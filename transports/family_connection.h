@@ -1,5 +1,5 @@
 // One connection used by several communicators of one family (a communicator and the children split from it),
-// which take turns on it (they share one call lane): every call forwards to the connection they share. The
+// which take turns on it (they share one call mutex): every call forwards to the connection they share. The
 // connection says goodbye when its last user closes; a user that gives up (an error, an abort) gives up for all,
 // since the byte stream is then out of step for every one of them.
 #pragma once
@@ -11,16 +11,16 @@
 
 namespace chorus {
 
-class SharedConnection final : public Connection {
+class FamilyConnection final : public Connection {
  public:
-  explicit SharedConnection(std::shared_ptr<Connection> shared) : shared_(std::move(shared)) {}
+  explicit FamilyConnection(std::shared_ptr<Connection> shared) : shared_(std::move(shared)) {}
 
-  // The connection behind `c`, shared from now on: `c` itself becomes a SharedConnection over it (the first time)
+  // The connection behind `c`, shared from now on: `c` itself becomes a FamilyConnection over it (the first time)
   // so that every user holds it the same way.
   static std::shared_ptr<Connection> share(std::unique_ptr<Connection>& c) {
-    if (auto* already = dynamic_cast<SharedConnection*>(c.get())) return already->shared_;
+    if (auto* already = dynamic_cast<FamilyConnection*>(c.get())) return already->shared_;
     std::shared_ptr<Connection> shared(std::move(c));
-    c = std::make_unique<SharedConnection>(shared);
+    c = std::make_unique<FamilyConnection>(shared);
     return shared;
   }
 

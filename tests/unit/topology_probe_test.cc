@@ -79,11 +79,12 @@ TEST(LinkProbeTest, MeasuresWhatTheLinkDoes) {
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   const LinkParams& net = models[0].params(LinkClass::kNetwork);
   EXPECT_GT(net.latencyUs, 180);
-  // A loaded machine (or a sanitizer build: TSan measured 0.052 GB/s here) wakes late: the bounds only catch unit
-  // errors (1000x for us against ms), not noise.
+  // A loaded machine (or a sanitizer build: TSan measured 0.052 GB/s here) wakes late, either way for the
+  // bandwidth: a late mid-size wake flattens the slope (0.60 GB/s seen with four busy loops on 2 cores). The bounds
+  // only catch unit errors (1000x for us against ms, GB/s against MB/s), not noise.
   EXPECT_LT(net.latencyUs, 2000) << "a loaded machine wakes late, but not this late";
   EXPECT_GT(net.bandwidthGBs, 0.02);
-  EXPECT_LT(net.bandwidthGBs, 0.6);
+  EXPECT_LT(net.bandwidthGBs, 5);
   EXPECT_EQ(models[1], models[0]);
   EXPECT_EQ(models[2], models[0]);
   EXPECT_LT(ms, 5000) << "the probe is meant to be short at init";

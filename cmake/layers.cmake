@@ -3,7 +3,7 @@
 # A layer's sources see only the folders of its own layer and the layers below it: their include root is a folder
 # of symbolic links to exactly those (build/layer_include/<layer>/), never the source tree itself, so a header of a
 # higher layer is "file not found" and an upward include fails to build. scripts/check_layers.py says the same in
-# CI without a build. What every layer needs from outside (Threads, Boost, the public headers, CUDA, hwloc) comes
+# CI without a build. What every layer needs from outside (Threads, Asio, the public headers, CUDA, hwloc) comes
 # from the INTERFACE target chorus_deps; libchorus.so and chorus_core are made of all the layers' objects.
 
 # layer -> the folders its code may include (its own last).

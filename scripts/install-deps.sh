@@ -5,12 +5,12 @@
 #                                       headers (no tests, no torch, no plotting: chorus-perf draws its own SVG)
 set -euo pipefail
 # The library and its tools.
-BUILD=(g++ cmake ninja-build pkg-config libboost-dev libssl-dev nlohmann-json3-dev
+BUILD=(g++ cmake ninja-build pkg-config libasio-dev libssl-dev nlohmann-json3-dev
        # hwloc: packages, NUMA nodes, caches and NICs (without it, one package and one NUMA node are assumed);
        # rdma-core's verbs header, for the ib transport (the library itself is loaded at run time).
        libhwloc-dev libibverbs-dev)
 # The test suite and the work around it.
-TESTS=(build-essential git procps iproute2 libboost-system-dev libgtest-dev libgmock-dev googletest
+TESTS=(build-essential git procps iproute2 libgtest-dev libgmock-dev googletest
        libbenchmark-dev libcli11-dev rdma-core clang libclang-rt-dev python3
        # The torch.distributed backend (python/) and its pytest suite (Debian's torch is /usr/bin/python3's); plots.
        python3-torch libtorch-dev pybind11-dev python3-dev python3-pytest python3-matplotlib

@@ -12,7 +12,7 @@ namespace chorus {
 
 using Bytes = std::vector<uint8_t>;
 
-// Serves the store on a background thread (Boost.Asio) until destroyed. Clients must present jobId and, when
+// Serves the store on a background thread (Asio) until destroyed. Clients must present jobId and, when
 // the server has a secret, prove that they know it (HMAC challenge-response, core/security/channel_auth.h) before
 // anything is served; a client that cannot is refused and logged at WARN, and the server serves on.
 // A connection that has not completed its HELLO (and authentication) within kHelloSeconds is closed, and at most

@@ -50,7 +50,7 @@ StoreService::StoreService(const std::string& bindHost, uint16_t port, std::stri
 }
 
 StoreService::~StoreService() {
-  boost::asio::post(ioc_, [this] { stopOnServerThread(); });
+  asio::post(ioc_, [this] { stopOnServerThread(); });
   thread_.join();
 }
 
@@ -74,7 +74,7 @@ void StoreService::bind(const std::string& bindHost, uint16_t port) {
     }
     acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
     if (!ec) acceptor_.bind(endpoint, ec);
-    if (!ec) acceptor_.listen(boost::asio::socket_base::max_listen_connections, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) {
       lastError = "bind/listen on " + what + ": " + ec.message();
       error_code ignored;
@@ -94,8 +94,8 @@ void StoreService::bind(const std::string& bindHost, uint16_t port) {
 
 void StoreService::acceptNext() {
   acceptor_.async_accept([this](const error_code& ec, tcp::socket socket) {
-    if (stopping_ || ec == boost::asio::error::operation_aborted) return;
-    if (ec == boost::asio::error::connection_aborted) return acceptNext();
+    if (stopping_ || ec == asio::error::operation_aborted) return;
+    if (ec == asio::error::connection_aborted) return acceptNext();
     if (ec) {
       // E.g. EMFILE: retry later instead of spinning on an accept that fails at once.
       CHORUS_WARN(-1, "store server at " << address_ << ": accept failed: " << ec.message() << "; retrying");

@@ -70,14 +70,14 @@ void Session::answerParkedGet(const Bytes& value) {
 
 void Session::readHeader() {
   auto self = shared_from_this();
-  boost::asio::async_read(socket_, boost::asio::buffer(headerBytes_),
+  asio::async_read(socket_, asio::buffer(headerBytes_),
                           [self](const error_code& ec, size_t) { self->onHeader(ec); });
 }
 
 void Session::onHeader(const error_code& ec) {
   if (closed_) return;
   if (ec) {
-    if (ec != boost::asio::error::eof && ec != boost::asio::error::operation_aborted) {
+    if (ec != asio::error::eof && ec != asio::error::operation_aborted) {
       CHORUS_INFO(-1, "store server at " << service_.address() << ": reading from " << peer_ << ": " << ec.message());
     }
     return close();
@@ -98,14 +98,14 @@ void Session::onHeader(const error_code& ec) {
     return dropConnection("no memory for a " + std::to_string(header_.valueBytes) + "-byte value");
   }
   auto self = shared_from_this();
-  std::array<boost::asio::mutable_buffer, 2> body = {boost::asio::buffer(key_), boost::asio::buffer(value_)};
-  boost::asio::async_read(socket_, body, [self](const error_code& bodyEc, size_t) { self->onBody(bodyEc); });
+  std::array<asio::mutable_buffer, 2> body = {asio::buffer(key_), asio::buffer(value_)};
+  asio::async_read(socket_, body, [self](const error_code& bodyEc, size_t) { self->onBody(bodyEc); });
 }
 
 void Session::onBody(const error_code& ec) {
   if (closed_) return;
   if (ec) {
-    if (ec != boost::asio::error::operation_aborted) {
+    if (ec != asio::error::operation_aborted) {
       CHORUS_WARN(-1, "store server at " << service_.address() << ": " << peer_ << " sent a truncated "
                                          << wire::opName(header_.op) << ": " << ec.message());
     }
@@ -177,14 +177,14 @@ void Session::beginAuthentication() {
 void Session::readHandshakeMessage() {
   handshakeIn_.assign(handshake_->bytesWanted(), 0);
   auto self = shared_from_this();
-  boost::asio::async_read(socket_, boost::asio::buffer(handshakeIn_),
+  asio::async_read(socket_, asio::buffer(handshakeIn_),
                           [self](const error_code& ec, size_t) { self->onHandshakeMessage(ec); });
 }
 
 void Session::onHandshakeMessage(const error_code& ec) {
   if (closed_) return;
   if (ec) {
-    if (ec == boost::asio::error::operation_aborted) return close();
+    if (ec == asio::error::operation_aborted) return close();
     handshake_->fail(AuthFailure::kClosed, "the connection ended while the server waited for " +
                                                std::string(handshake_->waitingFor()) + " (" + ec.message() +
                                                "; a client without the secret?)");
@@ -301,7 +301,7 @@ void Session::dropConnection(const std::string& why) {
 
 void Session::writeNext() {
   auto self = shared_from_this();
-  boost::asio::async_write(socket_, boost::asio::buffer(writeQueue_.front()), [self](const error_code& ec, size_t) {
+  asio::async_write(socket_, asio::buffer(writeQueue_.front()), [self](const error_code& ec, size_t) {
     if (self->closed_) return;
     if (ec) {
       CHORUS_INFO(

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-// After <utility>: Boost 1.74's asio/awaitable.hpp uses std::exchange without including it under C++20.
-#include <boost/asio.hpp>
+// Standalone Asio (libasio-dev): header-only, without Boost.
+#include <asio.hpp>
 
 #include "core/bootstrap/store.h"
 #include "core/bootstrap/store_protocol.h"
@@ -26,8 +26,8 @@ namespace chorus {
 // Named rather than anonymous: StoreServer::Impl holds these types, and unity builds would warn (subobject-linkage).
 namespace store_server_detail {
 
-using boost::asio::ip::tcp;
-using boost::system::error_code;
+using asio::ip::tcp;
+using std::error_code;
 namespace wire = store_protocol;
 
 class StoreService;
@@ -78,7 +78,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Bytes value_;
   bool helloDone_ = false;
   bool pending_ = true;  // counted by the service among the connections that have not completed HELLO
-  boost::asio::steady_timer helloTimer_;
+  asio::steady_timer helloTimer_;
   std::unique_ptr<ChannelHandshake> handshake_;  // while authenticating
   Bytes handshakeIn_;
   bool parked_ = false;  // a GET waits for parkedKey_; any further request is a protocol violation
@@ -160,9 +160,9 @@ class StoreService {
 
   void stopOnServerThread();
 
-  boost::asio::io_context ioc_;
+  asio::io_context ioc_;
   tcp::acceptor acceptor_{ioc_};
-  boost::asio::steady_timer acceptRetry_{ioc_};
+  asio::steady_timer acceptRetry_{ioc_};
   const std::string jobId_;
   const std::string secret_;
   const double helloSeconds_;

@@ -27,7 +27,6 @@
 
 namespace chorus {
 
-namespace asio = boost::asio;
 using asio::ip::tcp;
 
 namespace {
@@ -53,7 +52,7 @@ int cardSockets(const PeerCard& card, int selfRank, const std::string& key) {
 constexpr int kSocketBufferBytes = 4 << 20;
 
 void tuneSocket(tcp::socket& s, const std::string& context) {
-  boost::system::error_code ec;
+  std::error_code ec;
   s.set_option(tcp::no_delay(true), ec);
   // Fixed socket buffers rather than the kernel's autotuning, which starts small (16 KiB to send) and settled
   // differently from one connection to the next, so that a 2-rank 256 KiB allreduce over loopback took about 55 or
@@ -65,8 +64,8 @@ void tuneSocket(tcp::socket& s, const std::string& context) {
   socklen_t len = sizeof(protocol);
   const bool mptcp =
       getsockopt(s.native_handle(), SOL_SOCKET, SO_PROTOCOL, &protocol, &len) == 0 && protocol == IPPROTO_MPTCP;
-  if (!ec && !mptcp) s.set_option(boost::asio::socket_base::send_buffer_size(kSocketBufferBytes), ec);
-  if (!ec && !mptcp) s.set_option(boost::asio::socket_base::receive_buffer_size(kSocketBufferBytes), ec);
+  if (!ec && !mptcp) s.set_option(asio::socket_base::send_buffer_size(kSocketBufferBytes), ec);
+  if (!ec && !mptcp) s.set_option(asio::socket_base::receive_buffer_size(kSocketBufferBytes), ec);
   if (!ec) s.non_blocking(true, ec);
   if (ec) throw Error(chorusSystemError, context + ": setting socket options failed: " + ec.message());
 }
@@ -96,7 +95,7 @@ void TcpTransport::describeSelf(PeerCard& card) {
   rails_ = chooseNetworkInterfaces(ifnameSpec_, std::min(maxRails_, railsFit));
   std::vector<TcpRail> listed;
   for (const NetworkInterface& nic : rails_) {
-    boost::system::error_code ec;
+    std::error_code ec;
     auto addr = asio::ip::make_address(nic.address, ec);
     tcp::endpoint ep(addr, 0);
     std::string context = errorContext(rank_, "tcp listen on " + nic.name + " " + nic.address);
@@ -128,7 +127,7 @@ TcpTransport::Dialled TcpTransport::dial(const std::string& address, const Netwo
   std::string host;
   uint16_t port;
   splitHostPort(address, "peer address", &host, &port);
-  boost::system::error_code ec;
+  std::error_code ec;
   tcp::endpoint ep(asio::ip::make_address(host, ec), port);
   if (ec) throw Error(chorusRemoteError, context + ": bad address: " + ec.message());
   int delayMs = 5;
@@ -155,7 +154,7 @@ TcpTransport::Dialled TcpTransport::dial(const std::string& address, const Netwo
       } else if (getsockopt(s.native_handle(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
         err = errno;
       }
-      ec = boost::system::error_code(err, boost::system::system_category());
+      ec = std::error_code(err, std::system_category());
     }
     if (!ec) {
       tuneSocket(s, context);
@@ -285,14 +284,14 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
     for (auto& p : pending) fds.push_back({p.sock.native_handle(), p.auth ? p.auth->pollEvents() : short(POLLIN), 0});
     for (auto& d : dialling) fds.push_back({d.sock.native_handle(), d.auth->pollEvents(), 0});
     ::poll(fds.data(), fds.size(), deadline.remainingMs(100));
-    boost::system::error_code ec;
+    std::error_code ec;
     for (auto& acceptor : acceptors_) {
       while (pending.size() < kMaxPendingConnections) {
         tcp::socket s(io_);
         acceptor.accept(s, ec);
         if (ec) break;
         s.non_blocking(true, ec);
-        boost::system::error_code ignored;
+        std::error_code ignored;
         auto remote = s.remote_endpoint(ignored);
         Pending p{std::move(s), remote.address().to_string() + ":" + std::to_string(remote.port()), Clock::now(), {},
                   0, {}, nullptr};
@@ -376,7 +375,7 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
   for (auto& [r, v] : socks) {
     for (auto& s : v) fdsOf[r].push_back(s.release());
   }
-  boost::system::error_code ignored;
+  std::error_code ignored;
   for (auto& acceptor : acceptors_) acceptor.close(ignored);
   std::map<int, RailPlan> plans;
   try {

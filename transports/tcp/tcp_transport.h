@@ -5,8 +5,8 @@
 // (core/security/channel_auth.h). Connections that fail either are refused and logged; the job goes on.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
 #include <algorithm>
 #include <map>
 #include <string>
@@ -76,8 +76,8 @@ class TcpTransport final : public Transport {
   size_t maxRails_ = kMaxRails;
   size_t defaultWidth_ = 0;
   std::vector<NetworkInterface> rails_;  // chosen when the card is written
-  boost::asio::io_context io_;
-  std::vector<boost::asio::ip::tcp::acceptor> acceptors_;  // one per rail
+  asio::io_context io_;
+  std::vector<asio::ip::tcp::acceptor> acceptors_;  // one per rail
 };
 
 }  // namespace chorus

@@ -42,7 +42,8 @@ function(chorus_add_layer layer below)
   # No unity batches for the library: which files share a batch changed what GCC inlined across them (its per-unit
   # limits) and moved the 2-rank 8-byte shm allreduce by 15% with every regrouping (0.205 vs 0.237-0.241 us for the
   # same code). Tests and tools keep their batches, where the compile time goes. Builds that are not timed batch the
-  # library too: sanitizer builds, and CHORUS_UNITY_LIBRARY (scripts/test.sh's).
+  # library too: sanitizer builds, and CHORUS_UNITY_LIBRARY (scripts/test.sh's). Which files share a unit is
+  # cmake/setup_batches.cmake's (setup-path files are grouped in every build).
   if(CHORUS_UNITY_BUILD AND (CHORUS_SANITIZE OR CHORUS_UNITY_LIBRARY))
     set(library_unity ON)
   else()

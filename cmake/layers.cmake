@@ -4,7 +4,7 @@
 # of symbolic links to exactly those (build/layer_include/<layer>/), never the source tree itself, so a header of a
 # higher layer is "file not found" and an upward include fails to build. scripts/check_layers.py says the same in
 # CI without a build. What every layer needs from outside (Threads, Asio, the public headers, CUDA, hwloc) comes
-# from the INTERFACE target chorus_deps; libchorus.so and chorus_core are made of all the layers' objects.
+# from the INTERFACE target chorus_deps; libchorus.so and chorus_internals are made of all the layers' objects.
 
 # layer -> the folders its code may include (its own last).
 set(CHORUS_LAYERS core reduce device topology transports algorithms comm)

@@ -22,7 +22,7 @@ std::string dlerrorText() {
   return text ? text : "no error text";
 }
 
-// The folder of the module this code is linked into (libchorus.so, or a program linking chorus_core), with its
+// The folder of the module this code is linked into (libchorus.so, or a program linking chorus_internals), with its
 // trailing '/': "" where the system cannot say, and the library is then searched as the dynamic linker searches.
 std::string moduleFolder() {
   Dl_info info{};

@@ -1,8 +1,8 @@
 // How the library reaches the emulators (emulation/: the software verbs device behind CHORUS_IB_EMULATION, the
 // emulated GPU runtime behind CHORUS_DEVICE_EMULATION), which are not part of libchorus.so: by the name of an entry
 // point, found in the program itself where it links them (the tests and tools of a tree built with
-// CHORUS_EMULATION=ON, through chorus_core), else in libchorus_emulation.so, loaded on first use from the folder of
-// the module holding this code (libchorus.so's, or the program's).
+// CHORUS_EMULATION=ON, through chorus_internals), else in libchorus_emulation.so, loaded on first use from the folder
+// of the module holding this code (libchorus.so's, or the program's).
 #pragma once
 
 namespace chorus {

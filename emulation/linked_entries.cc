@@ -1,5 +1,5 @@
 // The emulators' entry points, handed to the loader (core/emulation_library.h) while the program starts, where a
-// program links the emulators' objects: chorus_core's tests and tools in a tree built with CHORUS_EMULATION=ON.
+// program links the emulators' objects: chorus_internals's tests and tools in a tree built with CHORUS_EMULATION=ON.
 // They then find the emulators in themselves, with no libchorus_emulation.so to load and no second copy of the
 // internals. That library holds these objects too; there the registration reaches only its own copy of the loader.
 #include <cstring>

@@ -6,7 +6,7 @@
 
 namespace chorus {
 // Weak: against the shared library, whose internals are hidden, the symbol is absent and --device gpu says so;
-// against chorus_core it is the library's own (one device API per process, as the library must see the same
+// against chorus_internals it is the library's own (one device API per process, as the library must see the same
 // emulated allocations).
 DeviceApi& deviceApi() __attribute__((weak));
 }  // namespace chorus
@@ -22,7 +22,7 @@ std::unique_ptr<DeviceMirror> DeviceMirror::open(std::string* why) {
   if (&chorus::deviceApi == nullptr) {
     *why =
         "this chorus-perf was linked against the shared library, which keeps the device API internal; "
-        "build it against chorus_core for --device gpu";
+        "build it against chorus_internals for --device gpu";
     return nullptr;
   }
   try {

@@ -1,5 +1,5 @@
 // How the library finds the emulators, which libchorus.so does not contain: a program that links them (as this one
-// does, through chorus_core) finds them in itself; anything else loads libchorus_emulation.so, and where that
+// does, through chorus_internals) finds them in itself; anything else loads libchorus_emulation.so, and where that
 // fails the setting that asked for an emulator fails with an error that names the setting and the file.
 #include "core/emulation_library.h"
 

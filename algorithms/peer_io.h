@@ -14,6 +14,10 @@ namespace chorus {
 class Connection;
 struct Hierarchy;
 
+// The two pools of staging slots: where slices arriving from a peer land, and where slices computed here wait to be
+// sent on. An algorithm with no results to hold may land in both (the tree: one pool per child).
+enum class SlotPool : int { kLanding = 0, kResults = 1 };
+
 struct Request {
   Connection* conn = nullptr;
   bool isSend = false;
@@ -66,9 +70,9 @@ class PeerIO {
   virtual void copy(void* dst, const void* src, size_t bytes) {
     if (bytes > 0) std::memmove(dst, src, bytes);
   }
-  // Staging memory owned by the communicator and reused across calls: `slots` slices of sliceBytes() in
-  // pool 0 (landing) and pool 1 (results), and one flat region of at least `bytes` (pool 2).
-  virtual char* slot(int pool, int index) = 0;
+  // Staging memory owned by the communicator and reused across calls: `slots` slices of sliceBytes() in each
+  // pool (SlotPool), and one flat region of at least `bytes`.
+  virtual char* slot(SlotPool pool, int index) = 0;
   virtual int slots() const = 0;
   virtual char* flat(size_t bytes) = 0;
   // Bytes per pipelined slice (CHORUS_CHUNK_SIZE).

@@ -51,7 +51,7 @@ void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
       Posted& p = ring[posted % window];
       p.slice = spec.incoming(posted);
       if (p.slice.bytes > io.sliceBytes() && !p.slice.landing) throwInternal("staged slice larger than a slot");
-      void* dst = p.slice.landing ? p.slice.landing : io.slot(0, static_cast<int>(posted % window));
+      void* dst = p.slice.landing ? p.slice.landing : io.slot(SlotPool::kLanding, static_cast<int>(posted % window));
       p.req = io.irecv(spec.prev, dst, p.slice.bytes);
       ++posted;
     }
@@ -76,10 +76,10 @@ void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
       k = resultsUsed++ % window;
       if (resultBusy[k]) io.wait(resultSend[k]);
       resultBusy[k] = false;
-      out = io.slot(1, static_cast<int>(k));
+      out = io.slot(SlotPool::kResults, static_cast<int>(k));
     }
     size_t count = s.bytes / esize;
-    const void* arrived = io.slot(0, static_cast<int>(done % window));
+    const void* arrived = io.slot(SlotPool::kLanding, static_cast<int>(done % window));
     // A forward of the plain sum leaves in the same step (an IO may encode it in the reduction's pass).
     const bool sendWithReduce = s.forward && !s.average;
     Request forwarded;

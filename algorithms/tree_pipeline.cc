@@ -56,8 +56,8 @@ class TreeRun {
       throwInternal(errorContext(io.rank()) + ": tree node with " + std::to_string(children) +
                     " children over both trees");
     }
-    // Landing slots: a pool per child when partial sums stay in recv; else pool 0 is shared by the children and
-    // pool 1 holds the partial sums on their way to the parent.
+    // Landing slots: a pool per child when partial sums stay in recv; else the landing pool is shared by the
+    // children and the results pool holds the partial sums on their way to the parent.
     resultSlots_ = spec.up && !spec.partialsInRecv;
     window_ = resultSlots_ ? io.slots() / 2 : io.slots();
     if (window_ < 1) throwInternal("tree pipeline needs at least two staging slots");
@@ -120,8 +120,8 @@ class TreeRun {
 
   char* landing(int child, size_t s) {
     const int index = static_cast<int>(s % static_cast<size_t>(window_));
-    if (resultSlots_) return io_.slot(0, child * window_ + index);
-    return io_.slot(child, index);
+    if (resultSlots_) return io_.slot(SlotPool::kLanding, child * window_ + index);
+    return io_.slot(child == 0 ? SlotPool::kLanding : SlotPool::kResults, index);
   }
 
   // Posts, in order, the receives whose keys are below key + kLookahead and that have a free landing slot. Every
@@ -172,7 +172,7 @@ class TreeRun {
       result = s % resultSend_.size();
       if (resultBusy_[result]) io_.wait(resultSend_[result]);
       resultBusy_[result] = false;
-      out = io_.slot(1, static_cast<int>(result));
+      out = io_.slot(SlotPool::kResults, static_cast<int>(result));
     }
     for (int c = 0; c < node.numChildren; ++c) {
       const int j = childBase_[t] + c;

@@ -32,7 +32,7 @@ class SubgroupIO final : public PeerIO {
   void waitAll() override { parent_.waitAll(); }
   Reducer& reducer() override { return parent_.reducer(); }
   void copy(void* dst, const void* src, size_t bytes) override { parent_.copy(dst, src, bytes); }
-  char* slot(int pool, int index) override { return parent_.slot(pool, index); }
+  char* slot(SlotPool pool, int index) override { return parent_.slot(pool, index); }
   int slots() const override { return parent_.slots(); }
   char* flat(size_t bytes) override { return parent_.flat(bytes); }
   char* scratch(size_t bytes) override { return parent_.scratch(bytes); }

@@ -68,7 +68,7 @@ class CommIO final : public PeerIO {
     deviceApi_ = api;
     deviceStream_ = stream;
   }
-  char* slot(int pool, int index) override { return staging_.slot(pool, index); }
+  char* slot(SlotPool pool, int index) override { return staging_.slot(pool, index); }
   int slots() const override { return staging_.slots(); }
   char* flat(size_t bytes) override { return staging_.flat(bytes); }
   char* scratch(size_t bytes) override { return staging_.scratch(bytes); }

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <functional>
 
+#include "algorithms/peer_io.h"
+
 namespace chorus {
 
 // Where staging regions come from: allocate(bytes) returns a region of that size or throws; release(p, bytes)
@@ -19,13 +21,15 @@ struct StagingAllocator {
 
 class StagingMemory {
  public:
-  // `slots` slices of sliceBytes in each of two pools, and a flat region of flatBytes.
+  // `slots` slices of sliceBytes in each of the two pools (SlotPool), and a flat region of flatBytes.
   StagingMemory(int slots, size_t sliceBytes, size_t flatBytes, StagingAllocator allocator = StagingAllocator::host());
   ~StagingMemory();
   StagingMemory(const StagingMemory&) = delete;
   StagingMemory& operator=(const StagingMemory&) = delete;
 
-  char* slot(int pool, int index) const { return pools_[pool] + static_cast<size_t>(index) * sliceBytes_; }
+  char* slot(SlotPool pool, int index) const {
+    return pools_[static_cast<int>(pool)] + static_cast<size_t>(index) * sliceBytes_;
+  }
   int slots() const { return slots_; }
   size_t sliceBytes() const { return sliceBytes_; }
   // The flat region, grown (once, and kept) when a call needs more than it has.

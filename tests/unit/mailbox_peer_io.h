@@ -91,7 +91,7 @@ class MailboxPeerIO : public PeerIO {
     while (!pending_.empty()) wait(Request{nullptr, false, pending_.begin()->first});
   }
   Reducer& reducer() override { return hostReducer(); }
-  char* slot(int, int) override { return nullptr; }
+  char* slot(SlotPool, int) override { return nullptr; }
   int slots() const override { return 0; }
   char* flat(size_t) override { return nullptr; }
   size_t sliceBytes() const override { return 1 << 19; }

@@ -33,7 +33,7 @@ class RecordingIO : public PeerIO {
   void wait(const Request&) override {}
   void waitAll() override {}
   Reducer& reducer() override { return hostReducer(); }
-  char* slot(int, int) override { return nullptr; }
+  char* slot(SlotPool, int) override { return nullptr; }
   int slots() const override { return 0; }
   char* flat(size_t) override { return nullptr; }
   size_t sliceBytes() const override { return 1 << 30; }

@@ -32,8 +32,8 @@ using namespace chorus::api::checks;
 
 namespace {
 
-chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::Op& op, const void* sendUsed,
-                             const void* recvUsed, chorusStream_t stream);
+chorusResult_t submitCall(const char* call, chorusComm_t comm, const chorus::Op& op, const void* sendUsed,
+                          const void* recvUsed, chorusStream_t stream);
 
 // Send and receive: peer in range, no overflow, the buffer present; outside a group, not to itself (a blocking send
 // to itself could never be received).
@@ -71,7 +71,7 @@ chorusResult_t pointToPoint(const char* call, Collective kind, void* buff, size_
     request.recv = buff;
   }
   const void* used = count > 0 ? buff : nullptr;
-  return runCollective(call, comm, request, sends ? used : nullptr, sends ? nullptr : used, stream);
+  return submitCall(call, comm, request, sends ? used : nullptr, sends ? nullptr : used, stream);
 }
 
 std::string pointerText(const void* p) {
@@ -131,8 +131,8 @@ Placement placeBuffers(const char* call, chorusComm_t comm, const void* send, co
 }
 
 // Runs a call on host buffers, or enqueues it on the stream for device buffers; inside a group, records it.
-chorusResult_t runCollective(const char* call, chorusComm_t comm, const chorus::Op& op, const void* sendUsed,
-                             const void* recvUsed, chorusStream_t stream) {
+chorusResult_t submitCall(const char* call, chorusComm_t comm, const chorus::Op& op, const void* sendUsed,
+                          const void* recvUsed, chorusStream_t stream) {
   return guarded(comm, call, [&] {
     const std::shared_ptr<chorus::api::HostStream> host = chorus::api::hostStreamOf(stream, call);
     const Placement p = placeBuffers(call, comm, sendUsed, recvUsed, host ? nullptr : stream);
@@ -337,7 +337,7 @@ chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t coun
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   const chorus::Op request{.collective = Collective::kAllReduce, .send = sendbuff, .recv = recvbuff, .count = count,
                            .type = datatype, .op = op};
-  return runCollective(call, comm, request, sendbuff, recvbuff, stream);
+  return submitCall(call, comm, request, sendbuff, recvbuff, stream);
 }
 
 chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
@@ -349,7 +349,7 @@ chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t coun
   const void* sendUsed = comm->impl->rank() == root ? sendbuff : nullptr;  // read on the root only
   const chorus::Op request{.collective = Collective::kBroadcast, .send = sendbuff, .recv = recvbuff, .count = count,
                            .type = datatype, .root = root};
-  return runCollective(call, comm, request, sendUsed, recvbuff, stream);
+  return submitCall(call, comm, request, sendUsed, recvbuff, stream);
 }
 
 chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype,
@@ -361,7 +361,7 @@ chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, 
   const void* recvUsed = comm->impl->rank() == root ? recvbuff : nullptr;  // written on the root only
   const chorus::Op request{.collective = Collective::kReduce, .send = sendbuff, .recv = recvbuff, .count = count,
                            .type = datatype, .op = op, .root = root};
-  return runCollective(call, comm, request, sendbuff, recvUsed, stream);
+  return submitCall(call, comm, request, sendbuff, recvUsed, stream);
 }
 
 chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, chorusDataType_t datatype,
@@ -372,7 +372,7 @@ chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t send
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   const chorus::Op request{.collective = Collective::kAllGather, .send = sendbuff, .recv = recvbuff, .count = sendcount,
                            .type = datatype};
-  return runCollective(call, comm, request, sendbuff, recvbuff, stream);
+  return submitCall(call, comm, request, sendbuff, recvbuff, stream);
 }
 
 chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, chorusDataType_t datatype,
@@ -383,7 +383,7 @@ chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t 
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   const chorus::Op request{.collective = Collective::kReduceScatter, .send = sendbuff, .recv = recvbuff,
                            .count = recvcount, .type = datatype, .op = op};
-  return runCollective(call, comm, request, sendbuff, recvbuff, stream);
+  return submitCall(call, comm, request, sendbuff, recvbuff, stream);
 }
 
 chorusResult_t chorusGroupStart(void) { return chorus::api::groupStart(); }
@@ -423,7 +423,7 @@ chorusResult_t chorusAllToAll(const void* sendbuff, void* recvbuff, size_t count
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   const chorus::Op request{.collective = Collective::kAllToAll, .send = sendbuff, .recv = recvbuff, .count = count,
                            .type = datatype};
-  return runCollective(call, comm, request, sendbuff, recvbuff, stream);
+  return submitCall(call, comm, request, sendbuff, recvbuff, stream);
 }
 
 chorusResult_t chorusAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
@@ -455,7 +455,7 @@ chorusResult_t chorusAllToAllv(const void* sendbuff, const size_t sendcounts[], 
   chorus::Op request{.collective = Collective::kAllToAllv, .send = sendbuff, .recv = recvbuff, .type = datatype,
                      .sendCounts = v, .sendDispls = v + n, .recvCounts = v + 2 * n, .recvDispls = v + 3 * n};
   request.keepAlive = vectors;
-  return runCollective(call, comm, request, sendExtent > 0 ? sendbuff : nullptr, recvExtent > 0 ? recvbuff : nullptr,
+  return submitCall(call, comm, request, sendExtent > 0 ? sendbuff : nullptr, recvExtent > 0 ? recvbuff : nullptr,
                        stream);
 }
 
@@ -468,7 +468,7 @@ chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t count, 
   const void* recvUsed = comm->impl->rank() == root ? recvbuff : nullptr;  // written on the root only
   const chorus::Op request{.collective = Collective::kGather, .send = sendbuff, .recv = recvbuff, .count = count,
                            .type = datatype, .root = root};
-  return runCollective(call, comm, request, count > 0 ? sendbuff : nullptr, count > 0 ? recvUsed : nullptr, stream);
+  return submitCall(call, comm, request, count > 0 ? sendbuff : nullptr, count > 0 ? recvUsed : nullptr, stream);
 }
 
 chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype, int root,
@@ -480,14 +480,14 @@ chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, size_t count,
   const void* sendUsed = comm->impl->rank() == root ? sendbuff : nullptr;  // read on the root only
   const chorus::Op request{.collective = Collective::kScatter, .send = sendbuff, .recv = recvbuff, .count = count,
                            .type = datatype, .root = root};
-  return runCollective(call, comm, request, count > 0 ? sendUsed : nullptr, count > 0 ? recvbuff : nullptr, stream);
+  return submitCall(call, comm, request, count > 0 ? sendUsed : nullptr, count > 0 ? recvbuff : nullptr, stream);
 }
 
 chorusResult_t chorusBarrier(chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusBarrier";
   if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, std::string(call) + ": comm is NULL");
   const chorus::Op request{.collective = Collective::kBarrier, .count = 0, .type = chorusUint8};
-  return runCollective(call, comm, request, nullptr, nullptr, stream);
+  return submitCall(call, comm, request, nullptr, nullptr, stream);
 }
 
 chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm_t* newcomm, chorusConfig_t* config) {

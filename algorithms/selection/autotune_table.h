@@ -16,9 +16,9 @@
 // Each candidate's calls run back to back, the first of each run not counted (trial_stage.h). At most 31 calls per
 // bucket (5 x 4 + 5 x 2; 5 x 4 + 2 x 5 without variants); after that the bucket is settled and a call costs one
 // array lookup.
-// This table is bookkeeping only: the communicator (src/comm/comm_engine_autotune.cc) times the calls and agrees
-// each stage's times with the other ranks (each call's time averaged over the ranks) before finishStage(), so that
-// every rank feeds the table the same numbers in the same order and takes the same decisions.
+// This table is bookkeeping only: the communicator's call runner (src/comm/call_runner.cc) times the calls and
+// agrees each stage's times with the other ranks (each call's time averaged over the ranks) before finishStage(),
+// so that every rank feeds the table the same numbers in the same order and takes the same decisions.
 #pragma once
 
 #include <cstddef>

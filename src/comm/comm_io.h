@@ -22,6 +22,15 @@
 
 namespace chorus {
 
+// How a communicator's CommIOs (host and device alike) wait while nothing moves: progress rounds spun, then rounds
+// yielded, then asleep in poll.
+struct WaitPolicy {
+  int spinRounds = 200;
+  int yieldRounds = 200;
+  // For `localRanks` ranks on this machine (this one included): more than the cores means no spinning.
+  static WaitPolicy forRanksOnMachine(int localRanks);
+};
+
 class CommIO final : public PeerIO {
  public:
   // conns[p] is the connection to rank p (null for self). Idle, it spins spinRounds progress rounds, then yields

@@ -1,5 +1,6 @@
 #include "src/comm/tensor_fusion.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/datatype.h"
@@ -70,6 +71,25 @@ Op fusedAllReduce(std::span<const Op> ops, const std::vector<size_t>& members, c
   for (size_t m : members) count += ops[m].count;
   return Op{.collective = Collective::kAllReduce, .send = buffer, .recv = buffer, .count = count, .type = first.type,
             .op = first.op};
+}
+
+const Op& FusionBuffer::fuse(std::span<const Op> ops, const std::vector<size_t>& members) {
+  packed_ = !contiguous(ops, members);
+  if (!packed_) {
+    fused_ = contiguousAllReduce(ops, members);
+  } else {
+    size_t bytes = 0;
+    for (size_t m : members) bytes += ops[m].count * typeSize(ops[m].type);
+    if (buffer_.size() < bytes) buffer_.resize(std::max(bytes, 2 * buffer_.size()));
+    fused_ = fusedAllReduce(ops, members, buffer_.data());
+    packFused(ops, members, buffer_.data());
+  }
+  fused_.seq = ops[members.front()].seq;
+  return fused_;
+}
+
+void FusionBuffer::unpack(std::span<const Op> ops, const std::vector<size_t>& members) const {
+  if (packed_) unpackFused(ops, members, buffer_.data());
 }
 
 }  // namespace chorus

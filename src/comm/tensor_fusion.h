@@ -28,4 +28,21 @@ void unpackFused(std::span<const Op> ops, const std::vector<size_t>& members, co
 // The allreduce that stands for the members: over `buffer`, in place, their total count.
 Op fusedAllReduce(std::span<const Op> ops, const std::vector<size_t>& members, char* buffer);
 
+// A batch's fused allreduce and the buffer its members are packed into, kept from batch to batch (grows, never
+// shrinks) so that a group's fusion costs no allocation once warm.
+class FusionBuffer {
+ public:
+  // The allreduce that stands for `members` (numbered as the first of them): over their own buffers where they lie
+  // back to back, else over this buffer with their inputs packed into it. Valid until the next fuse().
+  const Op& fuse(std::span<const Op> ops, const std::vector<size_t>& members);
+  // Whether the last fuse() packed (then unpack() after the call copies each member's result out).
+  bool packed() const { return packed_; }
+  void unpack(std::span<const Op> ops, const std::vector<size_t>& members) const;
+
+ private:
+  std::vector<char> buffer_;
+  Op fused_;
+  bool packed_ = false;
+};
+
 }  // namespace chorus

@@ -1,0 +1,175 @@
+#include "src/comm/call_runner.h"
+
+#include <chrono>
+
+#include "core/error.h"
+#include "core/logging.h"
+#include "src/comm/call_description.h"
+#include "src/comm/point_to_point.h"
+
+namespace chorus {
+namespace {
+
+std::chrono::steady_clock::time_point startedIf(bool trial) {
+  return trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+}
+
+double secondsSince(std::chrono::steady_clock::time_point began) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+}
+
+}  // namespace
+
+CallRunner::CallRunner(int rank, int size, const CommConfig& config, CallFailures& failures, uint64_t tagSalt)
+    : rank_(rank),
+      size_(size),
+      timeoutSeconds_(config.timeoutSeconds),
+      commName_(config.commName),
+      failures_(failures),
+      // checkMismatch off: frames carry no call identity, sizes are still checked.
+      tags_(size, config.checkMismatch, tagSalt),
+      wire_(rank, size) {}
+
+void CallRunner::execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
+  std::lock_guard<std::mutex> lock(*callMutex_);
+  CommLogScope logScope(commName_);
+  Op single;
+  const std::span<Op> ops = number(requests, single);
+  if (ops.empty()) return;
+  Call call{deviceCall, &ops[0]};
+  try {
+    failures_.refuseIfUnusable([&] { return errorContext(rank_, describeCall(ops[0])); });
+    call.io = &prepare();
+    resolveAnySources(ops, call);
+    // Tracing (config traceDir): one event per call; with transfer tracing, CommIO's times of the call.
+    call.trace = deviceCall ? nullptr : trace_.get();
+    call.times = call.trace && call.trace->level() == TraceLevel::kTransfer ? &call.io->times() : nullptr;
+    runSendsAndReceives(ops, call);
+    runCollectives(ops, call);
+  } catch (const Error& raw) {
+    throw failures_.failCall(raw, *call.current, deviceCall, tags_.collectiveNumber());
+  }
+}
+
+std::span<Op> CallRunner::number(std::span<const Op> requests, Op& single) {
+  std::span<Op> ops;
+  if (requests.size() == 1) {
+    single = requests[0];
+    ops = std::span<Op>(&single, 1);
+  } else {
+    scratch_.ops.assign(requests.begin(), requests.end());
+    ops = scratch_.ops;
+  }
+  for (Op& o : ops) o.seq = seq_++;
+  return ops;
+}
+
+void CallRunner::resolveAnySources(std::span<Op> ops, Call& call) {
+  for (Op& o : ops) {
+    if (o.peer != kAnyPeer) continue;
+    call.current = &o;
+    if (call.deviceCall || ops.size() != 1) {
+      throw Error(chorusInvalidUsage, errorContext(rank_, describeCall(o)) +
+                                          ": a receive from any rank runs alone, on host memory (not in a group, "
+                                          "not on device buffers)");
+    }
+    call.io->begin(tags_, LazyDeadline::after(timeoutSeconds_), &o);
+    o.peer = call.io->waitForAnySender(tags_, o.type);
+    if (o.source) *o.source = o.peer;
+  }
+}
+
+void CallRunner::runSendsAndReceives(std::span<Op> ops, Call& call) {
+  std::vector<const Op*>& pointToPoint = scratch_.pointToPoint;
+  pointToPoint.clear();
+  for (const Op& o : ops) {
+    if (isPointToPoint(o.collective)) pointToPoint.push_back(&o);
+  }
+  if (pointToPoint.empty()) return;
+  call.current = pointToPoint.front();
+  CHORUS_TRACE(rank_, describeCall(*call.current) << " and " << pointToPoint.size() - 1 << " more point-to-point");
+  const double start = call.trace ? CallTrace::nowUs() : 0;
+  runPointToPoint(*call.io, tags_, pointToPoint, LazyDeadline::after(timeoutSeconds_));
+  lastAlgorithm_.store("", std::memory_order_relaxed);
+  if (call.trace) {
+    call.trace->recordCall(*call.current, nullptr, 0, start, CallTrace::nowUs(), call.times,
+                           static_cast<int>(pointToPoint.size()));
+  }
+}
+
+void CallRunner::runCollectives(std::span<Op> ops, Call& call) {
+  if (scratch_.pointToPoint.size() == ops.size()) return;  // sends and receives only
+  if (ops.size() == 1) {
+    runCollective(ops[0], 1, call);
+  } else {
+    runFusedBatch(ops, call);
+  }
+}
+
+void CallRunner::runFusedBatch(std::span<Op> ops, Call& call) {
+  // Host buffers only are fused: the fusion buffer is host memory (the planner says so for device calls).
+  const BatchPlan batch = planner_->planBatch(ops, call.deviceCall);
+  const auto began = startedIf(batch.trial);
+  for (const std::vector<size_t>& entry : planFusion(ops, batch.fusionThreshold)) {
+    if (entry.size() == 1) {
+      runCollective(ops[entry.front()], 1, call);
+      continue;
+    }
+    const Op& fused = scratch_.fusion.fuse(ops, entry);
+    if (scratch_.fusion.packed()) {
+      CHORUS_TRACE(rank_, entry.size() << " allreduces fused into " << countBytes(fused) << " bytes");
+    }
+    runCollective(fused, static_cast<int>(entry.size()), call);
+    scratch_.fusion.unpack(ops, entry);
+  }
+  if (batch.trial) {
+    planner_->recordBatchTrial(secondsSince(began), [&](std::vector<double>& t) { agreeTimes(t, *call.io); });
+  }
+}
+
+void CallRunner::runCollective(const Op& o, int fused, Call& call) {
+  call.current = &o;
+  CommIO& io = *call.io;
+  const double start = call.trace ? CallTrace::nowUs() : 0;
+  tags_.begin(o);
+  const CallPlan plan = planner_->plan(o, size_, call.deviceCall);
+  CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(plan.algorithm));
+  // Compressed calls whose ranks must agree run in place: every send then comes from memory the call may round.
+  const Op& run = wire_.inPlace(o);
+  io.begin(tags_, LazyDeadline::after(timeoutSeconds_), &run);
+  io.setSliceBytes(plan.sliceBytes);
+  io.setStripeWidth(plan.stripeWidth);
+  const auto began = startedIf(plan.trial);
+  plan.run(io, run);
+  if (io.wire().active()) wire_.roundResults(run);
+  if (plan.trial) planner_->recordTrial(secondsSince(began), [&](std::vector<double>& t) { agreeTimes(t, io); });
+  if (call.trace) {
+    call.trace->recordCall(o, algorithmName(plan.algorithm), io.sliceBytes(), start, CallTrace::nowUs(), call.times,
+                           fused);
+  }
+  lastAlgorithm_.store(algorithmName(plan.algorithm), std::memory_order_relaxed);
+}
+
+// The average over the ranks, not the slowest rank's time: back to back, each rank's time per call is the interval
+// between its calls' ends, what the application sees; the slowest of four ranks on 2 cores adds each call's worst
+// scheduling delay, which weighs on some algorithms more than others (perf/results/selection.md, "What the tuner's
+// trials are made of").
+void CallRunner::agreeTimes(std::vector<double>& times, CommIO& io) {
+  Op agree;
+  agree.collective = Collective::kAllReduce;
+  agree.send = times.data();
+  agree.recv = times.data();
+  agree.count = times.size();
+  agree.type = chorusFloat64;
+  agree.op = chorusSum;
+  agree.seq = seq_++;
+  tags_.begin(agree);
+  io.begin(tags_, LazyDeadline::after(timeoutSeconds_), &agree);
+  const CallPlan plan = planner_->planUntuned(agree, size_);
+  io.setSliceBytes(plan.sliceBytes);
+  io.setStripeWidth(plan.stripeWidth);
+  plan.run(io, agree);
+  for (double& t : times) t /= size_;
+}
+
+}  // namespace chorus

@@ -1,0 +1,95 @@
+// Runs a communicator's calls, host and device alike, one at a time under its call mutex: numbers them, refuses
+// them once the communicator is unusable, runs a batch's sends and receives first and then its collectives in call
+// order (small allreduces fused), and hands a failure to its CallFailures.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "algorithms/selection/call_planner.h"
+#include "core/collective.h"
+#include "core/comm_config.h"
+#include "src/comm/call_failures.h"
+#include "src/comm/call_tags.h"
+#include "src/comm/call_trace.h"
+#include "src/comm/comm_io.h"
+#include "src/comm/tensor_fusion.h"
+#include "src/comm/wire_agreement.h"
+
+namespace chorus {
+
+class CallRunner {
+ public:
+  // config: commName (logs) and timeoutSeconds (each call's deadline). tagSalt: CallTags' (a split child that
+  // shares its parent's connections salts with its identity, so that the family's frames never pass for its own).
+  CallRunner(int rank, int size, const CommConfig& config, CallFailures& failures, uint64_t tagSalt = 0);
+
+  // Set up once, before the first call: how calls run, and the trace (null: not tracing).
+  void planWith(std::unique_ptr<CallPlanner> planner) { planner_ = std::move(planner); }
+  void traceInto(std::unique_ptr<CallTrace> trace) { trace_ = std::move(trace); }
+  CallPlanner* planner() const { return planner_.get(); }  // null before setup
+  CallTrace* trace() const { return trace_.get(); }
+  WireAgreement& wire() { return wire_; }
+
+  // Runs a batch of calls on the CommIO that prepare() returns (it may wait and build), under the call mutex; a
+  // failure is recorded (CallFailures::failCall) and thrown.
+  void execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
+  // Replaces every rank's `times` with their average over the ranks, call by call (an allreduce through `io`,
+  // numbered as calls are): what autotune's trials are judged by.
+  void agreeTimes(std::vector<double>& times, CommIO& io);
+
+  // The call mutex: one call at a time holds it. A communicator and the children that share its connections share
+  // it (their calls take turns, as those of one communicator do).
+  std::mutex& callMutex() const { return *callMutex_; }
+  void shareCallMutexOf(const CallRunner& parent) { callMutex_ = parent.callMutex_; }
+  // The algorithm of the last collective ("" before any, and after point-to-point calls): a static name.
+  const char* lastAlgorithm() const { return lastAlgorithm_.load(std::memory_order_relaxed); }
+
+ private:
+  // One execute() under way.
+  struct Call {
+    bool deviceCall;
+    const Op* current;                     // the op named if the call fails
+    CommIO* io = nullptr;                  // prepare()'s
+    CallTrace* trace = nullptr;            // null: not traced (device calls never are)
+    const TransferTimes* times = nullptr;  // with transfer tracing: io's times of the call
+  };
+  // The requests numbered: a single call in `single` (on the caller's stack: no heap traffic per call), a batch in
+  // the scratch.
+  std::span<Op> number(std::span<const Op> requests, Op& single);
+  // Receives from any rank: which peer's message comes first decides the call (it runs alone, on host memory).
+  void resolveAnySources(std::span<Op> ops, Call& call);
+  // The batch's sends and receives, posted together and completed together.
+  void runSendsAndReceives(std::span<Op> ops, Call& call);
+  // Its collectives in call order: alone, or a batch's with its allreduces fused where they fit.
+  void runCollectives(std::span<Op> ops, Call& call);
+  void runFusedBatch(std::span<Op> ops, Call& call);
+  // One collective (`fused`: how many of the batch's calls it stands for, for the trace).
+  void runCollective(const Op& o, int fused, Call& call);
+
+  const int rank_, size_;
+  const double timeoutSeconds_;
+  const std::string commName_;
+  CallFailures& failures_;
+  std::shared_ptr<std::mutex> callMutex_ = std::make_shared<std::mutex>();
+  uint64_t seq_ = 0;
+  CallTags tags_;  // what each call's frames carry
+  std::unique_ptr<CallPlanner> planner_;
+  std::unique_ptr<CallTrace> trace_;
+  WireAgreement wire_;
+  // The memory a batch reuses from call to call (grows, never shrinks; under the call mutex).
+  struct BatchScratch {
+    std::vector<Op> ops;                   // the batch being run, numbered
+    std::vector<const Op*> pointToPoint;   // its sends and receives
+    FusionBuffer fusion;                   // its fused allreduces
+  } scratch_;
+  std::atomic<const char*> lastAlgorithm_{""};
+};
+
+}  // namespace chorus

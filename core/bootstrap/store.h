@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/deadline.h"
@@ -11,6 +12,9 @@
 namespace chorus {
 
 using Bytes = std::vector<uint8_t>;
+// A value from text and back: most of what Chorus stores is text.
+inline Bytes bytesOf(std::string_view text) { return Bytes(text.begin(), text.end()); }
+inline std::string textOf(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
 // Serves the store on a background thread (Asio) until destroyed. Clients must present jobId and, when
 // the server has a secret, prove that they know it (HMAC challenge-response, core/security/channel_auth.h) before

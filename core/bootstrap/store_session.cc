@@ -20,12 +20,7 @@ bool parseCounter(const Bytes& bytes, int64_t* value) {
   return ec == std::errc() && ptr == end && !bytes.empty();
 }
 
-Bytes counterText(int64_t value) {
-  std::string text = std::to_string(value);
-  return Bytes(text.begin(), text.end());
-}
-
-Bytes textBytes(const std::string& text) { return Bytes(text.begin(), text.end()); }
+Bytes counterText(int64_t value) { return bytesOf(std::to_string(value)); }
 
 }  // namespace
 
@@ -71,7 +66,7 @@ void Session::answerParkedGet(const Bytes& value) {
 void Session::readHeader() {
   auto self = shared_from_this();
   asio::async_read(socket_, asio::buffer(headerBytes_),
-                          [self](const error_code& ec, size_t) { self->onHeader(ec); });
+                   [self](const error_code& ec, size_t) { self->onHeader(ec); });
 }
 
 void Session::onHeader(const error_code& ec) {
@@ -178,7 +173,7 @@ void Session::readHandshakeMessage() {
   handshakeIn_.assign(handshake_->bytesWanted(), 0);
   auto self = shared_from_this();
   asio::async_read(socket_, asio::buffer(handshakeIn_),
-                          [self](const error_code& ec, size_t) { self->onHandshakeMessage(ec); });
+                   [self](const error_code& ec, size_t) { self->onHandshakeMessage(ec); });
 }
 
 void Session::onHandshakeMessage(const error_code& ec) {
@@ -234,11 +229,11 @@ void Session::onAdd() {
   if (!wire::decodeInt64(value_, &delta)) return dropConnection("ADD without an 8-byte delta");
   int64_t current = 0;
   if (const Bytes* existing = service_.find(key_); existing && !parseCounter(*existing, &current)) {
-    return respond(wire::Status::kNotCounter, textBytes("key '" + key_ + "' holds a value that is not a counter"));
+    return respond(wire::Status::kNotCounter, bytesOf("key '" + key_ + "' holds a value that is not a counter"));
   }
   int64_t sum = 0;
   if (__builtin_add_overflow(current, delta, &sum)) {
-    return respond(wire::Status::kNotCounter, textBytes("counter '" + key_ + "' would overflow"));
+    return respond(wire::Status::kNotCounter, bytesOf("counter '" + key_ + "' would overflow"));
   }
   service_.set(key_, counterText(sum));
   respond(wire::Status::kOk, wire::encodeInt64(sum));
@@ -291,7 +286,7 @@ void Session::sendRaw(Bytes bytes) {
 
 void Session::refuse(wire::Status status, const std::string& reason) {
   closeAfterWrites_ = true;
-  respond(status, textBytes(reason));
+  respond(status, bytesOf(reason));
 }
 
 void Session::dropConnection(const std::string& why) {

@@ -456,7 +456,7 @@ chorusResult_t chorusAllToAllv(const void* sendbuff, const size_t sendcounts[], 
                      .sendCounts = v, .sendDispls = v + n, .recvCounts = v + 2 * n, .recvDispls = v + 3 * n};
   request.keepAlive = vectors;
   return submitCall(call, comm, request, sendExtent > 0 ? sendbuff : nullptr, recvExtent > 0 ? recvbuff : nullptr,
-                       stream);
+                    stream);
 }
 
 chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t count, chorusDataType_t datatype, int root,

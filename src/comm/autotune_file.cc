@@ -23,7 +23,7 @@ void loadAutotuneFile(CallPlanner& planner, const CommConfig& config, StoreClien
       s << f.rdbuf();
       text = s.str();
     }
-    store.set(key, Bytes(text.begin(), text.end()), deadline);
+    store.set(key, bytesOf(text), deadline);
   } else {
     const Bytes b = store.get(key, deadline);
     text.assign(b.begin(), b.end());

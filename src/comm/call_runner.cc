@@ -28,7 +28,7 @@ CallRunner::CallRunner(int rank, int size, const CommConfig& config, CallFailure
       failures_(failures),
       // checkMismatch off: frames carry no call identity, sizes are still checked.
       tags_(size, config.checkMismatch, tagSalt),
-      wire_(rank, size) {}
+      compression_(rank, size) {}
 
 void CallRunner::execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
   std::lock_guard<std::mutex> lock(*callMutex_);
@@ -135,13 +135,13 @@ void CallRunner::runCollective(const Op& o, int fused, Call& call) {
   const CallPlan plan = planner_->plan(o, size_, call.deviceCall);
   CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(plan.algorithm));
   // Compressed calls whose ranks must agree run in place: every send then comes from memory the call may round.
-  const Op& run = wire_.inPlace(o);
+  const Op& run = compression_.inPlace(o);
   io.begin(tags_, LazyDeadline::after(timeoutSeconds_), &run);
   io.setSliceBytes(plan.sliceBytes);
   io.setStripeWidth(plan.stripeWidth);
   const auto began = startedIf(plan.trial);
   plan.run(io, run);
-  if (io.wire().active()) wire_.roundResults(run);
+  if (io.compressor().active()) compression_.roundResults(run);
   if (plan.trial) planner_->recordTrial(secondsSince(began), [&](std::vector<double>& t) { agreeTimes(t, io); });
   if (call.trace) {
     call.trace->recordCall(o, algorithmName(plan.algorithm), io.sliceBytes(), start, CallTrace::nowUs(), call.times,

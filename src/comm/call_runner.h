@@ -20,7 +20,7 @@
 #include "src/comm/call_trace.h"
 #include "src/comm/comm_io.h"
 #include "src/comm/tensor_fusion.h"
-#include "src/comm/wire_agreement.h"
+#include "src/comm/compression_agreement.h"
 
 namespace chorus {
 
@@ -35,7 +35,7 @@ class CallRunner {
   void traceInto(std::unique_ptr<CallTrace> trace) { trace_ = std::move(trace); }
   CallPlanner* planner() const { return planner_.get(); }  // null before setup
   CallTrace* trace() const { return trace_.get(); }
-  WireAgreement& wire() { return wire_; }
+  CompressionAgreement& compression() { return compression_; }
 
   // Runs a batch of calls on the CommIO that prepare() returns (it may wait and build), under the call mutex; a
   // failure is recorded (CallFailures::failCall) and thrown.
@@ -82,7 +82,7 @@ class CallRunner {
   CallTags tags_;  // what each call's frames carry
   std::unique_ptr<CallPlanner> planner_;
   std::unique_ptr<CallTrace> trace_;
-  WireAgreement wire_;
+  CompressionAgreement compression_;
   // The memory a batch reuses from call to call (grows, never shrinks; under the call mutex).
   struct BatchScratch {
     std::vector<Op> ops;                   // the batch being run, numbered

@@ -70,7 +70,7 @@ void CommEngine::finishSetup(Deadline deadline) {
   io_ = std::make_unique<CommIO>(rank_, size_, peers_.conns(), *staging_, hostReducer(), waitPolicy_.spinRounds,
                                  waitPolicy_.yieldRounds, failures_.state().abortFlag(), failures_.wakeDescriptor());
   io_->setHierarchy(&hierarchy_);
-  calls_.wire().configure(config_.compression, peers_.transports(), *io_);
+  calls_.compression().configure(config_.compression, peers_.transports(), *io_);
   const WorldView world = learnTopology(rank_, config_, peers_.cards(), *io_, deadline);
   hierarchy_.hosts = hostsOf(*world.topology);
   calls_.traceInto(startTrace(config_, family_.spec().keyPrefix, peers_, *io_, deadline));

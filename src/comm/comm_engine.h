@@ -124,7 +124,7 @@ class CommEngine {
   struct SharingParent {};
   CommEngine(SharingParent, CommEngine& parent, const std::vector<int>& members, const LaunchSpec& spec,
              CommConfig config);
-  // What both constructors share once the connections and staging are in place: the host CommIO, wire
+  // What both constructors share once the connections and staging are in place: the host CommIO,
   // compression, topology, trace, the call planner and its tuned table.
   void finishSetup(Deadline deadline);
   // A split child or shrunk successor over `members` (ranks of this one): over this one's connections (`share`),
@@ -148,7 +148,7 @@ class CommEngine {
   CallFailures failures_;  // refusal once unusable, failed calls, abort (its wake descriptor outlives every CommIO)
   Hierarchy hierarchy_;    // the host grouping two-level algorithms use
   std::unique_ptr<CommIO> io_;  // host calls'
-  CallRunner calls_;            // numbering, the call mutex, planner, trace, wire agreement
+  CallRunner calls_;            // numbering, the call mutex, planner, trace, compression agreement
   // The order host calls run in: shared by a communicator and the children that share its connections, so that
   // calls made on the family in the same order on every rank run in that order everywhere, whichever stream or
   // thread made them.

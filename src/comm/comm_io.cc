@@ -44,7 +44,7 @@ void CommIO::begin(const CallTags& tags, LazyDeadline deadline, const Op* op) {
   tags_ = &tags;
   deadline_ = deadline;
   op_ = op;
-  wire_.begin(op, size_, deviceApi_ == nullptr);
+  compressor_.begin(op, size_, deviceApi_ == nullptr);
   singleCopyHint_ = false;
   stripeWidth_ = 0;
   active_.clear();
@@ -99,7 +99,7 @@ void CommIO::beginUntracked(uint32_t tag, LazyDeadline deadline) {
   untrackedTag_ = tag;
   deadline_ = deadline;
   op_ = nullptr;
-  wire_.begin(nullptr, size_, true);
+  compressor_.begin(nullptr, size_, true);
   singleCopyHint_ = false;
   stripeWidth_ = 0;
   active_.clear();
@@ -127,18 +127,18 @@ Connection* CommIO::sendingTo(int peer, size_t bytes) {
   return a.conn;
 }
 
-Request CommIO::sendWire(Connection* c, int peer, const char* wire, size_t wireSize, size_t bytes) {
-  const uint64_t id = c->isend(wire, wireSize, sendTag(peer));
-  wire_.sent(c, id);
+Request CommIO::sendCompressed(Connection* c, int peer, const char* packed, size_t compressedSize, size_t bytes) {
+  const uint64_t id = c->isend(packed, compressedSize, sendTag(peer));
+  compressor_.sent(c, id);
   return Request{c, true, id, bytes};
 }
 
 Request CommIO::isend(int peer, const void* buf, size_t bytes) {
   Connection* c = sendingTo(peer, bytes);
-  if (wire_.compresses(peer, bytes)) {
-    size_t wireSize = 0;
-    const char* wire = wire_.encodeSend(buf, bytes, &wireSize);
-    return sendWire(c, peer, wire, wireSize, bytes);
+  if (compressor_.compresses(peer, bytes)) {
+    size_t compressedSize = 0;
+    const char* packed = compressor_.encodeSend(buf, bytes, &compressedSize);
+    return sendCompressed(c, peer, packed, compressedSize, bytes);
   }
   return Request{c, true, c->isend(buf, bytes, sendTag(peer)), bytes};
 }
@@ -148,11 +148,11 @@ Request CommIO::irecv(int peer, void* buf, size_t bytes) {
   Connection* c = a.conn;
   if (a.caps.striping != nullptr) a.caps.striping->setStripeWidth(stripeWidth_);
   postedBytes_ += bytes;
-  if (wire_.compresses(peer, bytes)) {
-    size_t wireSize = 0;
-    char* wire = wire_.receiveBuffer(buf, bytes, &wireSize);
-    const uint64_t id = c->irecv(wire, wireSize, recvTag(peer));
-    wire_.received(c, id);
+  if (compressor_.compresses(peer, bytes)) {
+    size_t compressedSize = 0;
+    char* packed = compressor_.receiveBuffer(buf, bytes, &compressedSize);
+    const uint64_t id = c->irecv(packed, compressedSize, recvTag(peer));
+    compressor_.received(c, id);
     return Request{c, false, id, bytes};
   }
   return Request{c, false, c->irecv(buf, bytes, recvTag(peer)), bytes};
@@ -369,7 +369,7 @@ void CommIO::waitUndecoded(const Request& r) {
 
 void CommIO::wait(const Request& r) {
   waitUndecoded(r);
-  if (!r.isSend && wire_.active()) wire_.expand(r.conn, r.id);
+  if (!r.isSend && compressor_.active()) compressor_.expand(r.conn, r.id);
 }
 
 void CommIO::waitAndReduce(const Request& r, const void* landing, void* out, const void* with, size_t count,
@@ -382,12 +382,12 @@ Request CommIO::waitReduceAndSend(const Request& r, const void* landing, void* o
                                   chorusDataType_t type, chorusRedOp_t op, int peer) {
   waitUndecoded(r);
   const size_t bytes = count * typeSize(type);
-  if (!r.isSend && compressibleSum(type, op) && wire_.compresses(peer, bytes)) {
+  if (!r.isSend && compressibleSum(type, op) && compressor_.compresses(peer, bytes)) {
     const double start = trace_ != nullptr ? CallTrace::nowUs() : 0;
-    size_t wireSize = 0;
-    if (const char* wire = wire_.expandAddingEncoded(r.conn, r.id, with, out, &wireSize)) {
+    size_t compressedSize = 0;
+    if (const char* packed = compressor_.expandAddingEncoded(r.conn, r.id, with, out, &compressedSize)) {
       if (trace_ != nullptr) times_.reduceUs += CallTrace::nowUs() - start;  // the encoding counts as reducing
-      return sendWire(sendingTo(peer, bytes), peer, wire, wireSize, bytes);
+      return sendCompressed(sendingTo(peer, bytes), peer, packed, compressedSize, bytes);
     }
   }
   reduceArrived(r, landing, out, with, count, type, op);
@@ -396,21 +396,21 @@ Request CommIO::waitReduceAndSend(const Request& r, const void* landing, void* o
 
 void CommIO::reduceArrived(const Request& r, const void* landing, void* out, const void* with, size_t count,
                            chorusDataType_t type, chorusRedOp_t op) {
-  if (!r.isSend && wire_.active()) {
+  if (!r.isSend && compressor_.active()) {
     if (compressibleSum(type, op)) {
       const double start = trace_ != nullptr ? CallTrace::nowUs() : 0;
-      if (wire_.expandAdding(r.conn, r.id, with, out)) {
+      if (compressor_.expandAdding(r.conn, r.id, with, out)) {
         if (trace_ != nullptr) times_.reduceUs += CallTrace::nowUs() - start;
         return;
       }
     }
-    wire_.expand(r.conn, r.id);
+    compressor_.expand(r.conn, r.id);
   }
   reducer().reduce(out, landing, with, count, type, op);
 }
 
 void CommIO::exchange(int peer, const void* send, void* recv, size_t bytes) {
-  if (wire_.compresses(peer, bytes)) {  // encoded and decoded around the plain posts
+  if (compressor_.compresses(peer, bytes)) {  // encoded and decoded around the plain posts
     PeerIO::exchange(peer, send, recv, bytes);
     return;
   }
@@ -443,7 +443,7 @@ void CommIO::waitAll() {
     traced("wait_all", -1, postedBytes_, all);
     postedBytes_ = 0;
   }
-  if (wire_.active()) wire_.expandAll();
+  if (compressor_.active()) compressor_.expandAll();
 }
 
 }  // namespace chorus

@@ -14,7 +14,7 @@
 #include "src/comm/call_tags.h"
 #include "src/comm/call_trace.h"
 #include "src/comm/staging_memory.h"
-#include "src/comm/wire_compression.h"
+#include "src/comm/message_compression.h"
 #include "core/deadline.h"
 #include "device/device_api.h"
 #include "device/poll_backoff.h"
@@ -42,8 +42,10 @@ class CommIO final : public PeerIO {
   // in messages; must outlive the call).
   void begin(const CallTags& tags, LazyDeadline deadline, const Op* op);
   // CHORUS_COMPRESSION: the float32 messages of compressible calls to and from peers[p] travel at 16 bits.
-  void setWireCompression(WireFormat format, std::vector<bool> peers) { wire_.configure(format, std::move(peers)); }
-  const WireCompressor& wire() const { return wire_; }
+  void setCompression(CompressionFormat format, std::vector<bool> peers) {
+    compressor_.configure(format, std::move(peers));
+  }
+  const MessageCompressor& compressor() const { return compressor_; }
   // Traces every wait as a transfer step of `trace` (TraceLevel::kTransfer) and adds up where each call's time
   // went (times(), cleared by begin()); transportNames[p] names the link to rank p. Null: off (the default).
   void setTrace(CallTrace* trace, std::vector<const char*> transportNames);
@@ -56,7 +58,7 @@ class CommIO final : public PeerIO {
   Request isend(int peer, const void* buf, size_t bytes) override;
   Request irecv(int peer, void* buf, size_t bytes) override;
   void wait(const Request& r) override;
-  // A compressed float32 sum reduces straight from the wire buffer (decode and add in one pass).
+  // A compressed float32 sum reduces straight from the compressed buffer (decode and add in one pass).
   void waitAndReduce(const Request& r, const void* landing, void* out, const void* with, size_t count,
                      chorusDataType_t type, chorusRedOp_t op) override;
   // ... and encodes the sum for a compressed send in the same pass.
@@ -96,8 +98,8 @@ class CommIO final : public PeerIO {
   void waitUndecoded(const Request& r);  // wait() without a compressed receive's decode
   // The connection a send of `bytes` to `peer` goes on, set for this call (hints, stripe width, traced bytes).
   Connection* sendingTo(int peer, size_t bytes);
-  // Posts a compressed send's wire buffer on c (which sendingTo gave).
-  Request sendWire(Connection* c, int peer, const char* wire, size_t wireSize, size_t bytes);
+  // Posts a compressed send's buffer on c (which sendingTo gave).
+  Request sendCompressed(Connection* c, int peer, const char* packed, size_t compressedSize, size_t bytes);
   // waitAndReduce once the receive is complete.
   void reduceArrived(const Request& r, const void* landing, void* out, const void* with, size_t count,
                      chorusDataType_t type, chorusRedOp_t op);
@@ -179,7 +181,7 @@ class CommIO final : public PeerIO {
   TimedReducer timedReducer_{reducer_, times_};
   bool timing_ = false;       // inside a traced wait: driveLoop splits its time into waiting and moving
   TransferStep step_{};  // the traced step under way
-  WireCompressor wire_;  // CHORUS_COMPRESSION
+  MessageCompressor compressor_;  // CHORUS_COMPRESSION
   size_t postedBytes_ = 0;    // posted and not yet waited for alone (a traced waitAll's bytes)
 };
 

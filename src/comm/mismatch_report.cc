@@ -66,7 +66,7 @@ void MismatchReport::publish(uint64_t seq, Failure failure, const std::string& d
   // One key per rank: a communicator fails once. A rank that completed its side of the call (a root that only
   // sends) fails in a later one, and says so under the same key, so that no one waits for it in vain.
   const std::string mine = std::to_string(seq) + "\n" + causeText(failure) + "\n" + description;
-  store_.set(key(rank_), Bytes(mine.begin(), mine.end()), deadline);
+  store_.set(key(rank_), bytesOf(mine), deadline);
 }
 
 void MismatchReport::publish(uint64_t seq, Failure failure, const std::string& description, double waitSeconds) {

@@ -10,8 +10,6 @@
 namespace chorus {
 namespace {
 
-Bytes bytesOf(const std::string& text) { return Bytes(text.begin(), text.end()); }
-std::string textOf(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
 std::string rankNames(const std::vector<int>& ranks) {
   std::string out;

@@ -18,50 +18,48 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kJob = "shrink-agreement-test";
+const std::string kShrinkJob = "shrink-agreement-test";
 
-Deadline soon() { return Deadline::after(20); }
-Bytes bytesOf(const std::string& text) { return Bytes(text.begin(), text.end()); }
-std::string textOf(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
+Deadline shrinkDeadline() { return Deadline::after(20); }
 
 std::unique_ptr<StoreClient> client(const StoreServer& server, int rank) {
-  return std::make_unique<StoreClient>("127.0.0.1", server.port(), kJob, "", rank, soon());
+  return std::make_unique<StoreClient>("127.0.0.1", server.port(), kShrinkJob, "", rank, shrinkDeadline());
 }
 
 // Waits (bounded) until the server has seen a closed client's keys go: it learns of the close asynchronously.
 bool keyGoneWithin(StoreClient& store, const std::string& key, std::chrono::seconds limit) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
-    if (!store.check({key}, soon())) return true;
+    if (!store.check({key}, shrinkDeadline())) return true;
     std::this_thread::sleep_for(1ms);
   }
   return false;
 }
 
 TEST(StoreElasticOps, AnOwnedKeyGoesWithItsConnectionAndAPlainSetEndsTheOwnership) {
-  StoreServer server("127.0.0.1", 0, kJob, "");
+  StoreServer server("127.0.0.1", 0, kShrinkJob, "");
   auto watcher = client(server, 0);
   auto owner = client(server, 1);
-  owner->setOwned("a", bytesOf("1"), soon());
-  owner->setOwned("b", bytesOf("1"), soon());
-  watcher->set("b", bytesOf("2"), soon());  // b is the watcher's now
-  EXPECT_EQ(watcher->checkEach({"a", "b", "c"}, soon()), (std::vector<bool>{true, true, false}));
+  owner->setOwned("a", bytesOf("1"), shrinkDeadline());
+  owner->setOwned("b", bytesOf("1"), shrinkDeadline());
+  watcher->set("b", bytesOf("2"), shrinkDeadline());  // b is the watcher's now
+  EXPECT_EQ(watcher->checkEach({"a", "b", "c"}, shrinkDeadline()), (std::vector<bool>{true, true, false}));
   owner.reset();
   EXPECT_TRUE(keyGoneWithin(*watcher, "a", 10s));
-  EXPECT_TRUE(watcher->check({"b"}, soon()));
-  EXPECT_EQ(textOf(watcher->get("b", soon())), "2");
+  EXPECT_TRUE(watcher->check({"b"}, shrinkDeadline()));
+  EXPECT_EQ(textOf(watcher->get("b", shrinkDeadline())), "2");
 }
 
 TEST(StoreElasticOps, CompareSetStoresTheFirstProposalOnly) {
-  StoreServer server("127.0.0.1", 0, kJob, "");
+  StoreServer server("127.0.0.1", 0, kShrinkJob, "");
   auto a = client(server, 0);
   auto b = client(server, 1);
-  EXPECT_EQ(textOf(a->compareSet("d", {}, bytesOf("first"), soon())), "first");
-  EXPECT_EQ(textOf(b->compareSet("d", {}, bytesOf("second"), soon())), "first");
-  EXPECT_EQ(textOf(b->compareSet("d", bytesOf("first"), bytesOf("third"), soon())), "third");
-  EXPECT_EQ(textOf(a->compareSet("d", bytesOf("first"), bytesOf("fourth"), soon())), "third");
-  EXPECT_EQ(textOf(a->compareSet("missing", bytesOf("x"), bytesOf("y"), soon())), "");
-  EXPECT_FALSE(a->check({"missing"}, soon()));
+  EXPECT_EQ(textOf(a->compareSet("d", {}, bytesOf("first"), shrinkDeadline())), "first");
+  EXPECT_EQ(textOf(b->compareSet("d", {}, bytesOf("second"), shrinkDeadline())), "first");
+  EXPECT_EQ(textOf(b->compareSet("d", bytesOf("first"), bytesOf("third"), shrinkDeadline())), "third");
+  EXPECT_EQ(textOf(a->compareSet("d", bytesOf("first"), bytesOf("fourth"), shrinkDeadline())), "third");
+  EXPECT_EQ(textOf(a->compareSet("missing", bytesOf("x"), bytesOf("y"), shrinkDeadline())), "");
+  EXPECT_FALSE(a->check({"missing"}, shrinkDeadline()));
 }
 
 TEST(RankLists, EncodeAndDecode) {
@@ -74,11 +72,11 @@ TEST(RankLists, EncodeAndDecode) {
 }
 
 // n ranks, each with its own client and its card set owned under "c/".
-struct Ranks {
-  Ranks(StoreServer& server, int n) {
+struct StoreClients {
+  StoreClients(StoreServer& server, int n) {
     for (int r = 0; r < n; ++r) {
       clients.push_back(client(server, r));
-      clients.back()->setOwned(cardKey("c/", r), {}, soon());
+      clients.back()->setOwned(cardKey("c/", r), {}, shrinkDeadline());
     }
   }
   ShrinkRequest request(int rank, const std::vector<int>* excluded = nullptr) const {
@@ -96,8 +94,8 @@ struct Ranks {
 };
 
 TEST(ShrinkAgreement, SurvivorsAgreeOnTheRanksStillAlive) {
-  StoreServer server("127.0.0.1", 0, kJob, "");
-  Ranks ranks(server, 5);
+  StoreServer server("127.0.0.1", 0, kShrinkJob, "");
+  StoreClients ranks(server, 5);
   ranks.clients[1].reset();
   ranks.clients[3].reset();
   std::vector<std::future<std::vector<int>>> answers;
@@ -110,8 +108,8 @@ TEST(ShrinkAgreement, SurvivorsAgreeOnTheRanksStillAlive) {
 }
 
 TEST(ShrinkAgreement, ASurvivorWaitsForALiveRankThatHasNotCalledYet) {
-  StoreServer server("127.0.0.1", 0, kJob, "");
-  Ranks ranks(server, 3);
+  StoreServer server("127.0.0.1", 0, kShrinkJob, "");
+  StoreClients ranks(server, 3);
   auto early = std::async(std::launch::async,
                           [&] { return agreeOnSurvivors(*ranks.clients[0], ranks.request(0), Deadline::after(10)); });
   EXPECT_EQ(early.wait_for(200ms), std::future_status::timeout);  // rank 1 lives: it must be waited for
@@ -123,8 +121,8 @@ TEST(ShrinkAgreement, ASurvivorWaitsForALiveRankThatHasNotCalledYet) {
 }
 
 TEST(ShrinkAgreement, ARankCallingAfterTheDecisionLearnsItWasLeftOut) {
-  StoreServer server("127.0.0.1", 0, kJob, "");
-  Ranks ranks(server, 3);
+  StoreServer server("127.0.0.1", 0, kShrinkJob, "");
+  StoreClients ranks(server, 3);
   // Rank 2's card goes (its peers see it as lost) while its process, here a thread, lives on and calls late.
   auto lateClient = client(server, 2);
   ranks.clients[2].reset();
@@ -145,8 +143,8 @@ TEST(ShrinkAgreement, ARankCallingAfterTheDecisionLearnsItWasLeftOut) {
 }
 
 TEST(ShrinkAgreement, ExplicitListsMustAgreeAndNameNoDeadMember) {
-  StoreServer server("127.0.0.1", 0, kJob, "");
-  Ranks ranks(server, 4);
+  StoreServer server("127.0.0.1", 0, kShrinkJob, "");
+  StoreClients ranks(server, 4);
   const std::vector<int> one = {3}, other = {2, 3};
   auto a = std::async(std::launch::async,
                       [&] { return agreeOnSurvivors(*ranks.clients[0], ranks.request(0, &one), Deadline::after(10)); });
@@ -177,8 +175,8 @@ TEST(ShrinkAgreement, ExplicitListsMustAgreeAndNameNoDeadMember) {
 }
 
 TEST(ShrinkAgreement, AListedMemberThatIsGoneIsNamed) {
-  StoreServer server("127.0.0.1", 0, kJob, "");
-  Ranks ranks(server, 3);
+  StoreServer server("127.0.0.1", 0, kShrinkJob, "");
+  StoreClients ranks(server, 3);
   ranks.clients[1].reset();
   const std::vector<int> none = {2};
   try {

@@ -32,10 +32,6 @@ const std::string kJob = "00112233aabbccdd";
 
 Deadline soon() { return Deadline::after(20); }
 
-Bytes bytesOf(const std::string& text) { return Bytes(text.begin(), text.end()); }
-
-std::string textOf(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
-
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // A blocking IPv4 socket connected to 127.0.0.1:port with a receive timeout, for speaking raw bytes to the server.

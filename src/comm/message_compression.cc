@@ -1,4 +1,4 @@
-#include "src/comm/wire_compression.h"
+#include "src/comm/message_compression.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -22,13 +22,13 @@ bool compressibleCall(const Op& op) {
   }
 }
 
-void WireCompressor::configure(WireFormat format, std::vector<bool> peers) {
+void MessageCompressor::configure(CompressionFormat format, std::vector<bool> peers) {
   format_ = format;
   peers_ = std::move(peers);
 }
 
-void WireCompressor::begin(const Op* op, int size, bool hostMemory) {
-  active_ = format_ != WireFormat::kNone && op != nullptr && hostMemory && compressibleCall(*op);
+void MessageCompressor::begin(const Op* op, int size, bool hostMemory) {
+  active_ = format_ != CompressionFormat::kNone && op != nullptr && hostMemory && compressibleCall(*op);
   for (Buffer& b : buffers_) b.busy = false;
   inputBegin_ = inputEnd_ = nullptr;
   if (!active_) return;
@@ -45,12 +45,12 @@ void WireCompressor::begin(const Op* op, int size, bool hostMemory) {
   }
 }
 
-bool WireCompressor::readOnly(const void* buf, size_t bytes) const {
+bool MessageCompressor::readOnly(const void* buf, size_t bytes) const {
   const char* p = static_cast<const char*>(buf);
   return inputBegin_ != nullptr && p < inputEnd_ && p + bytes > inputBegin_;
 }
 
-size_t WireCompressor::acquire(size_t bytes) {
+size_t MessageCompressor::acquire(size_t bytes) {
   constexpr size_t kNone = SIZE_MAX;
   size_t fits = kNone, largest = kNone;  // the smallest free buffer that fits; the largest free one
   for (size_t i = 0; i < buffers_.size(); ++i) {
@@ -75,27 +75,27 @@ size_t WireCompressor::acquire(size_t bytes) {
   return chosen;
 }
 
-char* WireCompressor::encodeSend(const void* buf, size_t bytes, size_t* wireSize) {
+char* MessageCompressor::encodeSend(const void* buf, size_t bytes, size_t* compressedSize) {
   const size_t count = bytes / 4;
-  *wireSize = wireBytes(format_, count);
-  last_ = acquire(*wireSize);
+  *compressedSize = compressedBytes(format_, count);
+  last_ = acquire(*compressedSize);
   Buffer& b = buffers_[last_];
   b.isSend = true;
-  encodeWire(format_, buf, count, b.bytes.data(), readOnly(buf, bytes) ? nullptr : const_cast<void*>(buf));
+  compressFloats(format_, buf, count, b.bytes.data(), readOnly(buf, bytes) ? nullptr : const_cast<void*>(buf));
   return b.bytes.data();
 }
 
-void WireCompressor::sent(Connection* conn, uint64_t id) {
+void MessageCompressor::sent(Connection* conn, uint64_t id) {
   Buffer& b = buffers_[last_];
   b.conn = conn;
   b.id = id;
   b.posted = true;
 }
 
-char* WireCompressor::receiveBuffer(void* buf, size_t bytes, size_t* wireSize) {
+char* MessageCompressor::receiveBuffer(void* buf, size_t bytes, size_t* compressedSize) {
   const size_t count = bytes / 4;
-  *wireSize = wireBytes(format_, count);
-  last_ = acquire(*wireSize);
+  *compressedSize = compressedBytes(format_, count);
+  last_ = acquire(*compressedSize);
   Buffer& b = buffers_[last_];
   b.isSend = false;
   b.out = buf;
@@ -103,9 +103,9 @@ char* WireCompressor::receiveBuffer(void* buf, size_t bytes, size_t* wireSize) {
   return b.bytes.data();
 }
 
-void WireCompressor::received(Connection* conn, uint64_t id) { sent(conn, id); }
+void MessageCompressor::received(Connection* conn, uint64_t id) { sent(conn, id); }
 
-size_t WireCompressor::pendingReceive(Connection* conn, uint64_t id) const {
+size_t MessageCompressor::pendingReceive(Connection* conn, uint64_t id) const {
   size_t i = 0;
   for (; i < buffers_.size(); ++i) {
     const Buffer& b = buffers_[i];
@@ -114,42 +114,42 @@ size_t WireCompressor::pendingReceive(Connection* conn, uint64_t id) const {
   return i;
 }
 
-void WireCompressor::expand(Connection* conn, uint64_t id) {
+void MessageCompressor::expand(Connection* conn, uint64_t id) {
   const size_t i = pendingReceive(conn, id);
   if (i == buffers_.size()) return;
   Buffer& b = buffers_[i];
-  decodeWire(format_, b.bytes.data(), b.count, b.out);
+  expandFloats(format_, b.bytes.data(), b.count, b.out);
   b.busy = false;
 }
 
-bool WireCompressor::expandAdding(Connection* conn, uint64_t id, const void* with, void* out) {
+bool MessageCompressor::expandAdding(Connection* conn, uint64_t id, const void* with, void* out) {
   const size_t i = pendingReceive(conn, id);
   if (i == buffers_.size()) return false;
   Buffer& b = buffers_[i];
-  decodeWireAdd(format_, b.bytes.data(), b.count, with, out);
+  expandAdd(format_, b.bytes.data(), b.count, with, out);
   b.busy = false;
   return true;
 }
 
-const char* WireCompressor::expandAddingEncoded(Connection* conn, uint64_t id, const void* with, void* out,
-                                                size_t* wireSize) {
+const char* MessageCompressor::expandAddingEncoded(Connection* conn, uint64_t id, const void* with, void* out,
+                                                   size_t* compressedSize) {
   const size_t in = pendingReceive(conn, id);
   if (in == buffers_.size()) return nullptr;
   const size_t count = buffers_[in].count;
-  *wireSize = wireBytes(format_, count);
-  last_ = acquire(*wireSize);  // may add a buffer: indices stay, references would not
+  *compressedSize = compressedBytes(format_, count);
+  last_ = acquire(*compressedSize);  // may add a buffer: indices stay, references would not
   Buffer& send = buffers_[last_];
   Buffer& arrived = buffers_[in];
   send.isSend = true;
-  decodeWireAddEncode(format_, arrived.bytes.data(), count, with, out, send.bytes.data());
+  expandAddCompress(format_, arrived.bytes.data(), count, with, out, send.bytes.data());
   arrived.busy = false;
   return send.bytes.data();
 }
 
-void WireCompressor::expandAll() {
+void MessageCompressor::expandAll() {
   for (Buffer& b : buffers_) {
     if (b.busy && !b.isSend && b.posted && b.conn->recvsDone() > b.id) {
-      decodeWire(format_, b.bytes.data(), b.count, b.out);
+      expandFloats(format_, b.bytes.data(), b.count, b.out);
       b.busy = false;
     }
   }

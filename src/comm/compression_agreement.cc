@@ -1,23 +1,23 @@
-#include "src/comm/wire_agreement.h"
+#include "src/comm/compression_agreement.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "core/logging.h"
-#include "src/comm/wire_compression.h"
+#include "src/comm/message_compression.h"
 
 namespace chorus {
 
-void WireAgreement::configure(const std::string& compression, const std::vector<TransportId>& peerTransports,
-                              CommIO& io) {
+void CompressionAgreement::configure(const std::string& compression, const std::vector<TransportId>& peerTransports,
+                                     CommIO& io) {
   const std::string& text = compression;
-  format_ = text.rfind("bf16", 0) == 0   ? WireFormat::kBf16
-            : text.rfind("fp16", 0) == 0 ? WireFormat::kFp16
-                                         : WireFormat::kNone;
+  format_ = text.rfind("bf16", 0) == 0   ? CompressionFormat::kBf16
+            : text.rfind("fp16", 0) == 0 ? CompressionFormat::kFp16
+                                         : CompressionFormat::kNone;
   const bool allLinks = text.size() > 4 && text.substr(4) == ":all";
   std::vector<bool> peers(static_cast<size_t>(size_), false);
   for (int p = 0; p < size_; ++p) {
-    if (p == rank_ || format_ == WireFormat::kNone) continue;
+    if (p == rank_ || format_ == CompressionFormat::kNone) continue;
     peers[p] = allLinks || transportRecord(peerTransports[p]).medium == TransportMedium::kNetwork;
   }
   // Where every link is compressed and the world a power of two, every algorithm leaves each value either
@@ -25,16 +25,16 @@ void WireAgreement::configure(const std::string& compression, const std::vector<
   // without the final pass. Otherwise (a full-precision link somewhere; a non-power-of-two world, whose folded
   // ranks get a value that its other holders never send on) the pass makes them agree.
   const auto compressed = std::count(peers.begin(), peers.end(), true);
-  finalPass_ = format_ != WireFormat::kNone && (compressed != size_ - 1 || (size_ & (size_ - 1)) != 0);
-  if (format_ != WireFormat::kNone) {
-    CHORUS_INFO(rank_, "compression: float32 at " << wireFormatName(format_) << " to " << compressed << " of "
+  finalPass_ = format_ != CompressionFormat::kNone && (compressed != size_ - 1 || (size_ & (size_ - 1)) != 0);
+  if (format_ != CompressionFormat::kNone) {
+    CHORUS_INFO(rank_, "compression: float32 at " << compressionFormatName(format_) << " to " << compressed << " of "
                                                   << size_ - 1 << " peers");
   }
-  io.setWireCompression(format_, std::move(peers));
+  io.setCompression(format_, std::move(peers));
 }
 
-const Op& WireAgreement::inPlace(const Op& o) {
-  if (format_ == WireFormat::kNone || !compressibleCall(o)) return o;
+const Op& CompressionAgreement::inPlace(const Op& o) {
+  if (format_ == CompressionFormat::kNone || !compressibleCall(o)) return o;
   const size_t bytes = o.count * 4;
   char* recv = static_cast<char*>(o.recv);
   switch (o.collective) {
@@ -59,7 +59,7 @@ const Op& WireAgreement::inPlace(const Op& o) {
   }
 }
 
-void WireAgreement::roundResults(const Op& o) const {
+void CompressionAgreement::roundResults(const Op& o) const {
   if (!finalPass_) return;
   size_t count = o.count;
   switch (o.collective) {

@@ -1,11 +1,11 @@
-#include "reduce/wire_codec.h"
+#include "reduce/compression_codec.h"
 
 #include <cmath>
 #include <cstring>
 
 #include "reduce/half.h"
 #include "reduce/reduce_kernels.h"
-#include "reduce/wire_codec_kernels.h"
+#include "reduce/compression_codec_kernels.h"
 
 namespace chorus {
 namespace {
@@ -13,8 +13,8 @@ namespace {
 using half_detail::bitsFloat;
 using half_detail::floatBits;
 
-const wire_avx2::Kernels* fast() {
-  static const wire_avx2::Kernels* chosen = cpuHasAvx2Kernels() ? wire_avx2::kernels() : nullptr;
+const compression_avx2::Kernels* fast() {
+  static const compression_avx2::Kernels* chosen = cpuHasAvx2Kernels() ? compression_avx2::kernels() : nullptr;
   return chosen;
 }
 
@@ -49,27 +49,29 @@ float maxAbsOf(const char* in, size_t n) {
 
 }  // namespace
 
-const char* wireFormatName(WireFormat format) {
+const char* compressionFormatName(CompressionFormat format) {
   switch (format) {
-    case WireFormat::kBf16:
+    case CompressionFormat::kBf16:
       return "bf16";
-    case WireFormat::kFp16:
+    case CompressionFormat::kFp16:
       return "fp16";
-    case WireFormat::kNone:
+    case CompressionFormat::kNone:
       break;
   }
   return "none";
 }
 
-size_t wireBytes(WireFormat format, size_t count) { return (format == WireFormat::kFp16 ? 4 : 0) + 2 * count; }
+size_t compressedBytes(CompressionFormat format, size_t count) {
+  return (format == CompressionFormat::kFp16 ? 4 : 0) + 2 * count;
+}
 
-void encodeWire(WireFormat format, const void* values, size_t count, void* wire, void* roundedOut) {
+void compressFloats(CompressionFormat format, const void* values, size_t count, void* packed, void* roundedOut) {
   const char* in = static_cast<const char*>(values);
   char* back = static_cast<char*>(roundedOut);
-  char* w = static_cast<char*>(wire);
+  char* w = static_cast<char*>(packed);
   const auto* k = fast();
-  if (format == WireFormat::kBf16) {
-    auto* out = reinterpret_cast<uint16_t*>(w);  // wire buffers are the transport's own, 16-byte aligned at least
+  if (format == CompressionFormat::kBf16) {
+    auto* out = reinterpret_cast<uint16_t*>(w);  // compressed buffers are the transport's own, 16-byte aligned at least
     size_t i = k ? k->bf16Encode(in, count, out, back) : 0;
     for (; i < count; ++i) {
       out[i] = floatToBfloat16(load(in, i));
@@ -89,11 +91,11 @@ void encodeWire(WireFormat format, const void* values, size_t count, void* wire,
   }
 }
 
-void decodeWire(WireFormat format, const void* wire, size_t count, void* out) {
-  const char* w = static_cast<const char*>(wire);
+void expandFloats(CompressionFormat format, const void* packed, size_t count, void* out) {
+  const char* w = static_cast<const char*>(packed);
   char* dst = static_cast<char*>(out);
   const auto* k = fast();
-  if (format == WireFormat::kBf16) {
+  if (format == CompressionFormat::kBf16) {
     const auto* in = reinterpret_cast<const uint16_t*>(w);
     size_t i = k ? k->bf16Decode(in, count, dst) : 0;
     for (; i < count; ++i) store(dst, i, bfloat16ToFloat(in[i]));
@@ -107,12 +109,12 @@ void decodeWire(WireFormat format, const void* wire, size_t count, void* out) {
   for (; i < count; ++i) store(dst, i, halfToFloat(in[i]) * unscale);
 }
 
-void decodeWireAdd(WireFormat format, const void* wire, size_t count, const void* with, void* out) {
-  const char* w = static_cast<const char*>(wire);
+void expandAdd(CompressionFormat format, const void* packed, size_t count, const void* with, void* out) {
+  const char* w = static_cast<const char*>(packed);
   const char* other = static_cast<const char*>(with);
   char* dst = static_cast<char*>(out);
   const auto* k = fast();
-  if (format == WireFormat::kBf16) {
+  if (format == CompressionFormat::kBf16) {
     const auto* in = reinterpret_cast<const uint16_t*>(w);
     size_t i = k ? k->bf16DecodeAdd(in, count, with, out) : 0;
     for (; i < count; ++i) store(dst, i, bfloat16ToFloat(in[i]) + load(other, i));
@@ -129,17 +131,17 @@ void decodeWireAdd(WireFormat format, const void* wire, size_t count, const void
   }
 }
 
-void decodeWireAddEncode(WireFormat format, const void* wire, size_t count, const void* with, void* out,
-                         void* wireOut) {
-  if (format != WireFormat::kBf16) {
-    decodeWireAdd(format, wire, count, with, out);
-    encodeWire(format, out, count, wireOut, out);
+void expandAddCompress(CompressionFormat format, const void* packed, size_t count, const void* with, void* out,
+                       void* compressedOut) {
+  if (format != CompressionFormat::kBf16) {
+    expandAdd(format, packed, count, with, out);
+    compressFloats(format, out, count, compressedOut, out);
     return;
   }
-  const auto* in = static_cast<const uint16_t*>(wire);
+  const auto* in = static_cast<const uint16_t*>(packed);
   const char* other = static_cast<const char*>(with);
   char* dst = static_cast<char*>(out);
-  auto* w = static_cast<uint16_t*>(wireOut);
+  auto* w = static_cast<uint16_t*>(compressedOut);
   const auto* k = fast();
   size_t i = k ? k->bf16DecodeAddEncode(in, count, with, out, w) : 0;
   for (; i < count; ++i) {
@@ -148,9 +150,9 @@ void decodeWireAddEncode(WireFormat format, const void* wire, size_t count, cons
   }
 }
 
-void roundSignificands(WireFormat format, void* values, size_t count) {
-  if (format == WireFormat::kNone) return;
-  const int dropped = format == WireFormat::kBf16 ? 16 : 13;  // float32 has 23 significand bits
+void roundSignificands(CompressionFormat format, void* values, size_t count) {
+  if (format == CompressionFormat::kNone) return;
+  const int dropped = format == CompressionFormat::kBf16 ? 16 : 13;  // float32 has 23 significand bits
   const uint32_t half = (1u << (dropped - 1)) - 1, keep = ~((1u << dropped) - 1);
   char* p = static_cast<char*>(values);
   size_t i = 0;

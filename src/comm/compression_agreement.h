@@ -1,21 +1,21 @@
 // CHORUS_COMPRESSION on a communicator: which peers' links carry float32 at 16 bits, and the two steps around a
-// compressed call that keep the ranks' results equal bit for bit (the wire format: reduce/wire_codec.h; per
-// message: src/comm/wire_compression.h).
+// compressed call that keep the ranks' results equal bit for bit (the compressed format: reduce/compression_codec.h;
+// per message: src/comm/message_compression.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "core/collective.h"
-#include "reduce/wire_codec.h"
+#include "reduce/compression_codec.h"
 #include "src/comm/comm_io.h"
 #include "transports/transport_registry.h"
 
 namespace chorus {
 
-class WireAgreement {
+class CompressionAgreement {
  public:
-  WireAgreement(int rank, int size) : rank_(rank), size_(size) {}
+  CompressionAgreement(int rank, int size) : rank_(rank), size_(size) {}
 
   // `compression` (config compression): which links carry float32 at 16 bits (network ones, or all with ":all");
   // peerTransports[p] carries the link to rank p. Sets `io` to compress them.
@@ -33,7 +33,7 @@ class WireAgreement {
 
  private:
   int rank_, size_;
-  WireFormat format_ = WireFormat::kNone;  // what configure set the host CommIO to
+  CompressionFormat format_ = CompressionFormat::kNone;  // what configure set the host CommIO to
   bool finalPass_ = false;                 // roundResults rounds (configure says when)
   Op inPlace_;                             // inPlace's call (under the call mutex)
 };

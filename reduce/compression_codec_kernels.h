@@ -1,11 +1,12 @@
-// Internal: the AVX2/F16C bulk loops of wire_codec.cc. Each converts the longest prefix it can (a multiple of its
-// vector width) and returns how many values it did; wire_codec.cc does the rest. Null where this build has none.
+// Internal: the AVX2/F16C bulk loops of compression_codec.cc. Each converts the longest prefix it can (a multiple of
+// its vector width) and returns how many values it did; compression_codec.cc does the rest. Null where this build
+// has none.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-namespace chorus::wire_avx2 {
+namespace chorus::compression_avx2 {
 
 struct Kernels {
   size_t (*bf16Encode)(const void* in, size_t n, uint16_t* out, void* rounded);
@@ -15,11 +16,11 @@ struct Kernels {
   // out = float16(in * scale); rounded = float(out) * unscale.
   size_t (*fp16Encode)(const void* in, size_t n, float scale, float unscale, uint16_t* out, void* rounded);
   size_t (*fp16Decode)(const uint16_t* in, size_t n, float unscale, void* out);
-  // out = decoded in + with (decodeWireAdd).
+  // out = decoded in + with (expandAdd).
   size_t (*bf16DecodeAdd)(const uint16_t* in, size_t n, const void* with, void* out);
   size_t (*fp16DecodeAdd)(const uint16_t* in, size_t n, float unscale, const void* with, void* out);
-  // out = the bfloat16 rounding of (decoded in + with); wireOut = its bfloat16 bits.
-  size_t (*bf16DecodeAddEncode)(const uint16_t* in, size_t n, const void* with, void* out, uint16_t* wireOut);
+  // out = the bfloat16 rounding of (decoded in + with); compressedOut = its bfloat16 bits.
+  size_t (*bf16DecodeAddEncode)(const uint16_t* in, size_t n, const void* with, void* out, uint16_t* compressedOut);
   // roundSignificands: drop `dropped` low significand bits, ties to even, skipping infinities and NaNs; a vector
   // whose values do not change is not stored.
   size_t (*roundSignificands)(void* values, size_t n, int dropped);
@@ -28,4 +29,4 @@ struct Kernels {
 // Null when this build has no AVX2 code (not x86); call only once the CPU has AVX2 and F16C.
 const Kernels* kernels();
 
-}  // namespace chorus::wire_avx2
+}  // namespace chorus::compression_avx2

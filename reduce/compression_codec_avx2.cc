@@ -1,12 +1,12 @@
-// The AVX2/F16C loops of the wire codec. Compiled alone with -mavx2 -mf16c (CMakeLists.txt) and called only once
+// The AVX2/F16C loops of the compression codec. Compiled alone with -mavx2 -mf16c (CMakeLists.txt) and called only once
 // the CPU has been checked; like reduce_avx2.cc it includes no header with shared inline functions.
-#include "reduce/wire_codec_kernels.h"
+#include "reduce/compression_codec_kernels.h"
 
 #if defined(__AVX2__) && defined(__F16C__)
 
 #include <immintrin.h>
 
-namespace chorus::wire_avx2 {
+namespace chorus::compression_avx2 {
 namespace {
 
 // Eight floats to the bfloat16 bit patterns (in 32-bit lanes), nearest even; NaNs quiet.
@@ -116,7 +116,7 @@ size_t bf16DecodeAdd(const uint16_t* in, size_t n, const void* with, void* out) 
   return i;
 }
 
-size_t bf16DecodeAddEncode(const uint16_t* in, size_t n, const void* with, void* out, uint16_t* wireOut) {
+size_t bf16DecodeAddEncode(const uint16_t* in, size_t n, const void* with, void* out, uint16_t* compressedOut) {
   const char* w = static_cast<const char*>(with);
   char* dst = static_cast<char*>(out);
   size_t i = 0;
@@ -128,7 +128,7 @@ size_t bf16DecodeAddEncode(const uint16_t* in, size_t n, const void* with, void*
     const __m256 sa = _mm256_add_ps(va, _mm256_loadu_ps(reinterpret_cast<const float*>(w + 4 * i)));
     const __m256 sb = _mm256_add_ps(vb, _mm256_loadu_ps(reinterpret_cast<const float*>(w + 4 * i + 32)));
     const __m256i a = bf16Bits(_mm256_castps_si256(sa)), b = bf16Bits(_mm256_castps_si256(sb));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(wireOut + i),
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(compressedOut + i),
                         _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 4 * i), _mm256_slli_epi32(a, 16));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 4 * i + 32), _mm256_slli_epi32(b, 16));
@@ -176,12 +176,12 @@ const Kernels kTable = {bf16Encode,    bf16Decode,          maxAbs,           fp
 
 const Kernels* kernels() { return &kTable; }
 
-}  // namespace chorus::wire_avx2
+}  // namespace chorus::compression_avx2
 
 #else
 
-namespace chorus::wire_avx2 {
+namespace chorus::compression_avx2 {
 const Kernels* kernels() { return nullptr; }
-}  // namespace chorus::wire_avx2
+}  // namespace chorus::compression_avx2
 
 #endif

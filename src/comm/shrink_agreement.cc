@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/deadline_wait.h"
 #include "core/error.h"
 
 namespace chorus {
@@ -12,12 +13,6 @@ namespace {
 
 Bytes bytesOf(const std::string& text) { return Bytes(text.begin(), text.end()); }
 std::string textOf(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
-
-std::string rankNames(const std::vector<int>& ranks) {
-  std::string out;
-  for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
-  return out;
-}
 
 // Where rank r says it called this shrink.
 std::string joinedKey(const ShrinkRequest& req, int r) {
@@ -31,6 +26,13 @@ class StorePolling {
   void pause() {
     std::this_thread::sleep_for(period_);
     period_ = std::min(period_ * 2, std::chrono::microseconds(5000));
+  }
+  // Pauses, or throws naming the ranks still `waiting` once the deadline has passed.
+  void pauseWithin(const Deadline& deadline, const ShrinkRequest& req, const std::vector<int>& waiting) {
+    chorus::pauseWithin(deadline, *this, [&] {
+      return req.who + ": chorusCommShrink: ranks " + formatRankList(waiting) +
+             " are alive but did not call chorusCommShrink within the timeout";
+    });
   }
 
  private:
@@ -64,11 +66,7 @@ std::vector<int> agreeOnList(StoreClient& store, const ShrinkRequest& req, Deadl
       waiting.push_back(members[i]);
     }
     if (waiting.empty()) break;
-    if (deadline.expired()) {
-      throw Error(chorusTimeout, req.who + ": chorusCommShrink: ranks " + rankNames(waiting) +
-                                     " are alive but did not call chorusCommShrink within the timeout");
-    }
-    polling.pause();
+    polling.pauseWithin(deadline, req, waiting);
   }
   for (int r : members) {
     const std::string theirs = textOf(store.get(joinedKey(req, r), deadline));
@@ -110,11 +108,7 @@ std::vector<int> agreeOnLost(StoreClient& store, const ShrinkRequest& req, Deadl
       decision = textOf(store.compareSet(decisionKey, {}, bytesOf(encodeRankList(joined)), deadline));
       break;
     }
-    if (deadline.expired()) {
-      throw Error(chorusTimeout, req.who + ": chorusCommShrink: ranks " + rankNames(waiting) +
-                                     " are alive but did not call chorusCommShrink within the timeout");
-    }
-    polling.pause();
+    polling.pauseWithin(deadline, req, waiting);
   }
   std::vector<int> members = decodeRankList(decision, req.size);
   if (!std::binary_search(members.begin(), members.end(), req.rank)) {

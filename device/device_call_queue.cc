@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/deadline.h"
+#include "core/deadline_wait.h"
 #include "core/error.h"
 #include "core/logging.h"
 #include "device/poll_backoff.h"
@@ -180,11 +181,10 @@ void DeviceCallQueue::waitReady(const Call& call) {
                       " to reach the call",
                   Failure::kAborted);
     }
-    if (deadline.expired()) {
-      throw Error(chorusTimeout, errorContext(rank_) + ": the work enqueued on " + streamName(call.stream) +
-                                     " before the call did not finish within CHORUS_TIMEOUT");
-    }
-    backoff.pause();
+    pauseWithin(deadline, backoff, [&] {
+      return errorContext(rank_) + ": the work enqueued on " + streamName(call.stream) +
+             " before the call did not finish within CHORUS_TIMEOUT";
+    });
   }
 }
 

@@ -14,10 +14,10 @@
 #include <cstring>
 #include <iomanip>
 #include <sstream>
-#include <thread>
 
 #include "core/bootstrap/store.h"
 #include "core/bootstrap/store_protocol.h"
+#include "core/deadline_wait.h"
 #include "core/error.h"
 #include "core/logging.h"
 #include "core/params.h"
@@ -103,14 +103,15 @@ struct StoreClient::Impl {
 
   // Waits until socket s is ready for `events`; false when the deadline passed first.
   bool waitReady(int s, short events, const Deadline& deadline, const Call& call) {
-    for (;;) {
-      if (deadline.expired()) return false;
-      pollfd p{s, events, 0};
-      int rc = ::poll(&p, 1, std::max(1, deadline.remainingMs(1000)));
-      if (rc > 0) return true;
-      if (rc < 0 && errno != EINTR)
-        fail(chorusSystemError, where() + call.what + ": poll failed: " + std::strerror(errno));
+    pollfd p{s, events, 0};
+    while (!deadline.expired()) {
+      try {
+        if (pollWithin({&p, 1}, deadline, 1000, where() + call.what) > 0) return true;
+      } catch (const Error& e) {
+        fail(e.code(), e.what());
+      }
     }
+    return false;
   }
 
   // One connection attempt to every address of host; true when connected (fd set).
@@ -174,7 +175,7 @@ struct StoreClient::Impl {
              where() + "connect timed out after " + secondsSince(call.start) + " (last error: " + lastError + ")");
       }
       CHORUS_TRACE(rank, "store " << address << ": " << lastError << "; retrying in " << backoffMs << " ms");
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(backoffMs, deadline.remainingMs(backoffMs))));
+      sleepWithin(deadline, backoffMs);
       backoffMs = std::min(backoffMs * 2, 500);
     }
   }

@@ -2,11 +2,12 @@
 
 #include <sys/socket.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+
+#include "core/deadline_wait.h"
 
 namespace chorus {
 
@@ -102,8 +103,7 @@ void authenticateChannel(int fd, std::string_view secret, std::string_view conte
       auth.timedOut(std::chrono::duration<double>(Deadline::Clock::now() - start).count());
     }
     pollfd p{fd, auth.pollEvents(), 0};
-    int rc = ::poll(&p, 1, std::max(1, deadline.remainingMs(1000)));
-    if (rc < 0 && errno != EINTR) throwSystemError(who + ": authentication", "poll", errno);
+    pollWithin({&p, 1}, deadline, 1000, who + ": authentication");
   }
 }
 

@@ -5,17 +5,12 @@
 #include <chrono>
 #include <thread>
 
+#include "core/deadline_wait.h"
 #include "core/error.h"
 
 namespace chorus {
 namespace {
 
-
-std::string rankNames(const std::vector<int>& ranks) {
-  std::string out;
-  for (int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
-  return out;
-}
 
 // Where rank r says it called this shrink.
 std::string joinedKey(const ShrinkRequest& req, int r) {
@@ -29,6 +24,13 @@ class StorePolling {
   void pause() {
     std::this_thread::sleep_for(period_);
     period_ = std::min(period_ * 2, std::chrono::microseconds(5000));
+  }
+  // Pauses, or throws naming the ranks still `waiting` once the deadline has passed.
+  void pauseWithin(const Deadline& deadline, const ShrinkRequest& req, const std::vector<int>& waiting) {
+    chorus::pauseWithin(deadline, *this, [&] {
+      return req.who + ": chorusCommShrink: ranks " + formatRankList(waiting) +
+             " are alive but did not call chorusCommShrink within the timeout";
+    });
   }
 
  private:
@@ -62,11 +64,7 @@ std::vector<int> agreeOnList(StoreClient& store, const ShrinkRequest& req, Deadl
       waiting.push_back(members[i]);
     }
     if (waiting.empty()) break;
-    if (deadline.expired()) {
-      throw Error(chorusTimeout, req.who + ": chorusCommShrink: ranks " + rankNames(waiting) +
-                                     " are alive but did not call chorusCommShrink within the timeout");
-    }
-    polling.pause();
+    polling.pauseWithin(deadline, req, waiting);
   }
   for (int r : members) {
     const std::string theirs = textOf(store.get(joinedKey(req, r), deadline));
@@ -108,11 +106,7 @@ std::vector<int> agreeOnLost(StoreClient& store, const ShrinkRequest& req, Deadl
       decision = textOf(store.compareSet(decisionKey, {}, bytesOf(encodeRankList(joined)), deadline));
       break;
     }
-    if (deadline.expired()) {
-      throw Error(chorusTimeout, req.who + ": chorusCommShrink: ranks " + rankNames(waiting) +
-                                     " are alive but did not call chorusCommShrink within the timeout");
-    }
-    polling.pause();
+    polling.pauseWithin(deadline, req, waiting);
   }
   std::vector<int> members = decodeRankList(decision, req.size);
   if (!std::binary_search(members.begin(), members.end(), req.rank)) {

@@ -6,13 +6,13 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <mutex>
 #include <random>
 #include <string>
 
 #include "core/error.h"
 #include "core/logging.h"
+#include "transports/complete_transfers.h"
 #include "transports/cuda_ipc/ipc_connection.h"
 #include "transports/reserved_tags.h"
 #include "transports/device/staged_connection.h"
@@ -54,69 +54,25 @@ uint64_t processToken() {
 
 std::string who(int rank, int peer) { return errorContext(rank, peer, "device connection setup"); }
 
-// Sends out[p] to and receives in[p] from each of `peers` over its host connection, driving them all at once
-// (so no order of pairs can deadlock) and sleeping in poll while nothing moves. Throws naming the peers not
-// heard from when the deadline passes, or the peer whose connection failed.
+// Sends out[p] to and receives in[p] from each of `peers` over its host connection, all at once (so no order of
+// pairs can deadlock). Throws naming the peers not heard from when the deadline passes, or the peer whose
+// connection failed.
 template <typename T>
 void exchange(int rank, std::vector<std::unique_ptr<Connection>>& hostConns, const std::vector<int>& peers,
               std::vector<T>& out, std::vector<T>& in, Deadline deadline, const char* what) {
-  struct Posted {
-    int peer;
-    uint64_t send, recv;
-    bool done;
-  };
-  std::vector<Posted> posted;
+  std::vector<PostedTransfer> posted;
   for (int p : peers) {
     Connection& c = *hostConns[p];
-    posted.push_back(
-        Posted{p, c.isend(&out[p], sizeof(T), kDeviceSetupTag), c.irecv(&in[p], sizeof(T), kDeviceSetupTag), false});
+    posted.push_back({&c, c.isend(&out[p], sizeof(T), kDeviceSetupTag), c.irecv(&in[p], sizeof(T), kDeviceSetupTag)});
   }
-  std::vector<pollfd> fds;
-  std::vector<int> owners;
-  for (;;) {
-    bool moved = false, all = true;
-    for (Posted& x : posted) {
-      if (x.done) continue;
-      Connection& c = *hostConns[x.peer];
-      try {
-        moved |= c.progress();
-      } catch (const Error& e) {
-        throw e.withMessage(who(rank, x.peer) + " failed (" + what + "): " + e.what());
-      }
-      x.done = c.sendsDone() > x.send && c.recvsDone() > x.recv;
-      all &= x.done;
-    }
-    if (all) return;
-    if (moved) continue;
-    if (deadline.expired()) {
-      std::string waiting;
-      for (const Posted& x : posted) {
-        if (!x.done) waiting += (waiting.empty() ? "" : ", ") + std::to_string(x.peer);
-      }
-      throw Error(chorusTimeout, errorContext(rank, "device connection setup (" + std::string(what) + ")") +
-                                     ": timed out (CHORUS_TIMEOUT) waiting on rank(s) " + waiting);
-    }
-    fds.clear();
-    owners.clear();
-    for (const Posted& x : posted) {
-      if (x.done) continue;
-      size_t before = fds.size();
-      hostConns[x.peer]->addPollFds(fds);
-      hostConns[x.peer]->addHangupFds(fds);
-      owners.insert(owners.end(), fds.size() - before, x.peer);
-    }
-    // Capped so that the deadline is seen even where a transport has no descriptor to sleep on.
-    int r = ::poll(fds.data(), fds.size(), deadline.remainingMs(50));
-    if (r < 0 && errno != EINTR) throwSystemError(errorContext(rank, "device connection setup"), "poll", errno);
-    for (size_t i = 0; r > 0 && i < fds.size(); ++i) {
-      if (!(fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR))) continue;
-      try {
-        hostConns[owners[i]]->checkAlive();
-      } catch (const Error& e) {
-        throw e.withMessage(who(rank, owners[i]) + " failed (" + what + "): " + e.what());
-      }
-    }
-  }
+  auto timedOut = [&](const std::string& waiting) {
+    return errorContext(rank, "device connection setup (" + std::string(what) + ")") +
+           ": timed out (CHORUS_TIMEOUT) waiting on rank(s) " + waiting;
+  };
+  auto failed = [&](const Error& e, int peer) {
+    return e.withMessage(who(rank, peer) + " failed (" + what + "): " + e.what());
+  };
+  completeTransfers(posted, deadline, {errorContext(rank, "device connection setup"), timedOut, failed});
 }
 
 // The offer to peer p; allocates and exports p's ring into `ring` when IPC may work.

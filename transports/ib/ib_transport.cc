@@ -1,39 +1,22 @@
 #include "transports/ib/ib_transport.h"
 
-#include <poll.h>
-
 #include <map>
 #include <mutex>
 
 #include "core/error.h"
 #include "core/logging.h"
+#include "transports/complete_transfers.h"
 
 namespace chorus {
 namespace {
 
 constexpr uint32_t kInfoTag = 1, kReadyTag = 2;
 
-// Runs every connection's posted sends and receives to completion, sleeping on their descriptors, or throws at
-// the deadline naming the ranks still owed something.
-void completeAll(std::vector<Connection*>& conns, int rank, const char* what, Deadline deadline) {
-  for (;;) {
-    std::string waiting;
-    std::vector<pollfd> fds;
-    for (Connection* c : conns) {
-      while (c->progress()) {
-      }
-      if (c->busy()) {
-        waiting += (waiting.empty() ? "" : ", ") + std::to_string(c->peer());
-        c->addPollFds(fds);
-      }
-    }
-    if (waiting.empty()) return;
-    if (deadline.expired()) {
-      throw Error(chorusTimeout,
-                  errorContext(rank, "ib connection setup") + ": timed out " + what + " ranks " + waiting);
-    }
-    ::poll(fds.data(), fds.size(), deadline.remainingMs(100));
-  }
+// Runs the posted sends and receives to completion, or throws at the deadline naming the ranks still owed something.
+void completeAll(const std::vector<PostedTransfer>& posted, int rank, const char* what, const Deadline& deadline) {
+  const std::string context = errorContext(rank, "ib connection setup");
+  auto timedOut = [&](const std::string& waiting) { return context + ": timed out " + what + " ranks " + waiting; };
+  completeTransfers(posted, deadline, {context, timedOut, {}});
 }
 
 }  // namespace
@@ -105,19 +88,21 @@ std::vector<std::unique_ptr<Connection>> IbTransport::connectAll(const PeerCard&
     theirs.emplace_back(mine.back().size());
     oobConns.push_back(&ib->oob());
   }
+  std::vector<PostedTransfer> posted;
   for (size_t i = 0; i < ibs.size(); ++i) {
-    oobConns[i]->isend(mine[i].data(), mine[i].size(), kInfoTag);
-    oobConns[i]->irecv(theirs[i].data(), theirs[i].size(), kInfoTag);
+    posted.push_back({oobConns[i], oobConns[i]->isend(mine[i].data(), mine[i].size(), kInfoTag),
+                      oobConns[i]->irecv(theirs[i].data(), theirs[i].size(), kInfoTag)});
   }
-  completeAll(oobConns, rank_, "trading queue pair addresses with", deadline);
+  completeAll(posted, rank_, "trading queue pair addresses with", deadline);
   for (size_t i = 0; i < ibs.size(); ++i) ibs[i]->readyToReceive(theirs[i]);
   char ready = 1;
   std::vector<char> peerReady(ibs.size());
+  posted.clear();
   for (size_t i = 0; i < ibs.size(); ++i) {
-    oobConns[i]->isend(&ready, 1, kReadyTag);
-    oobConns[i]->irecv(&peerReady[i], 1, kReadyTag);
+    posted.push_back(
+        {oobConns[i], oobConns[i]->isend(&ready, 1, kReadyTag), oobConns[i]->irecv(&peerReady[i], 1, kReadyTag)});
   }
-  completeAll(oobConns, rank_, "waiting for the queue pairs of", deadline);
+  completeAll(posted, rank_, "waiting for the queue pairs of", deadline);
   std::vector<std::unique_ptr<Connection>> out;
   for (auto& ib : ibs) {
     ib->readyToSend();

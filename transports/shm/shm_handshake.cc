@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/deadline_wait.h"
 #include "core/error.h"
 
 namespace chorus {
@@ -84,10 +85,8 @@ int shmDial(const std::string& name, Deadline deadline, const std::string& conte
     if (err != EAGAIN && err != ECONNREFUSED && err != EINTR) {
       throwSystemError(context + ": connect to @" + name, "connect", err);
     }
-    if (deadline.expired()) {
-      throw Error(chorusTimeout, context + ": connect to @" + name + " timed out: " + std::strerror(err));
-    }
-    ::poll(nullptr, 0, std::min(delayMs, deadline.remainingMs(delayMs)));
+    throwIfExpired(deadline, [&] { return context + ": connect to @" + name + " timed out: " + std::strerror(err); });
+    sleepWithin(deadline, delayMs);
     delayMs = std::min(delayMs * 2, 100);
   }
 }
@@ -121,9 +120,9 @@ void shmSendHello(int fd, const ShmHello& hello, int passFd, Deadline deadline, 
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
       throwSystemError(context + ": sending the hello", "sendmsg", errno);
-    if (deadline.expired()) throw Error(chorusTimeout, context + ": timed out sending the hello");
+    throwIfExpired(deadline, [&] { return context + ": timed out sending the hello"; });
     pollfd pfd{fd, POLLOUT, 0};
-    ::poll(&pfd, 1, deadline.remainingMs(100));
+    pollWithin({&pfd, 1}, deadline, 100, context + ": sending the hello");
   }
 }
 

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "core/byte_text.h"
+#include "core/deadline_wait.h"
 #include "core/error.h"
 #include "core/logging.h"
 #include "core/security/channel_auth.h"
@@ -282,20 +283,17 @@ std::vector<std::unique_ptr<Connection>> ShmTransport::connectAll(const PeerCard
   // on our abstract address is refused (and logged) without holding anything up.
   std::vector<ShmHelloReader> incoming;
   while (ready.size() < peers.size()) {
-    if (deadline.expired()) {
-      std::string missing;
+    throwIfExpired(deadline, [&] {
+      std::vector<int> missing;
       for (const PeerCard* p : ordered) {
-        if (!ready.count(p->rank)) missing += (missing.empty() ? "" : ", ") + std::to_string(p->rank);
+        if (!ready.count(p->rank)) missing.push_back(p->rank);
       }
-      throw Error(chorusTimeout,
-                  errorContext(rank_, "shm connection setup") + ": timed out waiting for ranks " + missing);
-    }
+      return errorContext(rank_, "shm connection setup") + ": timed out waiting for ranks " + formatRankList(missing);
+    });
     std::vector<pollfd> fds{{listenFd_, POLLIN, 0}};
     for (auto& r : incoming) fds.push_back({r.fd(), POLLIN, 0});
     for (auto& d : dialed) fds.push_back({d.reader.fd(), POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), deadline.remainingMs(100)) < 0 && errno != EINTR) {
-      throwSystemError(errorContext(rank_, "shm connection setup"), "poll", errno);
-    }
+    pollWithin(fds, deadline, 100, errorContext(rank_, "shm connection setup"));
     for (;;) {
       int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) break;

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "core/deadline_wait.h"
 #include "core/error.h"
 
 namespace chorus {
@@ -22,9 +23,9 @@ void moveExact(int fd, size_t n, bool send, Deadline deadline, const std::string
     if (r == 0 && !send) throw Error(chorusRemoteError, context + ": the peer closed the connection");
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) throwSystemError(context, send ? "send" : "recv", errno);
-    if (deadline.expired()) throw Error(chorusTimeout, context + (send ? ": timed out sending" : ": timed out receiving"));
+    throwIfExpired(deadline, [&] { return context + (send ? ": timed out sending" : ": timed out receiving"); });
     pollfd pfd{fd, static_cast<short>(send ? POLLOUT : POLLIN), 0};
-    ::poll(&pfd, 1, deadline.remainingMs(100));
+    pollWithin({&pfd, 1}, deadline, 100, context);
   }
 }
 

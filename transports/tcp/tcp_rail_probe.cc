@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/deadline_wait.h"
 #include "core/error.h"
 #include "transports/tcp/socket_exact.h"
 
@@ -29,7 +30,7 @@ void moveAll(const std::vector<int>& fds, std::vector<size_t> want, bool send, D
   size_t open = 0;
   for (size_t i = 0; i < fds.size(); ++i) open += want[i] > 0;
   while (open > 0) {
-    if (deadline.expired()) throw Error(chorusTimeout, context + ": timed out measuring the rails");
+    throwIfExpired(deadline, [&] { return context + ": timed out measuring the rails"; });
     std::vector<pollfd> pfds;
     std::vector<size_t> which;
     for (size_t i = 0; i < fds.size(); ++i) {
@@ -38,9 +39,7 @@ void moveAll(const std::vector<int>& fds, std::vector<size_t> want, bool send, D
         which.push_back(i);
       }
     }
-    if (::poll(pfds.data(), pfds.size(), deadline.remainingMs(100)) < 0 && errno != EINTR) {
-      throwSystemError(context + ": measuring the rails", "poll", errno);
-    }
+    pollWithin(pfds, deadline, 100, context + ": measuring the rails");
     for (size_t k = 0; k < pfds.size(); ++k) {
       if (pfds[k].revents == 0) continue;
       const size_t i = which[k];

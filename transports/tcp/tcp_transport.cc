@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 
+#include "core/deadline_wait.h"
 #include "core/error.h"
 #include "core/logging.h"
 #include "core/params.h"
@@ -145,7 +146,7 @@ TcpTransport::Dialled TcpTransport::dial(const std::string& address, const Netwo
     s.connect(ep, ec);
     if (ec == asio::error::in_progress || ec == asio::error::would_block) {
       pollfd pfd{s.native_handle(), POLLOUT, 0};
-      while (::poll(&pfd, 1, deadline.remainingMs(100)) == 0 && !deadline.expired()) {
+      while (pollWithin({&pfd, 1}, deadline, 100, context) == 0 && !deadline.expired()) {
       }
       int err = 0;
       socklen_t len = sizeof(err);
@@ -174,9 +175,9 @@ TcpTransport::Dialled TcpTransport::dial(const std::string& address, const Netwo
       }
       return d;
     }
-    if (deadline.expired()) throw Error(chorusTimeout, context + " timed out: " + ec.message());
+    throwIfExpired(deadline, [&] { return context + " timed out: " + ec.message(); });
     // Refused or reset: the peer's listener is published before its card, so this is a transient; back off.
-    ::poll(nullptr, 0, std::min(delayMs, deadline.remainingMs(delayMs)));
+    sleepWithin(deadline, delayMs);
     delayMs = std::min(delayMs * 2, 200);
   }
 }
@@ -265,17 +266,14 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
   int accepted = 0;
   const bool withSecret = !secret_.empty();
   while (accepted < expectedIncoming || !dialling.empty()) {
-    if (deadline.expired()) {
-      std::string missing;
+    throwIfExpired(deadline, [&] {
+      std::vector<int> missing;
       for (auto& [r, v] : have) {
-        if (std::find(v.begin(), v.end(), false) != v.end()) {
-          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-        }
+        if (std::find(v.begin(), v.end(), false) != v.end()) missing.push_back(r);
       }
-      for (const Dialled& d : dialling) missing += (missing.empty() ? "" : ", ") + std::to_string(d.peer);
-      throw Error(chorusTimeout,
-                  errorContext(rank_, "tcp connection setup") + ": timed out waiting for ranks " + missing);
-    }
+      for (const Dialled& d : dialling) missing.push_back(d.peer);
+      return errorContext(rank_, "tcp connection setup") + ": timed out waiting for ranks " + formatRankList(missing);
+    });
     std::vector<pollfd> fds;
     const bool acceptMore = pending.size() < kMaxPendingConnections;
     for (auto& acceptor : acceptors_) {
@@ -283,7 +281,7 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
     }
     for (auto& p : pending) fds.push_back({p.sock.native_handle(), p.auth ? p.auth->pollEvents() : short(POLLIN), 0});
     for (auto& d : dialling) fds.push_back({d.sock.native_handle(), d.auth->pollEvents(), 0});
-    ::poll(fds.data(), fds.size(), deadline.remainingMs(100));
+    pollWithin(fds, deadline, 100, errorContext(rank_, "tcp connection setup"));
     std::error_code ec;
     for (auto& acceptor : acceptors_) {
       while (pending.size() < kMaxPendingConnections) {

@@ -18,7 +18,7 @@ set(chorus_setup_group_bootstrap core
 set(chorus_setup_group_core_settings core
   core/comm_config.cc core/params.cc core/name_list.cc core/host_port.cc core/byte_text.cc
   core/emulation_library.cc core/cuda_error.cc core/security/channel_auth.cc core/security/channel_handshake.cc
-  core/security/crypto_error.cc core/security/sha256.cc core/security/hmac_sha256.cc)
+  core/security/crypto_error.cc core/security/sha256.cc core/security/hmac_sha256.cc core/deadline_wait.cc)
 set(chorus_setup_group_topology_detection topology
   topology/topology_json.cc topology/topology_detector.cc topology/host_topology.cc
   topology/host_topology_check.cc topology/cpu_list.cc topology/local_host.cc topology/network_interfaces.cc
@@ -30,7 +30,7 @@ set(chorus_setup_group_tcp_setup transports
   transports/tcp/tcp_hello.cc)
 set(chorus_setup_group_shm_ib_setup transports
   transports/shm/shm_transport.cc transports/shm/shm_handshake.cc transports/shm/cma_calibration.cc
-  transports/ib/ib_ports.cc transports/ib/hca_filter.cc)
+  transports/ib/ib_ports.cc transports/ib/hca_filter.cc transports/complete_transfers.cc)
 set(chorus_setup_group_comm_lifecycle comm
   src/comm/shrink_agreement.cc src/comm/mismatch_report.cc src/comm/link_probe.cc src/comm/clock_offset.cc
   src/api/api_errors.cc src/api/c_api_elastic.cc src/api/config_arguments.cc)

@@ -12,7 +12,7 @@
 
 namespace chorus {
 
-using AlgorithmFn = void (*)(PeerIO&, const Op&);
+using AlgorithmFn = void (*)(PeerIO&, const CallArgs&);
 // Predicted microseconds for `bytes` (nccl-tests' size) of the collective in the world `in` describes;
 // +infinity where the algorithm cannot help.
 using AlgorithmCostFn = double (*)(Collective c, size_t bytes, const CostInputs& in);

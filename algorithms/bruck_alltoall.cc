@@ -10,7 +10,7 @@
 
 namespace chorus {
 
-void bruckAllToAll(PeerIO& io, const Op& op) {
+void bruckAllToAll(PeerIO& io, const CallArgs& op) {
   const int n = io.size(), r = io.rank();
   const size_t block = op.count * typeSize(op.type);
   const size_t total = block * static_cast<size_t>(n);

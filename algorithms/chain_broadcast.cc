@@ -5,7 +5,7 @@
 
 namespace chorus {
 
-void chainBroadcast(PeerIO& io, const Op& op) {
+void chainBroadcast(PeerIO& io, const CallArgs& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type);
   const bool isRoot = io.rank() == op.root;

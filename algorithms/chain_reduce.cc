@@ -7,7 +7,7 @@
 
 namespace chorus {
 
-void chainReduce(PeerIO& io, const Op& op) {
+void chainReduce(PeerIO& io, const CallArgs& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type);
   if (n == 1) {
@@ -20,7 +20,7 @@ void chainReduce(PeerIO& io, const Op& op) {
   const size_t k = slicesFor(op.count, 1, io.sliceBytes() / es);
   const char* send = static_cast<const char*>(op.send);
   char* recv = static_cast<char*>(op.recv);
-  PipelineSpec spec = ringPipeline(io, op.type, op.op);
+  PipelineSpec spec = ringPipeline(io, op.type, op.reduction);
   std::swap(spec.prev, spec.next);  // against the ring: the broadcast chain's links backwards (ring_pattern.h)
   if (pos == 0) {
     spec.numInitial = k;
@@ -33,7 +33,7 @@ void chainReduce(PeerIO& io, const Op& op) {
       in.bytes = r.len * es;
       in.reduceWith = send + r.begin * es;
       in.out = isRoot ? recv + r.begin * es : nullptr;  // non-roots never write recv (it may be NULL there)
-      in.average = isRoot && op.op == chorusAvg;
+      in.average = isRoot && op.reduction == chorusAvg;
       in.forward = !isRoot;
       return in;
     };

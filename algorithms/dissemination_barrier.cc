@@ -5,7 +5,7 @@
 
 namespace chorus {
 
-void disseminationBarrier(PeerIO& io, const Op&) {
+void disseminationBarrier(PeerIO& io, const CallArgs&) {
   const int p = io.size(), r = io.rank();
   for (int k = 1; k < p; k <<= 1) {
     Request q = io.irecv((r - k + p) % p, nullptr, 0);

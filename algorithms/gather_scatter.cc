@@ -32,7 +32,7 @@ void rotate(PeerIO& io, char* dst, const char* src, size_t block, int p, int roo
 
 }  // namespace
 
-void directGather(PeerIO& io, const Op& op) {
+void directGather(PeerIO& io, const CallArgs& op) {
   const int p = io.size(), r = io.rank();
   const size_t block = op.count * typeSize(op.type);
   io.postingTogether();
@@ -49,7 +49,7 @@ void directGather(PeerIO& io, const Op& op) {
   io.waitAll();
 }
 
-void directScatter(PeerIO& io, const Op& op) {
+void directScatter(PeerIO& io, const CallArgs& op) {
   const int p = io.size(), r = io.rank();
   const size_t block = op.count * typeSize(op.type);
   io.postingTogether();
@@ -66,7 +66,7 @@ void directScatter(PeerIO& io, const Op& op) {
   io.waitAll();
 }
 
-void binomialGather(PeerIO& io, const Op& op) {
+void binomialGather(PeerIO& io, const CallArgs& op) {
   const int p = io.size(), r = io.rank();
   const size_t block = op.count * typeSize(op.type);
   const int v = (r - op.root + p) % p;
@@ -89,7 +89,7 @@ void binomialGather(PeerIO& io, const Op& op) {
   rotate(io, static_cast<char*>(op.recv), held, block, p, op.root, false);
 }
 
-void binomialScatter(PeerIO& io, const Op& op) {
+void binomialScatter(PeerIO& io, const CallArgs& op) {
   const int p = io.size(), r = io.rank();
   const size_t block = op.count * typeSize(op.type);
   const int v = (r - op.root + p) % p;

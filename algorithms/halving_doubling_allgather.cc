@@ -7,7 +7,7 @@ namespace chorus {
 
 // Recursive doubling over vblocks that are the blocks of the ranks each vrank stands for; a folding rank hands its
 // block to its partner first and receives everything from it last.
-void halvingDoublingAllGather(PeerIO& io, const Op& op) {
+void halvingDoublingAllGather(PeerIO& io, const CallArgs& op) {
   const int n = io.size(), rank = io.rank();
   const size_t es = typeSize(op.type), block = op.count, blockBytes = block * es;
   char* recv = static_cast<char*>(op.recv);

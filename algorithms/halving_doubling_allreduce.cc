@@ -7,7 +7,7 @@ namespace chorus {
 
 // Rabenseifner: recursive halving leaves vrank v with the reduction of vblock v, recursive doubling spreads the
 // vblocks; ranks beyond the power of two fold into a partner first and get the result back last.
-void halvingDoublingAllReduce(PeerIO& io, const Op& op) {
+void halvingDoublingAllReduce(PeerIO& io, const CallArgs& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type), bytes = op.count * es;
   if (n == 1 || op.count == 0) {
@@ -19,7 +19,7 @@ void halvingDoublingAllReduce(PeerIO& io, const Op& op) {
   const char* send = static_cast<const char*>(op.send);
   char* recv = static_cast<char*>(op.recv);
   if (p.folds()) {
-    exchangeAndReduce(io, p.foldPartner(), send, op.count, nullptr, nullptr, nullptr, 0, op.type, op.op);
+    exchangeAndReduce(io, p.foldPartner(), send, op.count, nullptr, nullptr, nullptr, 0, op.type, op.reduction);
     exchangeWithPeer(io, p.foldPartner(), nullptr, 0, recv, bytes);
     return;
   }
@@ -29,16 +29,17 @@ void halvingDoublingAllReduce(PeerIO& io, const Op& op) {
   char* landing = io.flat((p.absorbs() && inPlace ? op.count : firstKeep) * es);
   const char* src = send;  // where this rank's current values are: its input until the first reduction
   if (p.absorbs()) {
-    exchangeAndReduce(io, p.foldPartner(), nullptr, 0, inPlace ? landing : recv, send, recv, op.count, op.type, op.op);
+    exchangeAndReduce(io, p.foldPartner(), nullptr, 0, inPlace ? landing : recv, send, recv, op.count, op.type,
+                      op.reduction);
     src = recv;
   }
   for (int i = 0; i < p.steps(); ++i) {
     const Range give = blocks.elements(p.halvingSent(i)), keep = blocks.elements(p.halvingKept(i));
     exchangeAndReduce(io, p.halvingPartner(i), src + give.begin * es, give.len, landing, src + keep.begin * es,
-                      recv + keep.begin * es, keep.len, op.type, op.op);
+                      recv + keep.begin * es, keep.len, op.type, op.reduction);
     src = recv;
   }
-  if (op.op == chorusAvg) {
+  if (op.reduction == chorusAvg) {
     const Range own = blocks.elements(BlockRange{p.vrank(), 1});
     io.reducer().finishAverage(recv + own.begin * es, own.len, op.type, n);
   }

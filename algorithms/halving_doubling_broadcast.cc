@@ -8,7 +8,7 @@ namespace chorus {
 // Van de Geijn: a binomial scatter of the vblocks from the root, then recursive doubling gathers them everywhere.
 // Ranks are relabelled so that the root is the last one, which never folds; folding ranks get the whole result
 // from their partners at the end.
-void halvingDoublingBroadcast(PeerIO& io, const Op& op) {
+void halvingDoublingBroadcast(PeerIO& io, const CallArgs& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type), bytes = op.count * es;
   if (n == 1 || op.count == 0) {

@@ -7,7 +7,7 @@ namespace chorus {
 
 // Recursive halving, then a binomial gather of the reduced vblocks to the root. Ranks are relabelled so that the
 // root is the last one, which is never a folding rank (at most the first n-1 ranks pair up).
-void halvingDoublingReduce(PeerIO& io, const Op& op) {
+void halvingDoublingReduce(PeerIO& io, const CallArgs& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type), bytes = op.count * es;
   if (n == 1 || op.count == 0) {
@@ -22,7 +22,8 @@ void halvingDoublingReduce(PeerIO& io, const Op& op) {
   const bool isRoot = io.rank() == op.root;
   const char* send = static_cast<const char*>(op.send);
   if (p.folds()) {
-    exchangeAndReduce(io, realRank(p.foldPartner()), send, op.count, nullptr, nullptr, nullptr, 0, op.type, op.op);
+    exchangeAndReduce(io, realRank(p.foldPartner()), send, op.count, nullptr, nullptr, nullptr, 0, op.type,
+                      op.reduction);
     return;
   }
   // Partial sums: on the root in recv; elsewhere in staging (a non-root's recv must stay untouched), holding only
@@ -39,13 +40,14 @@ void halvingDoublingReduce(PeerIO& io, const Op& op) {
   bool reduced = false;  // false: this rank's values are still its input
   auto srcAt = [&](size_t elem) -> const char* { return reduced ? accAt(elem) : send + elem * es; };
   if (p.absorbs()) {
-    exchangeAndReduce(io, realRank(p.foldPartner()), nullptr, 0, accAt(0), send, accAt(0), op.count, op.type, op.op);
+    exchangeAndReduce(io, realRank(p.foldPartner()), nullptr, 0, accAt(0), send, accAt(0), op.count, op.type,
+                      op.reduction);
     reduced = true;
   }
   for (int i = 0; i < p.steps(); ++i) {
     const Range give = blocks.elements(p.halvingSent(i)), keep = blocks.elements(p.halvingKept(i));
     exchangeAndReduce(io, realRank(p.halvingPartner(i)), srcAt(give.begin), give.len, landing, srcAt(keep.begin),
-                      accAt(keep.begin), keep.len, op.type, op.op);
+                      accAt(keep.begin), keep.len, op.type, op.reduction);
     reduced = true;
   }
   for (int i = 0; i < p.steps(); ++i) {
@@ -59,7 +61,7 @@ void halvingDoublingReduce(PeerIO& io, const Op& op) {
       exchangeWithPeer(io, realRank(p.gatherPartner(i)), nullptr, 0, accAt(theirs.begin), theirs.len * es);
     }
   }
-  if (op.op == chorusAvg) io.reducer().finishAverage(op.recv, op.count, op.type, n);
+  if (op.reduction == chorusAvg) io.reducer().finishAverage(op.recv, op.count, op.type, n);
 }
 
 }  // namespace chorus

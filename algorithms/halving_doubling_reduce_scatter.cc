@@ -7,7 +7,7 @@ namespace chorus {
 
 // Recursive halving over vblocks that are the blocks of the ranks each vrank stands for, in rank order: vrank v
 // ends with its own ranks' blocks, so no permutation is needed; an absorbing rank hands its partner's block back.
-void halvingDoublingReduceScatter(PeerIO& io, const Op& op) {
+void halvingDoublingReduceScatter(PeerIO& io, const CallArgs& op) {
   const int n = io.size(), rank = io.rank();
   const size_t es = typeSize(op.type), block = op.count, blockBytes = block * es, total = block * n;
   if (n == 1 || block == 0) {
@@ -19,7 +19,7 @@ void halvingDoublingReduceScatter(PeerIO& io, const Op& op) {
   const char* send = static_cast<const char*>(op.send);
   char* recv = static_cast<char*>(op.recv);
   if (p.folds()) {
-    exchangeAndReduce(io, p.foldPartner(), send, total, nullptr, nullptr, nullptr, 0, op.type, op.op);
+    exchangeAndReduce(io, p.foldPartner(), send, total, nullptr, nullptr, nullptr, 0, op.type, op.reduction);
     exchangeWithPeer(io, p.foldPartner(), nullptr, 0, recv, blockBytes);
     return;
   }
@@ -39,17 +39,17 @@ void halvingDoublingReduceScatter(PeerIO& io, const Op& op) {
   auto srcAt = [&](size_t elem) -> const char* { return reduced ? accAt(elem) : send + elem * es; };
   if (p.absorbs()) {
     exchangeAndReduce(io, p.foldPartner(), nullptr, 0, inPlace ? landing : accAt(0), send, accAt(0), total, op.type,
-                      op.op);
+                      op.reduction);
     reduced = true;
   }
   for (int i = 0; i < p.steps(); ++i) {
     const Range give = blocks.elements(p.halvingSent(i)), keep = blocks.elements(p.halvingKept(i));
     exchangeAndReduce(io, p.halvingPartner(i), srcAt(give.begin), give.len, landing, srcAt(keep.begin),
-                      accAt(keep.begin), keep.len, op.type, op.op);
+                      accAt(keep.begin), keep.len, op.type, op.reduction);
     reduced = true;
   }
   const Range own = blocks.elements(BlockRange{p.vrank(), 1});  // this rank's block, and its partner's if it absorbs
-  if (op.op == chorusAvg) io.reducer().finishAverage(accAt(own.begin), own.len, op.type, n);
+  if (op.reduction == chorusAvg) io.reducer().finishAverage(accAt(own.begin), own.len, op.type, n);
   if (p.absorbs()) {
     exchangeWithPeer(io, p.foldPartner(), accAt(static_cast<size_t>(p.foldPartner()) * block), blockBytes, nullptr, 0);
   }

@@ -17,7 +17,7 @@ struct BlockAt {
 };
 
 template <class SendBlock, class RecvBlock>
-void exchangeBlocks(PeerIO& io, const Op& op, SendBlock sendBlock, RecvBlock recvBlock) {
+void exchangeBlocks(PeerIO& io, const CallArgs& op, SendBlock sendBlock, RecvBlock recvBlock) {
   const int n = io.size(), r = io.rank();
   const char* send = static_cast<const char*>(op.send);
   char* recv = static_cast<char*>(op.recv);
@@ -39,13 +39,13 @@ void exchangeBlocks(PeerIO& io, const Op& op, SendBlock sendBlock, RecvBlock rec
 
 }  // namespace
 
-void pairwiseAllToAll(PeerIO& io, const Op& op) {
+void pairwiseAllToAll(PeerIO& io, const CallArgs& op) {
   const size_t block = op.count * typeSize(op.type);
   auto at = [block](int peer) { return BlockAt{static_cast<size_t>(peer) * block, block}; };
   exchangeBlocks(io, op, at, at);
 }
 
-void pairwiseAllToAllv(PeerIO& io, const Op& op) {
+void pairwiseAllToAllv(PeerIO& io, const CallArgs& op) {
   const size_t es = typeSize(op.type);
   exchangeBlocks(
       io, op, [&](int p) { return BlockAt{op.sendDispls[p] * es, op.sendCounts[p] * es}; },

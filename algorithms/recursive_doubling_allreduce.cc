@@ -6,7 +6,7 @@ namespace chorus {
 
 // Rabenseifner's fix-up for a world that is not a power of two: the first 2*rem ranks pair up, evens hand their
 // data to odds and sit out the doubling; odds hand the result back at the end.
-void recursiveDoublingAllReduce(PeerIO& io, const Op& op) {
+void recursiveDoublingAllReduce(PeerIO& io, const CallArgs& op) {
   const int n = io.size(), r = io.rank();
   const size_t es = typeSize(op.type), bytes = op.count * es;
   copyIfOutOfPlace(io, op.send, op.recv, bytes);
@@ -24,7 +24,7 @@ void recursiveDoublingAllReduce(PeerIO& io, const Op& op) {
       vrank = -1;
     } else {
       io.wait(io.irecv(r - 1, tmp, bytes));
-      red.reduce(data, tmp, data, op.count, op.type, op.op);  // lower rank's data first, as everywhere below
+      red.reduce(data, tmp, data, op.count, op.type, op.reduction);  // lower rank's data first, as everywhere below
       vrank = r / 2;
     }
   } else {
@@ -38,12 +38,12 @@ void recursiveDoublingAllReduce(PeerIO& io, const Op& op) {
       io.exchange(partner, data, tmp, bytes);
       // Both partners compute lower op higher, so every rank ends with bit-identical floats.
       if (partner < r) {
-        red.reduce(data, tmp, data, op.count, op.type, op.op);
+        red.reduce(data, tmp, data, op.count, op.type, op.reduction);
       } else {
-        red.reduce(data, data, tmp, op.count, op.type, op.op);
+        red.reduce(data, data, tmp, op.count, op.type, op.reduction);
       }
     }
-    if (op.op == chorusAvg) red.finishAverage(data, op.count, op.type, n);
+    if (op.reduction == chorusAvg) red.finishAverage(data, op.count, op.type, n);
   }
   if (r < 2 * rem) {
     if (r % 2 == 1) {

@@ -5,7 +5,7 @@
 
 namespace chorus {
 
-void ringAllGather(PeerIO& io, const Op& op) {
+void ringAllGather(PeerIO& io, const CallArgs& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type);
   const size_t blockBytes = op.count * es;

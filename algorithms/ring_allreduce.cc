@@ -9,7 +9,7 @@ void copyIfOutOfPlace(PeerIO& io, const void* send, void* recv, size_t bytes) {
   if (send != recv && bytes > 0) io.copy(recv, send, bytes);
 }
 
-void ringAllReduce(PeerIO& io, const Op& op) {
+void ringAllReduce(PeerIO& io, const CallArgs& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type);
   if (n == 1) {
@@ -26,7 +26,7 @@ void ringAllReduce(PeerIO& io, const Op& op) {
     Range part = splitEven(chunk.len, k, s);
     return Range{chunk.begin + part.begin, part.len};
   };
-  PipelineSpec spec = ringPipeline(io, op.type, op.op);
+  PipelineSpec spec = ringPipeline(io, op.type, op.reduction);
   // Step 0 of the reduce-scatter sends the own chunk straight from the send buffer (no out-of-place copy:
   // every other chunk is first written by its reduction, and the own chunk comes back in the allgather).
   spec.numInitial = k;
@@ -44,7 +44,7 @@ void ringAllReduce(PeerIO& io, const Op& op) {
       in.bytes = r.len * es;
       in.reduceWith = send + r.begin * es;
       in.out = recv + r.begin * es;
-      in.average = op.op == chorusAvg && step == n - 2;
+      in.average = op.reduction == chorusAvg && step == n - 2;
       in.forward = true;
     } else {  // allgather: land in place, forward all but the last step
       int t = step - (n - 1);

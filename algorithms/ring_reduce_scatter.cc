@@ -5,7 +5,7 @@
 
 namespace chorus {
 
-void ringReduceScatter(PeerIO& io, const Op& op) {
+void ringReduceScatter(PeerIO& io, const CallArgs& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type);
   const size_t block = op.count;  // elements per rank
@@ -26,7 +26,7 @@ void ringReduceScatter(PeerIO& io, const Op& op) {
   // wait for a forward queued behind all its first-step sends: with 3 or more ranks and a block larger than the
   // links' buffering the ranks waited on each other in a circle, e.g. 3 ranks, 16 MiB, shared memory.)
   char* partial = n > 2 ? io.flat(block * es) : nullptr;
-  PipelineSpec spec = ringPipeline(io, op.type, op.op);
+  PipelineSpec spec = ringPipeline(io, op.type, op.reduction);
   spec.numInitial = k;
   spec.initial = [&](size_t s) {
     Range r = slice(ring.reduceScatterSendChunk(0), s);
@@ -43,7 +43,7 @@ void ringReduceScatter(PeerIO& io, const Op& op) {
     bool last = step == n - 2;
     const size_t at = splitEven(block, k, s).begin * es;
     in.out = last ? recv + at : partial + at;
-    in.average = last && op.op == chorusAvg;
+    in.average = last && op.reduction == chorusAvg;
     in.forward = !last;
     in.outReused = step < n - 3;
     if (step > 0 && !last) in.waitForwardOf = i - k;

@@ -4,7 +4,7 @@
 
 namespace chorus {
 
-size_t selectionBytes(const Op& op, int nranks) {
+size_t selectionBytes(const CallArgs& op, int nranks) {
   size_t bytes = op.count * typeSize(op.type);
   switch (op.collective) {
     case Collective::kAllGather:
@@ -27,7 +27,7 @@ Selector::Selector(const std::string& rules, const CostInputs& inputs)
       interHost_(leaderLevel(inputs, Collective::kBroadcast), AlgoRules()),
       leadersAllReduce_(leaderLevel(inputs, Collective::kAllReduce), AlgoRules()) {}
 
-AlgorithmChoice Selector::choose(const Op& op, int nranks) const {
+AlgorithmChoice Selector::choose(const CallArgs& op, int nranks) const {
   const size_t bytes = selectionBytes(op, nranks);
   if (perCallRules_) {
     if (const AlgoRule* rule = rules_.lookup(op.collective, bytes, static_cast<int>(typeSize(op.type)))) {
@@ -38,7 +38,7 @@ AlgorithmChoice Selector::choose(const Op& op, int nranks) const {
   return {row.algorithm, row.run};
 }
 
-AlgorithmChoice Selector::chooseLevel(const Op& op, int groupSize, bool acrossHosts) const {
+AlgorithmChoice Selector::chooseLevel(const CallArgs& op, int groupSize, bool acrossHosts) const {
   const DecisionTable& level = !acrossHosts                                ? intraHost_
                                : op.collective == Collective::kAllReduce ? leadersAllReduce_
                                                                          : interHost_;

@@ -25,9 +25,9 @@ class Selector {
   // rules: CHORUS_ALGO text ("" = the model decides everything). Throws chorusInvalidArgument on bad rules.
   // inputs: the world; its levels are derived from it (a host's ranks; one rank per host).
   Selector(const std::string& rules, const CostInputs& inputs);
-  AlgorithmChoice choose(const Op& op, int nranks) const;
+  AlgorithmChoice choose(const CallArgs& op, int nranks) const;
   // The flat algorithm for one level of a two-level call over `groupSize` ranks, within one host or across hosts.
-  AlgorithmChoice chooseLevel(const Op& op, int groupSize, bool acrossHosts) const;
+  AlgorithmChoice chooseLevel(const CallArgs& op, int groupSize, bool acrossHosts) const;
   const DecisionTable& table() const { return table_; }
 
  private:
@@ -41,6 +41,6 @@ class Selector {
 
 // The size the selector and CHORUS_ALGO ranges see for a call: nccl-tests' "size" column (0 for alltoallv, whose
 // sizes differ from rank to rank, and for barrier).
-size_t selectionBytes(const Op& op, int nranks);
+size_t selectionBytes(const CallArgs& op, int nranks);
 
 }  // namespace chorus

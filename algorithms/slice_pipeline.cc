@@ -16,7 +16,7 @@ PipelineSpec ringPipeline(const PeerIO& io, chorusDataType_t type, chorusRedOp_t
   spec.prev = ring.prev();
   spec.next = ring.next();
   spec.type = type;
-  spec.op = op;
+  spec.reduction = op;
   return spec;
 }
 
@@ -84,9 +84,9 @@ void runSlicePipeline(PeerIO& io, const PipelineSpec& spec) {
     const bool sendWithReduce = s.forward && !s.average;
     Request forwarded;
     if (sendWithReduce) {
-      forwarded = io.waitReduceAndSend(p.req, arrived, out, s.reduceWith, count, spec.type, spec.op, spec.next);
+      forwarded = io.waitReduceAndSend(p.req, arrived, out, s.reduceWith, count, spec.type, spec.reduction, spec.next);
     } else {
-      io.waitAndReduce(p.req, arrived, out, s.reduceWith, count, spec.type, spec.op);
+      io.waitAndReduce(p.req, arrived, out, s.reduceWith, count, spec.type, spec.reduction);
     }
     if (s.average) io.reducer().finishAverage(out, count, spec.type, io.size());
     if (s.forward) {

@@ -35,7 +35,7 @@ struct OutgoingSlice {
 struct PipelineSpec {
   int prev = -1, next = -1;
   chorusDataType_t type = chorusFloat32;
-  chorusRedOp_t op = chorusSum;
+  chorusRedOp_t reduction = chorusSum;
   size_t numInitial = 0;
   std::function<OutgoingSlice(size_t)> initial;
   size_t numIncoming = 0;

@@ -4,7 +4,7 @@
 
 namespace chorus {
 
-void treeBroadcast(PeerIO& io, const Op& op) {
+void treeBroadcast(PeerIO& io, const CallArgs& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type);
   if (n == 1 || op.count == 0) {

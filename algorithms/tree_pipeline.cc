@@ -177,11 +177,11 @@ class TreeRun {
     for (int c = 0; c < node.numChildren; ++c) {
       const int j = childBase_[t] + c;
       awaitReceive(childReq_[j][s]);
-      io_.reducer().reduce(out, landing(j, s), c == 0 ? mine : out, r.len, spec_.type, spec_.op);
+      io_.reducer().reduce(out, landing(j, s), c == 0 ? mine : out, r.len, spec_.type, spec_.reduction);
       ++childConsumed_[j];
     }
     if (isRoot) {
-      if (spec_.op == chorusAvg) io_.reducer().finishAverage(out, r.len, spec_.type, io_.size());
+      if (spec_.reduction == chorusAvg) io_.reducer().finishAverage(out, r.len, spec_.type, io_.size());
       return;
     }
     Request q = io_.isend(node.parent, out, bytes);

@@ -13,7 +13,7 @@ namespace chorus {
 struct TreePipelineSpec {
   DoubleBinaryTree trees;
   chorusDataType_t type = chorusFloat32;
-  chorusRedOp_t op = chorusSum;
+  chorusRedOp_t reduction = chorusSum;
   size_t count = 0;            // elements in all; tree t carries half t (splitEven(count, 2, t))
   const char* send = nullptr;  // this rank's contribution (up) or the root's data (down only)
   char* recv = nullptr;        // where the result lands: on every rank with `down`, on the roots otherwise

@@ -4,7 +4,7 @@
 
 namespace chorus {
 
-void treeReduce(PeerIO& io, const Op& op) {
+void treeReduce(PeerIO& io, const CallArgs& op) {
   const int n = io.size();
   const size_t es = typeSize(op.type);
   if (n == 1 || op.count == 0) {
@@ -14,7 +14,7 @@ void treeReduce(PeerIO& io, const Op& op) {
   TreePipelineSpec spec;
   spec.trees = DoubleBinaryTree::rootedAt(io.rank(), n, op.root);
   spec.type = op.type;
-  spec.op = op.op;
+  spec.reduction = op.reduction;
   spec.count = op.count;
   spec.send = static_cast<const char*>(op.send);
   spec.recv = static_cast<char*>(op.recv);  // written on the root only (NULL elsewhere is fine)

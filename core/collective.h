@@ -1,4 +1,4 @@
-// One collective call as the algorithms see it: what, on which buffers, how much.
+// One call as the algorithms see it (CallArgs): which collective, on which buffers, how much, reduced how.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +33,7 @@ inline constexpr Collective kAllCollectives[] = {
     Collective::kScatter,   Collective::kBarrier};
 
 inline bool isPointToPoint(Collective c) { return c == Collective::kSend || c == Collective::kRecv; }
-// Whether the call combines values with a reduction op (the others ignore Op::op).
+// Whether the call combines values with a reduction op (the others ignore CallArgs::reduction).
 inline bool reducesValues(Collective c) {
   return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
 }
@@ -41,11 +41,11 @@ inline bool reducesValues(Collective c) {
 // "allreduce", "broadcast", ... (the names chorus-perf and CHORUS_ALGO use).
 const char* collectiveName(Collective c);
 
-// Op::peer of a receive from whichever peer's message comes first (MPI_ANY_SOURCE).
+// CallArgs::peer of a receive from whichever peer's message comes first (MPI_ANY_SOURCE).
 inline constexpr int kAnyPeer = -2;
 
-// Built with designated initializers (Op{.collective = ..., .count = ...}); a field left out takes its default.
-struct Op {
+// Built with designated initializers (CallArgs{.collective = ..., .count = ...}); a field left out takes its default.
+struct CallArgs {
   Collective collective = Collective::kAllReduce;
   const void* send = nullptr;
   void* recv = nullptr;
@@ -53,7 +53,7 @@ struct Op {
   // elements per block, gather's and scatter's elements per rank.
   size_t count = 0;
   chorusDataType_t type = chorusFloat32;
-  chorusRedOp_t op = chorusSum;  // reductions only
+  chorusRedOp_t reduction = chorusSum;  // reductions only
   int root = -1;                 // -1 when the collective has none
   int peer = -1;                 // point-to-point calls: the other rank (kAnyPeer: a receive from any); -1 otherwise
   int* source = nullptr;         // a receive from any peer: where the sender's rank is written when it is known
@@ -69,6 +69,6 @@ struct Op {
 };
 
 // count elements of the call's type, in bytes: one rank's block, or a point-to-point message.
-inline size_t countBytes(const Op& op) { return op.count * typeSize(op.type); }
+inline size_t countBytes(const CallArgs& op) { return op.count * typeSize(op.type); }
 
 }  // namespace chorus

@@ -118,12 +118,12 @@ DeviceEvent DeviceCallQueue::takeEvent() {
   return api_.createEvent();
 }
 
-void DeviceCallQueue::enqueue(std::span<const Op> ops, DeviceStream stream, int device) {
+void DeviceCallQueue::enqueue(std::span<const CallArgs> ops, DeviceStream stream, int device) {
   std::unique_lock<std::mutex> lock(mutex_);
   Call call;
   {
     ScopedApiDevice onDevice(api_, device);
-    call = Call{std::vector<Op>(ops.begin(), ops.end()), stream, device, enqueued_ + 1, takeEvent(), nullptr};
+    call = Call{std::vector<CallArgs>(ops.begin(), ops.end()), stream, device, enqueued_ + 1, takeEvent(), nullptr};
     try {
       api_.recordEvent(call.ready, stream);
       if (!blocking_) api_.streamWaitFlag(stream, flag_, static_cast<uint32_t>(call.number));
@@ -141,7 +141,7 @@ void DeviceCallQueue::enqueue(std::span<const Op> ops, DeviceStream stream, int 
   if (failedCall_ == number && failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
 }
 
-void DeviceCallQueue::enqueueHeld(Call call, const Op& op) {
+void DeviceCallQueue::enqueueHeld(Call call, const CallArgs& op) {
   // From here the stream waits for the flag: the call must be queued whatever happens, or the stream would hang.
   try {
     call.passed = takeEvent();

@@ -29,8 +29,8 @@ class DeviceCallQueue {
  public:
   // Runs one call on the progress thread. waitReady() returns once the caller's stream has reached the call, and
   // throws on abort, timeout or a failed stream; the runner records failures itself and throws them.
-  // A call is one Op, or a group's calls on one communicator (run together, as CommEngine::runBatch runs them).
-  using Runner = std::function<void(std::span<const Op> ops, int device, const std::function<void()>& waitReady)>;
+  // A call is one CallArgs, or a group's calls on one communicator (run together, as CommEngine::runBatch runs them).
+  using Runner = std::function<void(std::span<const CallArgs> ops, int device, const std::function<void()>& waitReady)>;
 
   // `aborted` and `timeoutSeconds` (0: forever) bound the waits for the caller's streams. blocking: enqueue()
   // returns once the call has run (see above).
@@ -45,20 +45,20 @@ class DeviceCallQueue {
   // Enqueues `op` behind the work already on `stream` (nullptr: the legacy default stream) of GPU `device`, and
   // returns at once. Throws chorusUnhandledCudaError when the runtime refuses the event or the wait; nothing is
   // enqueued then. Blocking: returns once the call has run, and throws what it failed with.
-  void enqueue(std::span<const Op> ops, DeviceStream stream, int device);
+  void enqueue(std::span<const CallArgs> ops, DeviceStream stream, int device);
   // Blocks until every call enqueued so far has finished (succeeded or failed).
   void drain();
 
  private:
   struct Call {
-    std::vector<Op> ops;
+    std::vector<CallArgs> ops;
     DeviceStream stream;
     int device;
     uint64_t number;
     DeviceEvent ready;   // recorded before the stream's wait: the inputs are in place
     DeviceEvent passed;  // recorded after it: the stream no longer reads the flag for this call (null: unknown)
   };
-  void enqueueHeld(Call call, const Op& op);
+  void enqueueHeld(Call call, const CallArgs& op);
   // Hands the call to the progress thread; returns its number. Under mutex_.
   uint64_t queueCall(Call call);
   void runCalls();

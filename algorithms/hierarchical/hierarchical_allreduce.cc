@@ -6,24 +6,35 @@
 
 namespace chorus {
 
-void hierarchicalAllReduce(PeerIO& io, const Op& op) {
+void hierarchicalAllReduce(PeerIO& io, const CallArgs& op) {
   HostLevels l = HostLevels::of(io, -1);
-  const bool average = op.op == chorusAvg;
-  const chorusRedOp_t inner = average ? chorusSum : op.op;  // divide once, by the whole world, at the end
+  const bool average = op.reduction == chorusAvg;
+  const chorusRedOp_t inner = average ? chorusSum : op.reduction;  // divide once, by the whole world, at the end
   const bool severalLocal = l.local.size() > 1;
   // 1. Within the host, to the leader (its lowest rank). recv holds the host's partial result on the leader.
   if (severalLocal) {
     runLevel(io, l, l.local, false,
-             Op{.collective = Collective::kReduce, .send = op.send, .recv = op.recv, .count = op.count,
-                .type = op.type, .op = inner, .root = 0, .seq = op.seq});
+             CallArgs{.collective = Collective::kReduce,
+                      .send = op.send,
+                      .recv = op.recv,
+                      .count = op.count,
+                      .type = op.type,
+                      .reduction = inner,
+                      .root = 0,
+                      .seq = op.seq});
   }
   // 2. Among leaders, in place on the host results.
   if (l.isLeader) {
     const void* in = severalLocal ? op.recv : op.send;
     if (l.leaders.size() > 1) {
       runLevel(io, l, l.leaders, true,
-               Op{.collective = Collective::kAllReduce, .send = in, .recv = op.recv, .count = op.count,
-                  .type = op.type, .op = inner, .seq = op.seq});
+               CallArgs{.collective = Collective::kAllReduce,
+                        .send = in,
+                        .recv = op.recv,
+                        .count = op.count,
+                        .type = op.type,
+                        .reduction = inner,
+                        .seq = op.seq});
     } else if (!severalLocal) {
       copyIfOutOfPlace(io, op.send, op.recv, op.count * typeSize(op.type));
     }
@@ -32,8 +43,13 @@ void hierarchicalAllReduce(PeerIO& io, const Op& op) {
   // 3. Within the host, from the leader.
   if (severalLocal) {
     runLevel(io, l, l.local, false,
-             Op{.collective = Collective::kBroadcast, .send = op.recv, .recv = op.recv, .count = op.count,
-                .type = op.type, .root = 0, .seq = op.seq});
+             CallArgs{.collective = Collective::kBroadcast,
+                      .send = op.recv,
+                      .recv = op.recv,
+                      .count = op.count,
+                      .type = op.type,
+                      .root = 0,
+                      .seq = op.seq});
   }
 }
 

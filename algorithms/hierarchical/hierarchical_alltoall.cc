@@ -17,7 +17,7 @@
 
 namespace chorus {
 
-void hierarchicalAllToAll(PeerIO& io, const Op& op) {
+void hierarchicalAllToAll(PeerIO& io, const CallArgs& op) {
   const Hierarchy* hierarchy = io.hierarchy();
   const int n = io.size(), me = io.rank();
   const size_t B = op.count * typeSize(op.type);

@@ -14,7 +14,7 @@ struct Hierarchy {
   // Ranks grouped by host: each group ascending, groups ordered by their lowest rank; every rank once.
   std::vector<std::vector<int>> hosts;
   // The flat algorithm for `op` over a group of `groupSize` ranks, within one host or across hosts.
-  std::function<AlgorithmFn(const Op& op, int groupSize, bool acrossHosts)> chooseFlat;
+  std::function<AlgorithmFn(const CallArgs& op, int groupSize, bool acrossHosts)> chooseFlat;
 
   // The index of the host group holding `rank`.
   int hostOf(int rank) const;

@@ -30,7 +30,8 @@ int HostLevels::indexIn(const std::vector<int>& group, int rank) {
   return static_cast<int>(it - group.begin());
 }
 
-void runLevel(PeerIO& io, const HostLevels& levels, const std::vector<int>& group, bool acrossHosts, const Op& op) {
+void runLevel(PeerIO& io, const HostLevels& levels, const std::vector<int>& group, bool acrossHosts,
+              const CallArgs& op) {
   SubgroupIO sub(io, group);
   AlgorithmFn fn = levels.hierarchy->chooseFlat(op, static_cast<int>(group.size()), acrossHosts);
   fn(sub, op);

@@ -24,6 +24,7 @@ struct HostLevels {
 
 // Runs `op` (in group numbering: op.root indexes `group`) over the ranks of `group` with the flat algorithm
 // the hierarchy picks for that level.
-void runLevel(PeerIO& io, const HostLevels& levels, const std::vector<int>& group, bool acrossHosts, const Op& op);
+void runLevel(PeerIO& io, const HostLevels& levels, const std::vector<int>& group, bool acrossHosts,
+              const CallArgs& op);
 
 }  // namespace chorus

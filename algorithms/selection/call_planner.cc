@@ -68,7 +68,7 @@ CallPlan CallPlanner::finish(AlgorithmId id, AlgorithmFn run, size_t sliceBytes,
   return p;
 }
 
-CallPlan CallPlanner::plan(const Op& op, int nranks, bool deviceCall) {
+CallPlan CallPlanner::plan(const CallArgs& op, int nranks, bool deviceCall) {
   if (autotune_ && !deviceCall) {
     const AutotuneTable::Pick p =
         autotune_->pick(op.collective, static_cast<int>(typeSize(op.type)), selectionBytes(op, nranks));
@@ -81,16 +81,16 @@ CallPlan CallPlanner::plan(const Op& op, int nranks, bool deviceCall) {
   return finish(c.id, c.run, c.sliceBytes, c.sockets, deviceCall, false);
 }
 
-CallPlan CallPlanner::planUntuned(const Op& op, int nranks) const {
+CallPlan CallPlanner::planUntuned(const CallArgs& op, int nranks) const {
   const AlgorithmChoice c = selector_.choose(op, nranks);
   return finish(c.id, c.run, c.sliceBytes, c.sockets, false, false);
 }
 
-BatchPlan CallPlanner::planBatch(std::span<const Op> ops, bool deviceCall) {
+BatchPlan CallPlanner::planBatch(std::span<const CallArgs> ops, bool deviceCall) {
   if (deviceCall) return {};  // the fusion buffer is host memory
   if (!fusionTuner_) return {fusionThreshold_, false};
   size_t allreduces = 0, bytes = 0;
-  for (const Op& o : ops) {
+  for (const CallArgs& o : ops) {
     if (o.collective != Collective::kAllReduce) continue;
     ++allreduces;
     bytes += o.count * typeSize(o.type);
@@ -127,7 +127,7 @@ void CallPlanner::loadTuned(const std::string& rules) {
   if (autotune_) autotune_->load(AlgoRules::parse(rules));
 }
 
-AlgorithmFn CallPlanner::levelAlgorithm(const Op& op, int groupSize, bool acrossHosts) const {
+AlgorithmFn CallPlanner::levelAlgorithm(const CallArgs& op, int groupSize, bool acrossHosts) const {
   return selector_.chooseLevel(op, groupSize, acrossHosts).run;
 }
 

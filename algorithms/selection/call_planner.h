@@ -53,11 +53,11 @@ class CallPlanner {
   static void checkSettings(const CommConfig& config);
 
   // The plan of one call over `nranks` ranks (device calls are never tuned).
-  CallPlan plan(const Op& op, int nranks, bool deviceCall);
+  CallPlan plan(const CallArgs& op, int nranks, bool deviceCall);
   // The same without the tuner: the calls that agree the trials' times must not be trials themselves.
-  CallPlan planUntuned(const Op& op, int nranks) const;
+  CallPlan planUntuned(const CallArgs& op, int nranks) const;
   // The plan of a batch (a group's calls): how far its allreduces are fused.
-  BatchPlan planBatch(std::span<const Op> ops, bool deviceCall);
+  BatchPlan planBatch(std::span<const CallArgs> ops, bool deviceCall);
 
   // Replaces every rank's `times` with their average over the ranks, call by call (the communicator's allreduce):
   // every rank's tuner must take the same decision from the same numbers.
@@ -74,7 +74,7 @@ class CallPlanner {
   void loadTuned(const std::string& rules);
 
   // The flat algorithm for one level of a two-level call (the hierarchy's choice).
-  AlgorithmFn levelAlgorithm(const Op& op, int groupSize, bool acrossHosts) const;
+  AlgorithmFn levelAlgorithm(const CallArgs& op, int groupSize, bool acrossHosts) const;
   // The world's cost inputs and the decision table, for the log.
   const CostInputs& inputs() const { return inputs_; }
   const DecisionTable& table() const { return selector_.table(); }

@@ -32,7 +32,7 @@ using namespace chorus::api::checks;
 
 namespace {
 
-chorusResult_t submitCall(const char* call, chorusComm_t comm, const chorus::Op& op, const void* sendUsed,
+chorusResult_t submitCall(const char* call, chorusComm_t comm, const chorus::CallArgs& op, const void* sendUsed,
                           const void* recvUsed, chorusStream_t stream);
 
 // Send and receive: peer in range, no overflow, the buffer present; outside a group, not to itself (a blocking send
@@ -64,7 +64,7 @@ chorusResult_t pointToPoint(const char* call, Collective kind, void* buff, size_
                     " outside a group can never complete; put the send and the receive in one group");
   }
   if (anyPeer) *source = -1;
-  chorus::Op request{.collective = kind, .count = count, .type = datatype, .peer = peer, .source = source};
+  chorus::CallArgs request{.collective = kind, .count = count, .type = datatype, .peer = peer, .source = source};
   if (sends) {
     request.send = buff;
   } else {
@@ -131,7 +131,7 @@ Placement placeBuffers(const char* call, chorusComm_t comm, const void* send, co
 }
 
 // Runs a call on host buffers, or enqueues it on the stream for device buffers; inside a group, records it.
-chorusResult_t submitCall(const char* call, chorusComm_t comm, const chorus::Op& op, const void* sendUsed,
+chorusResult_t submitCall(const char* call, chorusComm_t comm, const chorus::CallArgs& op, const void* sendUsed,
                           const void* recvUsed, chorusStream_t stream) {
   return guarded(comm, call, [&] {
     const std::shared_ptr<chorus::api::HostStream> host = chorus::api::hostStreamOf(stream, call);
@@ -142,7 +142,7 @@ chorusResult_t submitCall(const char* call, chorusComm_t comm, const chorus::Op&
     if (chorus::api::inGroup()) {
       chorus::api::recordInGroup(comm, op, p.device, p.gpu, stream);
     } else if (host) {
-      const chorus::api::StreamStatus queued = host->enqueue(*comm->impl, std::span<const chorus::Op>(&op, 1));
+      const chorus::api::StreamStatus queued = host->enqueue(*comm->impl, std::span<const chorus::CallArgs>(&op, 1));
       if (queued.code != chorusSuccess) throw Error(queued.code, queued.message);
     } else if (p.device) {
       comm->impl->enqueueDevice(op, stream, p.gpu);
@@ -335,8 +335,12 @@ chorusResult_t chorusAllReduce(const void* sendbuff, void* recvbuff, size_t coun
     bad = whereOf(comm, call) + "sendbuff and recvbuff overlap without being equal (in place needs equal)";
   }
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  const chorus::Op request{.collective = Collective::kAllReduce, .send = sendbuff, .recv = recvbuff, .count = count,
-                           .type = datatype, .op = op};
+  const chorus::CallArgs request{.collective = Collective::kAllReduce,
+                                 .send = sendbuff,
+                                 .recv = recvbuff,
+                                 .count = count,
+                                 .type = datatype,
+                                 .reduction = op};
   return submitCall(call, comm, request, sendbuff, recvbuff, stream);
 }
 
@@ -347,8 +351,12 @@ chorusResult_t chorusBroadcast(const void* sendbuff, void* recvbuff, size_t coun
   if (bad.empty()) bad = checkRooted(call, comm, root, count, datatype, sendbuff, recvbuff, true);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   const void* sendUsed = comm->impl->rank() == root ? sendbuff : nullptr;  // read on the root only
-  const chorus::Op request{.collective = Collective::kBroadcast, .send = sendbuff, .recv = recvbuff, .count = count,
-                           .type = datatype, .root = root};
+  const chorus::CallArgs request{.collective = Collective::kBroadcast,
+                                 .send = sendbuff,
+                                 .recv = recvbuff,
+                                 .count = count,
+                                 .type = datatype,
+                                 .root = root};
   return submitCall(call, comm, request, sendUsed, recvbuff, stream);
 }
 
@@ -359,8 +367,13 @@ chorusResult_t chorusReduce(const void* sendbuff, void* recvbuff, size_t count, 
   if (bad.empty()) bad = checkRooted(call, comm, root, count, datatype, sendbuff, recvbuff, false);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   const void* recvUsed = comm->impl->rank() == root ? recvbuff : nullptr;  // written on the root only
-  const chorus::Op request{.collective = Collective::kReduce, .send = sendbuff, .recv = recvbuff, .count = count,
-                           .type = datatype, .op = op, .root = root};
+  const chorus::CallArgs request{.collective = Collective::kReduce,
+                                 .send = sendbuff,
+                                 .recv = recvbuff,
+                                 .count = count,
+                                 .type = datatype,
+                                 .reduction = op,
+                                 .root = root};
   return submitCall(call, comm, request, sendbuff, recvUsed, stream);
 }
 
@@ -370,8 +383,8 @@ chorusResult_t chorusAllGather(const void* sendbuff, void* recvbuff, size_t send
   std::string bad = checkCommon(call, comm, datatype, chorusSum, false);
   if (bad.empty()) bad = checkBlocks(call, comm, sendcount, "sendcount", datatype, sendbuff, recvbuff, true);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  const chorus::Op request{.collective = Collective::kAllGather, .send = sendbuff, .recv = recvbuff, .count = sendcount,
-                           .type = datatype};
+  const chorus::CallArgs request{
+      .collective = Collective::kAllGather, .send = sendbuff, .recv = recvbuff, .count = sendcount, .type = datatype};
   return submitCall(call, comm, request, sendbuff, recvbuff, stream);
 }
 
@@ -381,8 +394,12 @@ chorusResult_t chorusReduceScatter(const void* sendbuff, void* recvbuff, size_t 
   std::string bad = checkCommon(call, comm, datatype, op, true);
   if (bad.empty()) bad = checkBlocks(call, comm, recvcount, "recvcount", datatype, sendbuff, recvbuff, false);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  const chorus::Op request{.collective = Collective::kReduceScatter, .send = sendbuff, .recv = recvbuff,
-                           .count = recvcount, .type = datatype, .op = op};
+  const chorus::CallArgs request{.collective = Collective::kReduceScatter,
+                                 .send = sendbuff,
+                                 .recv = recvbuff,
+                                 .count = recvcount,
+                                 .type = datatype,
+                                 .reduction = op};
   return submitCall(call, comm, request, sendbuff, recvbuff, stream);
 }
 
@@ -421,8 +438,8 @@ chorusResult_t chorusAllToAll(const void* sendbuff, void* recvbuff, size_t count
     bad = whereOf(comm, call) + "sendbuff and recvbuff overlap (alltoall runs out of place only)";
   }
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  const chorus::Op request{.collective = Collective::kAllToAll, .send = sendbuff, .recv = recvbuff, .count = count,
-                           .type = datatype};
+  const chorus::CallArgs request{
+      .collective = Collective::kAllToAll, .send = sendbuff, .recv = recvbuff, .count = count, .type = datatype};
   return submitCall(call, comm, request, sendbuff, recvbuff, stream);
 }
 
@@ -452,8 +469,14 @@ chorusResult_t chorusAllToAllv(const void* sendbuff, const size_t sendcounts[], 
   auto vectors = std::make_shared<std::vector<size_t>>();
   for (const size_t* a : {sendcounts, sdispls, recvcounts, rdispls}) vectors->insert(vectors->end(), a, a + n);
   const size_t* v = vectors->data();
-  chorus::Op request{.collective = Collective::kAllToAllv, .send = sendbuff, .recv = recvbuff, .type = datatype,
-                     .sendCounts = v, .sendDispls = v + n, .recvCounts = v + 2 * n, .recvDispls = v + 3 * n};
+  chorus::CallArgs request{.collective = Collective::kAllToAllv,
+                           .send = sendbuff,
+                           .recv = recvbuff,
+                           .type = datatype,
+                           .sendCounts = v,
+                           .sendDispls = v + n,
+                           .recvCounts = v + 2 * n,
+                           .recvDispls = v + 3 * n};
   request.keepAlive = vectors;
   return submitCall(call, comm, request, sendExtent > 0 ? sendbuff : nullptr, recvExtent > 0 ? recvbuff : nullptr,
                     stream);
@@ -466,8 +489,12 @@ chorusResult_t chorusGather(const void* sendbuff, void* recvbuff, size_t count, 
   if (bad.empty()) bad = checkRootedBlocks(call, comm, root, count, datatype, sendbuff, recvbuff, true);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   const void* recvUsed = comm->impl->rank() == root ? recvbuff : nullptr;  // written on the root only
-  const chorus::Op request{.collective = Collective::kGather, .send = sendbuff, .recv = recvbuff, .count = count,
-                           .type = datatype, .root = root};
+  const chorus::CallArgs request{.collective = Collective::kGather,
+                                 .send = sendbuff,
+                                 .recv = recvbuff,
+                                 .count = count,
+                                 .type = datatype,
+                                 .root = root};
   return submitCall(call, comm, request, count > 0 ? sendbuff : nullptr, count > 0 ? recvUsed : nullptr, stream);
 }
 
@@ -478,15 +505,19 @@ chorusResult_t chorusScatter(const void* sendbuff, void* recvbuff, size_t count,
   if (bad.empty()) bad = checkRootedBlocks(call, comm, root, count, datatype, sendbuff, recvbuff, false);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   const void* sendUsed = comm->impl->rank() == root ? sendbuff : nullptr;  // read on the root only
-  const chorus::Op request{.collective = Collective::kScatter, .send = sendbuff, .recv = recvbuff, .count = count,
-                           .type = datatype, .root = root};
+  const chorus::CallArgs request{.collective = Collective::kScatter,
+                                 .send = sendbuff,
+                                 .recv = recvbuff,
+                                 .count = count,
+                                 .type = datatype,
+                                 .root = root};
   return submitCall(call, comm, request, count > 0 ? sendUsed : nullptr, count > 0 ? recvbuff : nullptr, stream);
 }
 
 chorusResult_t chorusBarrier(chorusComm_t comm, chorusStream_t stream) {
   const char* call = "chorusBarrier";
   if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, std::string(call) + ": comm is NULL");
-  const chorus::Op request{.collective = Collective::kBarrier, .count = 0, .type = chorusUint8};
+  const chorus::CallArgs request{.collective = Collective::kBarrier, .count = 0, .type = chorusUint8};
   return submitCall(call, comm, request, nullptr, nullptr, stream);
 }
 
@@ -509,8 +540,11 @@ chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm
     // Every rank's (color, key), through the parent.
     const int n = parent.size();
     std::vector<int32_t> mine = {color, key}, all(2 * static_cast<size_t>(n));
-    parent.run(chorus::Op{.collective = Collective::kAllGather, .send = mine.data(), .recv = all.data(), .count = 2,
-                          .type = chorusInt32});
+    parent.run(chorus::CallArgs{.collective = Collective::kAllGather,
+                                .send = mine.data(),
+                                .recv = all.data(),
+                                .count = 2,
+                                .type = chorusInt32});
     const uint64_t split = parent.nextSplit();
     if (color != CHORUS_SPLIT_NOCOLOR) {
       std::vector<int> members;
@@ -526,7 +560,7 @@ chorusResult_t chorusCommSplit(chorusComm_t comm, int color, int key, chorusComm
       *newcomm = h.release();
     }
     // No rank leaves (and may destroy the parent, whose store the children meet in) before every child is made.
-    parent.run(chorus::Op{.collective = Collective::kBarrier, .type = chorusUint8});
+    parent.run(chorus::CallArgs{.collective = Collective::kBarrier, .type = chorusUint8});
   });
 }
 

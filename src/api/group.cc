@@ -19,7 +19,7 @@ namespace {
 
 struct RecordedCall {
   chorusComm_t comm;
-  Op op;
+  CallArgs args;
   bool device;
   int gpu;
   chorusStream_t stream;
@@ -37,7 +37,7 @@ thread_local GroupState group;
 // communicator has recorded any error).
 chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>& calls) {
   const std::string where = checks::whereOf(comm, "chorusGroupEnd");
-  thread_local std::vector<Op> host;  // reused: a group per training step should not allocate
+  thread_local std::vector<CallArgs> host;  // reused: a group per training step should not allocate
   host.clear();
   for (const RecordedCall* c : calls) {
     if (c->stream != calls.front()->stream) {
@@ -47,7 +47,7 @@ chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>
       return fail(comm, chorusInvalidUsage,
                   where + "a group's calls on one communicator must all use device buffers or all host buffers");
     }
-    host.push_back(c->op);
+    host.push_back(c->args);
   }
   if (calls.front()->device) {
     // Device buffers: the group's calls are enqueued together on their stream, run together by the progress thread.
@@ -72,7 +72,7 @@ chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>
 
 bool inGroup() { return group.depth > 0; }
 
-void recordInGroup(chorusComm_t comm, const Op& op, bool device, int gpu, chorusStream_t stream) {
+void recordInGroup(chorusComm_t comm, const CallArgs& op, bool device, int gpu, chorusStream_t stream) {
   group.calls.push_back(RecordedCall{comm, op, device, gpu, stream});
 }
 

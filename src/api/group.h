@@ -11,9 +11,9 @@ namespace chorus::api {
 
 // True between this thread's chorusGroupStart and its matching chorusGroupEnd.
 bool inGroup();
-// Records a call whose arguments were checked; it runs at the outermost chorusGroupEnd. The Op's alltoallv arrays
+// Records a call whose arguments were checked; it runs at the outermost chorusGroupEnd. The CallArgs's alltoallv arrays
 // must be owned by op.keepAlive.
-void recordInGroup(chorusComm_t comm, const Op& op, bool device, int gpu, chorusStream_t stream);
+void recordInGroup(chorusComm_t comm, const CallArgs& op, bool device, int gpu, chorusStream_t stream);
 // Notes that a call inside the group failed (its own return code said so): chorusGroupEnd then drops the group.
 void recordGroupFailure(const std::string& message);
 // chorusGroupStart and chorusGroupEnd.

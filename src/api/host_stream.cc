@@ -20,11 +20,11 @@ HostStream::~HostStream() {
   thread_.join();
 }
 
-StreamStatus HostStream::enqueue(CommEngine& engine, std::span<const Op> ops) {
+StreamStatus HostStream::enqueue(CommEngine& engine, std::span<const CallArgs> ops) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (failedAt_ != UINT64_MAX) return failure_;
   // Issued now, under the stream's lock: the stream's order and the communicator's agree.
-  queue_.push_back(Queued{&engine, engine.issueHostCall(), std::vector<Op>(ops.begin(), ops.end())});
+  queue_.push_back(Queued{&engine, engine.issueHostCall(), std::vector<CallArgs>(ops.begin(), ops.end())});
   ++enqueued_;
   changed();
   // Only the stream's thread waits for work; a caller waiting on the stream takes queued calls itself.

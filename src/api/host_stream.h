@@ -43,7 +43,7 @@ class HostStream {
 
   // Issues `ops` (one call, or a group's calls on one communicator) on `engine` and queues them. Returns the
   // stream's error, queuing nothing, once one of its calls has failed.
-  StreamStatus enqueue(CommEngine& engine, std::span<const Op> ops);
+  StreamStatus enqueue(CommEngine& engine, std::span<const CallArgs> ops);
   // How many calls were queued so far (an event records this).
   uint64_t enqueued();
   // Waits until the first `target` calls have finished, running queued ones on this thread when the stream's own
@@ -56,7 +56,7 @@ class HostStream {
   struct Queued {
     CommEngine* engine;
     uint64_t number;  // its issue number on the engine
-    std::vector<Op> ops;
+    std::vector<CallArgs> ops;
   };
   void threadMain();
   // Takes the next call and runs it (or skips it after a failure) with mutex_ released; mutex_ held on entry and

@@ -4,13 +4,13 @@
 
 namespace chorus {
 
-std::string describeCall(const Op& op) {
+std::string describeCall(const CallArgs& op) {
   std::string s = std::string(collectiveName(op.collective)) + " #" + std::to_string(op.seq);
   if (op.collective == Collective::kBarrier) return s;
   s += " (";
   if (op.collective != Collective::kAllToAllv) s += "count " + std::to_string(op.count) + ", ";
   s += typeName(op.type);
-  if (reducesValues(op.collective)) s += std::string(", ") + opName(op.op);
+  if (reducesValues(op.collective)) s += std::string(", ") + opName(op.reduction);
   if (op.root >= 0) s += ", root " + std::to_string(op.root);
   if (op.collective == Collective::kSend) s += ", to rank " + std::to_string(op.peer);
   if (op.collective == Collective::kRecv) {

@@ -8,6 +8,6 @@
 
 namespace chorus {
 
-std::string describeCall(const Op& op);
+std::string describeCall(const CallArgs& op);
 
 }  // namespace chorus

@@ -30,7 +30,7 @@ void CallFailures::listMismatchesThrough(StoreClient& store, const std::string& 
   mismatchReport_ = std::make_unique<MismatchReport>(store, keyPrefix, rank, size);
 }
 
-Error CallFailures::failCall(const Error& raw, const Op& op, bool deviceCall, uint64_t collectiveNumber) {
+Error CallFailures::failCall(const Error& raw, const CallArgs& op, bool deviceCall, uint64_t collectiveNumber) {
   // Transport errors know the peer but not the call: add it.
   const std::string name = describeCall(op);
   std::string what = raw.what();

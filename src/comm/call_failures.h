@@ -48,7 +48,7 @@ class CallFailures {
   // What a failed call throws: `raw` with the call and communicator named; at the communicator's first failure
   // the peers are told at once (the connections abandoned) and, where the ranks may have called different things,
   // the listing of what each called (collectiveNumber: the call's, from its call tags); recorded in state().
-  Error failCall(const Error& raw, const Op& op, bool deviceCall, uint64_t collectiveNumber);
+  Error failCall(const Error& raw, const CallArgs& op, bool deviceCall, uint64_t collectiveNumber);
   // At destroy: the peers hear a goodbye, or, once unusable, that we gave up (they may be blocked in a call with us).
   void closeConnections(std::vector<std::unique_ptr<Connection>>& conns) const;
 

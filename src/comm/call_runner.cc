@@ -30,11 +30,11 @@ CallRunner::CallRunner(int rank, int size, const CommConfig& config, CallFailure
       tags_(size, config.checkMismatch, tagSalt),
       compression_(rank, size) {}
 
-void CallRunner::execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
+void CallRunner::execute(std::span<const CallArgs> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
   std::lock_guard<std::mutex> lock(*callMutex_);
   CommLogScope logScope(commName_);
-  Op single;
-  const std::span<Op> ops = number(requests, single);
+  CallArgs single;
+  const std::span<CallArgs> ops = number(requests, single);
   if (ops.empty()) return;
   Call call{deviceCall, &ops[0]};
   try {
@@ -51,21 +51,21 @@ void CallRunner::execute(std::span<const Op> requests, const std::function<CommI
   }
 }
 
-std::span<Op> CallRunner::number(std::span<const Op> requests, Op& single) {
-  std::span<Op> ops;
+std::span<CallArgs> CallRunner::number(std::span<const CallArgs> requests, CallArgs& single) {
+  std::span<CallArgs> ops;
   if (requests.size() == 1) {
     single = requests[0];
-    ops = std::span<Op>(&single, 1);
+    ops = std::span<CallArgs>(&single, 1);
   } else {
     scratch_.ops.assign(requests.begin(), requests.end());
     ops = scratch_.ops;
   }
-  for (Op& o : ops) o.seq = seq_++;
+  for (CallArgs& o : ops) o.seq = seq_++;
   return ops;
 }
 
-void CallRunner::resolveAnySources(std::span<Op> ops, Call& call) {
-  for (Op& o : ops) {
+void CallRunner::resolveAnySources(std::span<CallArgs> ops, Call& call) {
+  for (CallArgs& o : ops) {
     if (o.peer != kAnyPeer) continue;
     call.current = &o;
     if (call.deviceCall || ops.size() != 1) {
@@ -79,10 +79,10 @@ void CallRunner::resolveAnySources(std::span<Op> ops, Call& call) {
   }
 }
 
-void CallRunner::runSendsAndReceives(std::span<Op> ops, Call& call) {
-  std::vector<const Op*>& pointToPoint = scratch_.pointToPoint;
+void CallRunner::runSendsAndReceives(std::span<CallArgs> ops, Call& call) {
+  std::vector<const CallArgs*>& pointToPoint = scratch_.pointToPoint;
   pointToPoint.clear();
-  for (const Op& o : ops) {
+  for (const CallArgs& o : ops) {
     if (isPointToPoint(o.collective)) pointToPoint.push_back(&o);
   }
   if (pointToPoint.empty()) return;
@@ -97,7 +97,7 @@ void CallRunner::runSendsAndReceives(std::span<Op> ops, Call& call) {
   }
 }
 
-void CallRunner::runCollectives(std::span<Op> ops, Call& call) {
+void CallRunner::runCollectives(std::span<CallArgs> ops, Call& call) {
   if (scratch_.pointToPoint.size() == ops.size()) return;  // sends and receives only
   if (ops.size() == 1) {
     runCollective(ops[0], 1, call);
@@ -106,7 +106,7 @@ void CallRunner::runCollectives(std::span<Op> ops, Call& call) {
   }
 }
 
-void CallRunner::runFusedBatch(std::span<Op> ops, Call& call) {
+void CallRunner::runFusedBatch(std::span<CallArgs> ops, Call& call) {
   // Host buffers only are fused: the fusion buffer is host memory (the planner says so for device calls).
   const BatchPlan batch = planner_->planBatch(ops, call.deviceCall);
   const auto began = startedIf(batch.trial);
@@ -115,7 +115,7 @@ void CallRunner::runFusedBatch(std::span<Op> ops, Call& call) {
       runCollective(ops[entry.front()], 1, call);
       continue;
     }
-    const Op& fused = scratch_.fusion.fuse(ops, entry);
+    const CallArgs& fused = scratch_.fusion.fuse(ops, entry);
     if (scratch_.fusion.packed()) {
       CHORUS_TRACE(rank_, entry.size() << " allreduces fused into " << countBytes(fused) << " bytes");
     }
@@ -127,7 +127,7 @@ void CallRunner::runFusedBatch(std::span<Op> ops, Call& call) {
   }
 }
 
-void CallRunner::runCollective(const Op& o, int fused, Call& call) {
+void CallRunner::runCollective(const CallArgs& o, int fused, Call& call) {
   call.current = &o;
   CommIO& io = *call.io;
   const double start = call.trace ? CallTrace::nowUs() : 0;
@@ -135,7 +135,7 @@ void CallRunner::runCollective(const Op& o, int fused, Call& call) {
   const CallPlan plan = planner_->plan(o, size_, call.deviceCall);
   CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(plan.algorithm));
   // Compressed calls whose ranks must agree run in place: every send then comes from memory the call may round.
-  const Op& run = compression_.inPlace(o);
+  const CallArgs& run = compression_.inPlace(o);
   io.begin(tags_, LazyDeadline::after(timeoutSeconds_), &run);
   io.setSliceBytes(plan.sliceBytes);
   io.setStripeWidth(plan.stripeWidth);
@@ -155,13 +155,13 @@ void CallRunner::runCollective(const Op& o, int fused, Call& call) {
 // scheduling delay, which weighs on some algorithms more than others (perf/results/selection.md, "What the tuner's
 // trials are made of").
 void CallRunner::agreeTimes(std::vector<double>& times, CommIO& io) {
-  Op agree;
+  CallArgs agree;
   agree.collective = Collective::kAllReduce;
   agree.send = times.data();
   agree.recv = times.data();
   agree.count = times.size();
   agree.type = chorusFloat64;
-  agree.op = chorusSum;
+  agree.reduction = chorusSum;
   agree.seq = seq_++;
   tags_.begin(agree);
   io.begin(tags_, LazyDeadline::after(timeoutSeconds_), &agree);

@@ -39,7 +39,7 @@ class CallRunner {
 
   // Runs a batch of calls on the CommIO that prepare() returns (it may wait and build), under the call mutex; a
   // failure is recorded (CallFailures::failCall) and thrown.
-  void execute(std::span<const Op> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
+  void execute(std::span<const CallArgs> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
   // Replaces every rank's `times` with their average over the ranks, call by call (an allreduce through `io`,
   // numbered as calls are): what autotune's trials are judged by.
   void agreeTimes(std::vector<double>& times, CommIO& io);
@@ -55,23 +55,23 @@ class CallRunner {
   // One execute() under way.
   struct Call {
     bool deviceCall;
-    const Op* current;                     // the op named if the call fails
+    const CallArgs* current;               // the op named if the call fails
     CommIO* io = nullptr;                  // prepare()'s
     CallTrace* trace = nullptr;            // null: not traced (device calls never are)
     const TransferTimes* times = nullptr;  // with transfer tracing: io's times of the call
   };
   // The requests numbered: a single call in `single` (on the caller's stack: no heap traffic per call), a batch in
   // the scratch.
-  std::span<Op> number(std::span<const Op> requests, Op& single);
+  std::span<CallArgs> number(std::span<const CallArgs> requests, CallArgs& single);
   // Receives from any rank: which peer's message comes first decides the call (it runs alone, on host memory).
-  void resolveAnySources(std::span<Op> ops, Call& call);
+  void resolveAnySources(std::span<CallArgs> ops, Call& call);
   // The batch's sends and receives, posted together and completed together.
-  void runSendsAndReceives(std::span<Op> ops, Call& call);
+  void runSendsAndReceives(std::span<CallArgs> ops, Call& call);
   // Its collectives in call order: alone, or a batch's with its allreduces fused where they fit.
-  void runCollectives(std::span<Op> ops, Call& call);
-  void runFusedBatch(std::span<Op> ops, Call& call);
+  void runCollectives(std::span<CallArgs> ops, Call& call);
+  void runFusedBatch(std::span<CallArgs> ops, Call& call);
   // One collective (`fused`: how many of the batch's calls it stands for, for the trace).
-  void runCollective(const Op& o, int fused, Call& call);
+  void runCollective(const CallArgs& o, int fused, Call& call);
 
   const int rank_, size_;
   const double timeoutSeconds_;
@@ -85,8 +85,8 @@ class CallRunner {
   CompressionAgreement compression_;
   // The memory a batch reuses from call to call (grows, never shrinks; under the call mutex).
   struct BatchScratch {
-    std::vector<Op> ops;                   // the batch being run, numbered
-    std::vector<const Op*> pointToPoint;   // its sends and receives
+    std::vector<CallArgs> ops;                  // the batch being run, numbered
+    std::vector<const CallArgs*> pointToPoint;  // its sends and receives
     FusionBuffer fusion;                   // its fused allreduces
   } scratch_;
   std::atomic<const char*> lastAlgorithm_{""};

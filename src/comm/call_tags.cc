@@ -9,9 +9,10 @@ namespace {
 // The call's defining values packed into one word and mixed by one multiply (Fibonacci hashing; the top bits are
 // the best mixed): any root, any future collective gets its own signature, for a few cycles per call. Not the
 // peer: the two ends of a point-to-point call name each other, and the connection already says who they are.
-uint32_t hashCall(const Op& op) {
+uint32_t hashCall(const CallArgs& op) {
   const uint64_t key = static_cast<uint64_t>(op.collective) | (static_cast<uint64_t>(op.type) << 8) |
-                       (static_cast<uint64_t>(op.op) << 16) | (static_cast<uint64_t>(static_cast<uint32_t>(op.root)) << 32);
+                       (static_cast<uint64_t>(op.reduction) << 16) |
+                       (static_cast<uint64_t>(static_cast<uint32_t>(op.root)) << 32);
   return static_cast<uint32_t>((key * 0x9e3779b97f4a7c15ull) >> 32);
 }
 
@@ -20,13 +21,13 @@ uint32_t hashCall(const Op& op) {
 CallTags::CallTags(int nranks, bool checking, uint64_t salt)
     : checking_(checking), salt_(salt), sends_(static_cast<size_t>(nranks), 0), recvs_(static_cast<size_t>(nranks), 0) {}
 
-void CallTags::begin(const Op& op) {
+void CallTags::begin(const CallArgs& op) {
   if (op.peer >= 0) throwInternal("CallTags::begin takes collectives; point-to-point calls use beginPointToPoint");
   ++collectives_;
   signature_ = (hashCall(op) ^ static_cast<uint32_t>(salt_ ^ (salt_ >> 32))) >> (32 - kSignatureBits);
 }
 
-void CallTags::beginPointToPoint(const Op& op, bool sends, bool receives) {
+void CallTags::beginPointToPoint(const CallArgs& op, bool sends, bool receives) {
   const auto peer = static_cast<size_t>(op.peer);
   if (op.peer < 0 || peer >= sends_.size()) throwInternal("CallTags::beginPointToPoint without a valid peer");
   if (sends) ++sends_[peer];

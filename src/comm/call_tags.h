@@ -20,10 +20,10 @@ class CallTags {
   CallTags(int nranks, bool checking, uint64_t salt = 0);
 
   // Starts a collective (op.peer < 0): every pair takes part, both ways.
-  void begin(const Op& op);
+  void begin(const CallArgs& op);
   // Starts a point-to-point call with op.peer that sends to it, receives from it, or both. Its signature is the
   // datatype's alone, so that the send on one end and the receive on the other agree.
-  void beginPointToPoint(const Op& op, bool sends, bool receives);
+  void beginPointToPoint(const CallArgs& op, bool sends, bool receives);
   // The current collective's number among the communicator's collectives (0 for the first): every rank makes the
   // same collectives in the same order, so this names a collective across ranks however many point-to-point calls
   // each made in between. The mismatch listing keys on it.

@@ -74,7 +74,7 @@ CallTrace::Event* CallTrace::next() {
   return &blocks_.back().emplace_back();
 }
 
-void CallTrace::recordCall(const Op& op, const char* algorithm, size_t chunkBytes, double startUs, double endUs,
+void CallTrace::recordCall(const CallArgs& op, const char* algorithm, size_t chunkBytes, double startUs, double endUs,
                            const TransferTimes* times, int fused) {
   Event* slot = next();
   if (slot == nullptr) return;
@@ -91,7 +91,7 @@ void CallTrace::recordCall(const Op& op, const char* algorithm, size_t chunkByte
   e.root = op.root;
   e.fused = fused;
   e.type = op.type;
-  e.op = op.op;
+  e.reduction = op.reduction;
   e.reduces = reducesValues(op.collective);
   if (times != nullptr) {
     e.timed = true;
@@ -142,7 +142,7 @@ void CallTrace::flush() const {
       }
       out += "\"seq\":" + std::to_string(e.seq) + ",\"bytes\":" + std::to_string(e.bytes) +
              ",\"count\":" + std::to_string(e.count) + ",\"datatype\":" + quoted(typeName(e.type));
-      if (e.reduces) out += ",\"op\":" + quoted(opName(e.op));
+      if (e.reduces) out += ",\"op\":" + quoted(opName(e.reduction));
       if (e.algorithm != nullptr) out += ",\"algorithm\":" + quoted(e.algorithm);
       out += ",\"chunk\":" + std::to_string(e.chunk);
       if (e.root >= 0) out += ",\"root\":" + std::to_string(e.root);

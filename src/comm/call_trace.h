@@ -50,7 +50,7 @@ class CallTrace {
 
   // One call (or a batch's point-to-point part, or a fused allreduce standing for `fused` calls). `algorithm` is a
   // static name or null (point-to-point); `times` null below kTransfer.
-  void recordCall(const Op& op, const char* algorithm, size_t chunkBytes, double startUs, double endUs,
+  void recordCall(const CallArgs& op, const char* algorithm, size_t chunkBytes, double startUs, double endUs,
                   const TransferTimes* times, int fused = 1);
   void recordTransfer(const TransferStep& step);
   // Writes every event so far to the file (replacing it, through a temporary and a rename); throws a system error
@@ -72,7 +72,7 @@ class CallTrace {
     int peer, root, fused;
     uint32_t rounds, movingRounds, sleeps;  // transfers
     chorusDataType_t type;
-    chorusRedOp_t op;
+    chorusRedOp_t reduction;
     bool transfer, timed, reduces;
   };
   // Room for one more event (null when kMaxEvents are kept: then it is counted as dropped).

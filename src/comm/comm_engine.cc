@@ -75,7 +75,7 @@ void CommEngine::finishSetup(Deadline deadline) {
   hierarchy_.hosts = hostsOf(*world.topology);
   calls_.traceInto(startTrace(config_, family_.spec().keyPrefix, peers_, *io_, deadline));
   calls_.planWith(planCalls(rank_, config_, world, peers_));
-  hierarchy_.chooseFlat = [this](const Op& op, int groupSize, bool acrossHosts) {
+  hierarchy_.chooseFlat = [this](const CallArgs& op, int groupSize, bool acrossHosts) {
     return calls_.planner()->levelAlgorithm(op, groupSize, acrossHosts);
   };
   loadAutotuneFile(*calls_.planner(), config_, peers_.store(), family_.spec().keyPrefix, rank_, deadline);
@@ -91,7 +91,7 @@ CommEngine::~CommEngine() {
   peers_.conns().clear();
 }
 
-void CommEngine::runIssued(uint64_t number, std::span<const Op> ops, bool passTurn) {
+void CommEngine::runIssued(uint64_t number, std::span<const CallArgs> ops, bool passTurn) {
   CallerCount inside(activeCallers_);
   hostOrder_->waitTurn(number, failures_.state().abortFlag());
   struct PassOn {
@@ -182,12 +182,12 @@ chorusUniqueId CommEngine::growId() const { return family_.growId(); }
 std::unique_ptr<CommEngine> CommEngine::grow(const chorusUniqueId* id, int newRanks, CommConfig config) {
   chorusUniqueId agreed{};
   if (rank_ == 0) agreed = *id;
-  run(Op{.collective = Collective::kBroadcast,
-         .send = &agreed,
-         .recv = &agreed,
-         .count = sizeof(agreed),
-         .type = chorusUint8,
-         .root = 0});
+  run(CallArgs{.collective = Collective::kBroadcast,
+               .send = &agreed,
+               .recv = &agreed,
+               .count = sizeof(agreed),
+               .type = chorusUint8,
+               .root = 0});
   const LaunchSpec spec = family_.grown(agreed, newRanks, config_.commName);
   CHORUS_INFO(rank_, "grow: " << size_ << " ranks and " << newRanks << " new ones");
   return std::make_unique<CommEngine>(spec, std::move(config), peers_.storeServer());

@@ -46,16 +46,16 @@ class CommEngine {
 
   // Runs one call on host buffers to completion, after every device call enqueued before it. On failure records
   // the error (last error; async error when the communicator can no longer be used) and rethrows it.
-  void run(const Op& op) { runBatch(std::span<const Op>(&op, 1)); }
+  void run(const CallArgs& op) { runBatch(std::span<const CallArgs>(&op, 1)); }
   // Runs a batch of calls on host buffers (a group's calls on this communicator) as run() does one: its sends and
   // receives first, posted together and completed together, then its collectives in call order.
-  void runBatch(std::span<const Op> ops) { runIssued(issueHostCall(), ops); }
+  void runBatch(std::span<const CallArgs> ops) { runIssued(issueHostCall(), ops); }
   // Host calls run in the order they were issued (host_call_order.h): a call queued on a host stream takes its
   // number when queued, and later runs (or is skipped) with it; every issued number must be run or skipped.
   uint64_t issueHostCall() { return hostOrder_->issue(); }
   // With passTurn false the caller passes the turn on itself (passIssued), once it has recorded the call as done:
   // a host stream, so that a call issued after this one never finishes before the stream knows this one has.
-  void runIssued(uint64_t number, std::span<const Op> ops, bool passTurn = true);
+  void runIssued(uint64_t number, std::span<const CallArgs> ops, bool passTurn = true);
   void skipIssued(uint64_t number, bool passTurn = true);
   void passIssued(uint64_t number) {
     CallerCount inside(activeCallers_);  // waitIdle may not let the communicator go while the turn is passed on
@@ -85,11 +85,11 @@ class CommEngine {
   // Enqueues a collective on device buffers of GPU `device` behind the work on `stream` and returns (NCCL's
   // stream semantics: work enqueued on the stream afterwards sees the result). Failures of the call itself are
   // reported through asyncError() and fail later calls; this throws only when nothing could be enqueued.
-  void enqueueDevice(const Op& op, DeviceStream stream, int device) {
-    enqueueDeviceBatch(std::span<const Op>(&op, 1), stream, device);
+  void enqueueDevice(const CallArgs& op, DeviceStream stream, int device) {
+    enqueueDeviceBatch(std::span<const CallArgs>(&op, 1), stream, device);
   }
   // As enqueueDevice, for a group's calls on this communicator (run together, as runBatch runs host calls).
-  void enqueueDeviceBatch(std::span<const Op> ops, DeviceStream stream, int device) {
+  void enqueueDeviceBatch(std::span<const CallArgs> ops, DeviceStream stream, int device) {
     CallerCount inside(activeCallers_);
     device_.enqueue(ops, stream, device);
   }

@@ -40,7 +40,7 @@ CommIO::CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& con
       aborted_(aborted),
       wakeFd_(wakeFd) {}
 
-void CommIO::begin(const CallTags& tags, LazyDeadline deadline, const Op* op) {
+void CommIO::begin(const CallTags& tags, LazyDeadline deadline, const CallArgs* op) {
   tags_ = &tags;
   deadline_ = deadline;
   op_ = op;

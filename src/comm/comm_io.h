@@ -40,7 +40,7 @@ class CommIO final : public PeerIO {
 
   // Starts a call: the tags its frames carry (per peer; `tags` must outlive the call), deadline, and the op (named
   // in messages; must outlive the call).
-  void begin(const CallTags& tags, LazyDeadline deadline, const Op* op);
+  void begin(const CallTags& tags, LazyDeadline deadline, const CallArgs* op);
   // CHORUS_COMPRESSION: the float32 messages of compressible calls to and from peers[p] travel at 16 bits.
   void setCompression(CompressionFormat format, std::vector<bool> peers) {
     compressor_.configure(format, std::move(peers));
@@ -165,7 +165,7 @@ class CommIO final : public PeerIO {
   uint32_t sendTag(int peer) const { return tags_ != nullptr ? tags_->sendTag(peer) : untrackedTag_; }
   uint32_t recvTag(int peer) const { return tags_ != nullptr ? tags_->recvTag(peer) : untrackedTag_; }
   LazyDeadline deadline_;
-  const Op* op_ = nullptr;
+  const CallArgs* op_ = nullptr;
   bool singleCopyHint_ = false;  // postingTogether() in this call
   std::vector<ActiveConnection> active_;  // connections this call has used
   std::vector<pollfd> pollFds_;

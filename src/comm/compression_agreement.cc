@@ -33,7 +33,7 @@ void CompressionAgreement::configure(const std::string& compression, const std::
   io.setCompression(format_, std::move(peers));
 }
 
-const Op& CompressionAgreement::inPlace(const Op& o) {
+const CallArgs& CompressionAgreement::inPlace(const CallArgs& o) {
   if (format_ == CompressionFormat::kNone || !compressibleCall(o)) return o;
   const size_t bytes = o.count * 4;
   char* recv = static_cast<char*>(o.recv);
@@ -59,7 +59,7 @@ const Op& CompressionAgreement::inPlace(const Op& o) {
   }
 }
 
-void CompressionAgreement::roundResults(const Op& o) const {
+void CompressionAgreement::roundResults(const CallArgs& o) const {
   if (!finalPass_) return;
   size_t count = o.count;
   switch (o.collective) {

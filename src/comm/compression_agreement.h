@@ -23,19 +23,19 @@ class CompressionAgreement {
   // With compression on for `o`: an allgather or broadcast made in place (the input copied into the output), so
   // that every final value a rank sends is one it may round to what its peers receive; otherwise `o`. The copy
   // lives here until the next call.
-  const Op& inPlace(const Op& o);
+  const CallArgs& inPlace(const CallArgs& o);
   // After a compressed allreduce, allgather or broadcast: the results' significands rounded as the wire rounds
   // them, so that the ranks agree bit for bit. A sender already keeps what it sends (it rounds in place), but a
   // value may reach one rank over a compressed link and stay unrounded on another: the rank that computed it last
   // (a ring's owner of a block, a non-power-of-two world's folded ranks), or one behind a full-precision link.
   // Values already rounded are read, not written. Only where it is needed: see configure.
-  void roundResults(const Op& o) const;
+  void roundResults(const CallArgs& o) const;
 
  private:
   int rank_, size_;
   CompressionFormat format_ = CompressionFormat::kNone;  // what configure set the host CommIO to
   bool finalPass_ = false;                 // roundResults rounds (configure says when)
-  Op inPlace_;                             // inPlace's call (under the call mutex)
+  CallArgs inPlace_;                       // inPlace's call (under the call mutex)
 };
 
 }  // namespace chorus

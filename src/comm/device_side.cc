@@ -28,7 +28,7 @@ DeviceResources::~DeviceResources() {
   }
 }
 
-void DeviceSide::enqueue(std::span<const Op> ops, DeviceStream stream, int device) {
+void DeviceSide::enqueue(std::span<const CallArgs> ops, DeviceStream stream, int device) {
   std::lock_guard<std::mutex> lock(enqueueMutex_);
   const CommConfig& config = host_.config;
   CommLogScope logScope(config.commName);
@@ -45,7 +45,9 @@ void DeviceSide::enqueue(std::span<const Op> ops, DeviceStream stream, int devic
     if (!queue_) {
       queue_ = std::make_unique<DeviceCallQueue>(
           *api_, rank,
-          [this](std::span<const Op> o, int d, const std::function<void()>& waitReady) { runCall(o, d, waitReady); },
+          [this](std::span<const CallArgs> o, int d, const std::function<void()>& waitReady) {
+            runCall(o, d, waitReady);
+          },
           host_.failures.state().abortFlag(), config.timeoutSeconds, callsBlock(device));
     }
     device_ = device;
@@ -73,7 +75,7 @@ bool DeviceSide::callsBlock(int device) {
   return true;
 }
 
-void DeviceSide::runCall(std::span<const Op> ops, int device, const std::function<void()>& waitReady) {
+void DeviceSide::runCall(std::span<const CallArgs> ops, int device, const std::function<void()>& waitReady) {
   host_.runner.execute(
       ops,
       [&]() -> CommIO& {

@@ -42,7 +42,7 @@ class DeviceSide {
   void useApi(DeviceApi& api) { api_ = &api; }
   DeviceApi& api() const { return *api_; }
   // Enqueues a batch on device buffers of GPU `device` behind the work on `stream` (CommEngine::enqueueDeviceBatch).
-  void enqueue(std::span<const Op> ops, DeviceStream stream, int device);
+  void enqueue(std::span<const CallArgs> ops, DeviceStream stream, int device);
   // Waits for the device calls enqueued so far: a host call goes after them, as on every rank.
   void drain() {
     if (queue_) queue_->drain();
@@ -55,7 +55,7 @@ class DeviceSide {
   // stream is unsafe, DeviceApi::streamHoldHazard).
   bool callsBlock(int device);
   // The progress thread's side of a device call (DeviceCallQueue::Runner).
-  void runCall(std::span<const Op> ops, int device, const std::function<void()>& waitReady);
+  void runCall(std::span<const CallArgs> ops, int device, const std::function<void()>& waitReady);
   // Made (collectively, over the host connections) at the first device call.
   DeviceResources& resources(int device);
 

@@ -7,13 +7,13 @@
 
 namespace chorus {
 
-bool compressibleCall(const Op& op) {
+bool compressibleCall(const CallArgs& op) {
   if (op.type != chorusFloat32) return false;
   switch (op.collective) {
     case Collective::kAllReduce:
     case Collective::kReduce:
     case Collective::kReduceScatter:
-      return op.op == chorusSum || op.op == chorusAvg;
+      return op.reduction == chorusSum || op.reduction == chorusAvg;
     case Collective::kAllGather:
     case Collective::kBroadcast:
       return true;
@@ -27,7 +27,7 @@ void MessageCompressor::configure(CompressionFormat format, std::vector<bool> pe
   peers_ = std::move(peers);
 }
 
-void MessageCompressor::begin(const Op* op, int size, bool hostMemory) {
+void MessageCompressor::begin(const CallArgs* op, int size, bool hostMemory) {
   active_ = format_ != CompressionFormat::kNone && op != nullptr && hostMemory && compressibleCall(*op);
   for (Buffer& b : buffers_) b.busy = false;
   inputBegin_ = inputEnd_ = nullptr;

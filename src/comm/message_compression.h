@@ -16,7 +16,7 @@
 namespace chorus {
 
 // Whether `op` may travel compressed: float32 sum/avg reductions, allgather and broadcast, on host memory.
-bool compressibleCall(const Op& op);
+bool compressibleCall(const CallArgs& op);
 
 class MessageCompressor {
  public:
@@ -24,7 +24,7 @@ class MessageCompressor {
   void configure(CompressionFormat format, std::vector<bool> peers);
   CompressionFormat format() const { return format_; }
   // Starts a call (`op` among `size` ranks; null: untracked traffic, never compressed). Every buffer is free again.
-  void begin(const Op* op, int size, bool hostMemory);
+  void begin(const CallArgs* op, int size, bool hostMemory);
   bool active() const { return active_; }
   bool compresses(int peer, size_t bytes) const {
     return active_ && peers_[static_cast<size_t>(peer)] && bytes > 0 && bytes % 4 == 0;

@@ -15,6 +15,6 @@ namespace chorus {
 // hands this rank's sends to itself to its receives from itself (the k-th send meets the k-th receive), and waits
 // for all. Throws chorusInvalidUsage (a mismatch) when sends and receives to itself do not pair up in count or
 // size. `ops` must outlive the call.
-void runPointToPoint(CommIO& io, CallTags& tags, const std::vector<const Op*>& ops, LazyDeadline deadline);
+void runPointToPoint(CommIO& io, CallTags& tags, const std::vector<const CallArgs*>& ops, LazyDeadline deadline);
 
 }  // namespace chorus

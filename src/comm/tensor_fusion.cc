@@ -7,11 +7,11 @@
 
 namespace chorus {
 
-std::vector<std::vector<size_t>> planFusion(std::span<const Op> ops, size_t threshold) {
+std::vector<std::vector<size_t>> planFusion(std::span<const CallArgs> ops, size_t threshold) {
   std::vector<std::vector<size_t>> plan;
   std::vector<bool> placed(ops.size(), false);
   for (size_t i = 0; i < ops.size(); ++i) {
-    const Op& o = ops[i];
+    const CallArgs& o = ops[i];
     if (placed[i] || isPointToPoint(o.collective)) continue;
     placed[i] = true;
     plan.push_back({i});
@@ -19,8 +19,9 @@ std::vector<std::vector<size_t>> planFusion(std::span<const Op> ops, size_t thre
     if (!fusable) continue;
     size_t total = countBytes(o);
     for (size_t j = i + 1; j < ops.size(); ++j) {
-      const Op& p = ops[j];
-      if (placed[j] || p.collective != Collective::kAllReduce || p.type != o.type || p.op != o.op) continue;
+      const CallArgs& p = ops[j];
+      if (placed[j] || p.collective != Collective::kAllReduce || p.type != o.type || p.reduction != o.reduction)
+        continue;
       if (countBytes(p) == 0 || total + countBytes(p) > threshold) continue;
       placed[j] = true;
       total += countBytes(p);
@@ -30,7 +31,7 @@ std::vector<std::vector<size_t>> planFusion(std::span<const Op> ops, size_t thre
   return plan;
 }
 
-bool contiguous(std::span<const Op> ops, const std::vector<size_t>& members) {
+bool contiguous(std::span<const CallArgs> ops, const std::vector<size_t>& members) {
   const char* send = static_cast<const char*>(ops[members.front()].send);
   const char* recv = static_cast<const char*>(ops[members.front()].recv);
   const char* firstSend = send;
@@ -44,36 +45,40 @@ bool contiguous(std::span<const Op> ops, const std::vector<size_t>& members) {
   return firstSend == firstRecv || send <= firstRecv || recv <= firstSend;
 }
 
-Op contiguousAllReduce(std::span<const Op> ops, const std::vector<size_t>& members) {
-  Op fused = fusedAllReduce(ops, members, nullptr);
+CallArgs contiguousAllReduce(std::span<const CallArgs> ops, const std::vector<size_t>& members) {
+  CallArgs fused = fusedAllReduce(ops, members, nullptr);
   fused.send = ops[members.front()].send;
   fused.recv = ops[members.front()].recv;
   return fused;
 }
 
-void packFused(std::span<const Op> ops, const std::vector<size_t>& members, char* buffer) {
+void packFused(std::span<const CallArgs> ops, const std::vector<size_t>& members, char* buffer) {
   for (size_t m : members) {
     std::memcpy(buffer, ops[m].send, countBytes(ops[m]));
     buffer += countBytes(ops[m]);
   }
 }
 
-void unpackFused(std::span<const Op> ops, const std::vector<size_t>& members, const char* buffer) {
+void unpackFused(std::span<const CallArgs> ops, const std::vector<size_t>& members, const char* buffer) {
   for (size_t m : members) {
     std::memcpy(ops[m].recv, buffer, countBytes(ops[m]));
     buffer += countBytes(ops[m]);
   }
 }
 
-Op fusedAllReduce(std::span<const Op> ops, const std::vector<size_t>& members, char* buffer) {
-  const Op& first = ops[members.front()];
+CallArgs fusedAllReduce(std::span<const CallArgs> ops, const std::vector<size_t>& members, char* buffer) {
+  const CallArgs& first = ops[members.front()];
   size_t count = 0;
   for (size_t m : members) count += ops[m].count;
-  return Op{.collective = Collective::kAllReduce, .send = buffer, .recv = buffer, .count = count, .type = first.type,
-            .op = first.op};
+  return CallArgs{.collective = Collective::kAllReduce,
+                  .send = buffer,
+                  .recv = buffer,
+                  .count = count,
+                  .type = first.type,
+                  .reduction = first.reduction};
 }
 
-const Op& FusionBuffer::fuse(std::span<const Op> ops, const std::vector<size_t>& members) {
+const CallArgs& FusionBuffer::fuse(std::span<const CallArgs> ops, const std::vector<size_t>& members) {
   packed_ = !contiguous(ops, members);
   if (!packed_) {
     fused_ = contiguousAllReduce(ops, members);
@@ -88,7 +93,7 @@ const Op& FusionBuffer::fuse(std::span<const Op> ops, const std::vector<size_t>&
   return fused_;
 }
 
-void FusionBuffer::unpack(std::span<const Op> ops, const std::vector<size_t>& members) const {
+void FusionBuffer::unpack(std::span<const CallArgs> ops, const std::vector<size_t>& members) const {
   if (packed_) unpackFused(ops, members, buffer_.data());
 }
 

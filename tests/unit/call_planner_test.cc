@@ -27,12 +27,12 @@ struct World {
   LinkModel links;
 };
 
-Op allReduce(size_t count) {
-  Op op;
+CallArgs allReduce(size_t count) {
+  CallArgs op;
   op.collective = Collective::kAllReduce;
   op.count = count;
   op.type = chorusFloat32;
-  op.op = chorusSum;
+  op.reduction = chorusSum;
   return op;
 }
 
@@ -70,7 +70,7 @@ TEST(CallPlannerTest, BatchesFuseUpToTheThresholdOnHostMemoryOnly) {
   CommConfig config;
   config.fusionThreshold = 1 << 20;
   CallPlanner planner(0, config, w.planner());
-  const std::vector<Op> ops = {allReduce(10), allReduce(20)};
+  const std::vector<CallArgs> ops = {allReduce(10), allReduce(20)};
   EXPECT_EQ(planner.planBatch(ops, false).fusionThreshold, size_t{1} << 20);
   EXPECT_EQ(planner.planBatch(ops, true).fusionThreshold, 0u);
 }

@@ -11,7 +11,7 @@
 namespace chorus {
 namespace {
 
-Op collective(Collective c, int root = -1) { return Op{.collective = c, .root = root}; }
+CallArgs collective(Collective c, int root = -1) { return CallArgs{.collective = c, .root = root}; }
 
 // Both directions of every pair agree: a's tag to b is b's tag from a.
 void expectPairsAgree(const std::vector<CallTags*>& ranks) {
@@ -26,14 +26,14 @@ void expectPairsAgree(const std::vector<CallTags*>& ranks) {
 TEST(CallTagsTest, BothEndsAgreeThroughCollectivesAndPairCalls) {
   // Ranks 0, 1 and 2 of one communicator: 0 and 1 also trade calls of their own between collectives.
   CallTags r0(3, true), r1(3, true), r2(3, true);
-  auto collectiveOnAll = [&](const Op& op) {
+  auto collectiveOnAll = [&](const CallArgs& op) {
     r0.begin(op);
     r1.begin(op);
     r2.begin(op);
     expectPairsAgree({&r0, &r1, &r2});
   };
   collectiveOnAll(collective(Collective::kAllReduce));
-  const Op toOne{.type = chorusInt32, .peer = 1}, toZero{.type = chorusInt32, .peer = 0};
+  const CallArgs toOne{.type = chorusInt32, .peer = 1}, toZero{.type = chorusInt32, .peer = 0};
   // 0 sends to 1 three times; 1 receives three times; then 1 sends once and 0 receives it.
   for (int i = 0; i < 3; ++i) {
     r0.beginPointToPoint(toOne, true, false);
@@ -49,7 +49,7 @@ TEST(CallTagsTest, BothEndsAgreeThroughCollectivesAndPairCalls) {
 // NCCL groups let each end post its receive before its send: the k-th send still meets the k-th receive.
 TEST(CallTagsTest, SendsAndReceivesAreCountedApart) {
   CallTags a(2, true), b(2, true);
-  const Op toB{.type = chorusFloat32, .peer = 1}, toA{.type = chorusFloat32, .peer = 0};
+  const CallArgs toB{.type = chorusFloat32, .peer = 1}, toA{.type = chorusFloat32, .peer = 0};
   a.beginPointToPoint(toB, false, true);  // a: receive first
   b.beginPointToPoint(toA, false, true);  // b: receive first too
   const uint32_t aReceives = a.recvTag(1), bReceives = b.recvTag(0);
@@ -59,7 +59,7 @@ TEST(CallTagsTest, SendsAndReceivesAreCountedApart) {
   EXPECT_EQ(b.sendTag(0), aReceives);
   // Another datatype is another signature.
   CallTags c(2, true);
-  c.beginPointToPoint(Op{.type = chorusInt8, .peer = 1}, true, false);
+  c.beginPointToPoint(CallArgs{.type = chorusInt8, .peer = 1}, true, false);
   EXPECT_NE(c.sendTag(1), a.sendTag(1));
 }
 

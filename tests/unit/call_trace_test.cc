@@ -106,7 +106,8 @@ TEST(CallTraceTest, EventsAreWrittenAsChromeCompleteEvents) {
   fs::create_directories(dir.str());
   CallTrace trace(dir.str() + "/t.json", TraceLevel::kTransfer, 3, 4, "my \"comm\"");
   trace.setClockOffsetUs(1000);
-  const Op op{.collective = Collective::kReduceScatter, .count = 256, .type = chorusBfloat16, .op = chorusAvg};
+  const CallArgs op{
+      .collective = Collective::kReduceScatter, .count = 256, .type = chorusBfloat16, .reduction = chorusAvg};
   TransferTimes times{.waitUs = 1, .moveUs = 2, .reduceUs = 3};
   trace.recordCall(op, "ring", 65536, 10, 20, &times, 3);
   trace.recordTransfer(TransferStep{.what = "exchange", .peer = 2, .bytes = 512, .transport = "tcp", .startUs = 11,

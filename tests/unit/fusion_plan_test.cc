@@ -10,13 +10,13 @@ namespace chorus {
 namespace {
 
 TEST(FusionPlan, AlternatingPrecisionsFuseIntoOneEntryEach) {
-  std::vector<Op> ops;
+  std::vector<CallArgs> ops;
   for (int i = 0; i < 64; ++i) {
     const bool half = i % 2 == 0;
-    ops.push_back(Op{.collective = Collective::kAllReduce,
-                     .count = half ? 2048u : 1024u,
-                     .type = half ? chorusFloat16 : chorusFloat32,
-                     .op = chorusSum});
+    ops.push_back(CallArgs{.collective = Collective::kAllReduce,
+                           .count = half ? 2048u : 1024u,
+                           .type = half ? chorusFloat16 : chorusFloat32,
+                           .reduction = chorusSum});
   }
   const auto plan = planFusion(ops, 64 << 20);
   ASSERT_EQ(plan.size(), 2u);

@@ -450,7 +450,7 @@ TEST(SelectorTest, AnAllReducesLeadersAreChosenAsTheyArePriced) {
   in.interHost = {12.0, 0.12, 125000, 1.9, 1448, 2.0};
   in.contextSwitchUs = 10.5;
   const Selector selector("", in);
-  Op op;
+  CallArgs op;
   op.count = 1024;  // 4 KiB of floats
   EXPECT_EQ(selector.chooseLevel(op, 2, true).id, AlgorithmId::kRecursiveDoubling);
   const CostInputs leaders = leaderLevel(in, Collective::kAllReduce);

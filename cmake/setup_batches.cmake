@@ -34,8 +34,11 @@ set(chorus_setup_group_shm_ib_setup transports
 set(chorus_setup_group_comm_lifecycle comm
   src/comm/shrink_agreement.cc src/comm/mismatch_report.cc src/comm/link_probe.cc src/comm/clock_offset.cc
   src/api/api_errors.cc src/api/c_api_elastic.cc src/api/config_arguments.cc)
+set(chorus_setup_group_comm_setup comm
+  src/comm/peer_connections.cc src/comm/comm_setup.cc src/comm/comm_family.cc src/comm/autotune_file.cc
+  src/comm/call_failures.cc)
 set(chorus_setup_groups bootstrap core_settings topology_detection topology_model tcp_setup shm_ib_setup
-  comm_lifecycle)
+  comm_lifecycle comm_setup)
 
 if(CHORUS_UNITY_BUILD)
   set(grouped "")

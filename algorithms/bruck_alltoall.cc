@@ -4,7 +4,7 @@
 //   2. at step k = 1, 2, 4, ...: send every slot whose index has bit k set to rank r+k, and receive the same slots
 //      from rank r-k (a block in slot i has then travelled the bits of i below k, from rank r-i+... toward r+i);
 //   3. unrotate: slot i now holds the block from rank r-i.
-// Slots live in the receive buffer; each step packs its slots into flat(), receives into scratch(), and unpacks.
+// Slots live in the receive buffer; each step packs its slots into workspace(), receives into scratch(), and unpacks.
 #include "algorithms/algorithms.h"
 #include "core/datatype.h"
 
@@ -25,7 +25,7 @@ void bruckAllToAll(PeerIO& io, const CallArgs& op) {
   const size_t head = static_cast<size_t>(n - r) * block;  // blocks r..n-1 go to slots 0..n-r-1
   io.copy(recv, send + static_cast<size_t>(r) * block, head);
   io.copy(recv + head, send, total - head);
-  char* packed = io.flat(total / 2 + block);
+  char* packed = io.workspace(total / 2 + block);
   char* landed = io.scratch(total / 2 + block);
   for (int k = 1; k < n; k <<= 1) {
     size_t bytes = 0;
@@ -49,8 +49,8 @@ void bruckAllToAll(PeerIO& io, const CallArgs& op) {
     }
   }
   // 3. Slot i holds the block from rank r-i; it belongs at block r-i. Reverse slots 1..n-1 in place, then rotate:
-  // done through flat(), which is large enough for the whole buffer here.
-  char* whole = io.flat(total);
+  // done through workspace(), which is large enough for the whole buffer here.
+  char* whole = io.workspace(total);
   io.copy(whole, recv, total);
   for (int i = 0; i < n; ++i) io.copy(recv + static_cast<size_t>((r - i + n) % n) * block, whole + i * block, block);
 }

@@ -75,7 +75,7 @@ void binomialGather(PeerIO& io, const CallArgs& op) {
     return;
   }
   // The blocks this rank will hold, in relative order from its own: the root's are the whole result.
-  char* held = io.flat(subtreeBlocks(v, p, p) * block);
+  char* held = io.workspace(subtreeBlocks(v, p, p) * block);
   io.copy(held, op.send, block);
   for (int k = 1; k < p; k <<= 1) {
     if (v & k) {
@@ -101,7 +101,7 @@ void binomialScatter(PeerIO& io, const CallArgs& op) {
   int top = 1;
   while (top < p) top <<= 1;
   int k = v == 0 ? top : (v & -v);
-  char* held = io.flat(subtreeBlocks(v, k, p) * block);
+  char* held = io.workspace(subtreeBlocks(v, k, p) * block);
   if (v == 0) {
     rotate(io, held, static_cast<const char*>(op.send), block, p, op.root, true);
   } else {

@@ -26,7 +26,7 @@ void halvingDoublingAllReduce(PeerIO& io, const CallArgs& op) {
   const bool inPlace = op.send == op.recv;
   // Partial sums live in recv; what arrives lands in staging first (all of it for an in-place fold).
   const size_t firstKeep = blocks.elements(p.halvingKept(0)).len;
-  char* landing = io.flat((p.absorbs() && inPlace ? op.count : firstKeep) * es);
+  char* landing = io.workspace((p.absorbs() && inPlace ? op.count : firstKeep) * es);
   const char* src = send;  // where this rank's current values are: its input until the first reduction
   if (p.absorbs()) {
     exchangeAndReduce(io, p.foldPartner(), nullptr, 0, inPlace ? landing : recv, send, recv, op.count, op.type,

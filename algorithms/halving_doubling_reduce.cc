@@ -33,7 +33,7 @@ void halvingDoublingReduce(PeerIO& io, const CallArgs& op) {
   const size_t origin = isRoot || p.absorbs() ? 0 : firstKeep.begin;
   const size_t accElems = isRoot ? 0 : (p.absorbs() ? op.count : firstKeep.len);
   const size_t accBytes = (accElems * es + 63) / 64 * 64;
-  char* staging = io.flat(accBytes + firstKeep.len * es);
+  char* staging = io.workspace(accBytes + firstKeep.len * es);
   char* acc = isRoot ? static_cast<char*>(op.recv) : staging;
   char* landing = staging + accBytes;
   auto accAt = [&](size_t elem) { return acc + (elem - origin) * es; };

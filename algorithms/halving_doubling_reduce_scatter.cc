@@ -31,7 +31,7 @@ void halvingDoublingReduceScatter(PeerIO& io, const CallArgs& op) {
   const size_t accElems = inPlace ? 0 : (p.absorbs() ? total : firstKeep.len);
   const size_t accBytes = (accElems * es + 63) / 64 * 64;
   const size_t landingElems = p.absorbs() && inPlace ? total : firstKeep.len;
-  char* staging = io.flat(accBytes + landingElems * es);
+  char* staging = io.workspace(accBytes + landingElems * es);
   char* acc = inPlace ? const_cast<char*>(send) : staging;
   char* landing = staging + accBytes;
   auto accAt = [&](size_t elem) { return acc + (elem - origin) * es; };

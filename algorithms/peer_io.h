@@ -71,13 +71,13 @@ class PeerIO {
     if (bytes > 0) std::memmove(dst, src, bytes);
   }
   // Staging memory owned by the communicator and reused across calls: `slots` slices of sliceBytes() in each
-  // pool (SlotPool), and one flat region of at least `bytes`.
+  // pool (SlotPool), and one workspace of at least `bytes`.
   virtual char* slot(SlotPool pool, int index) = 0;
   virtual int slots() const = 0;
-  virtual char* flat(size_t bytes) = 0;
+  virtual char* workspace(size_t bytes) = 0;
   // Bytes per pipelined slice (CHORUS_CHUNK_SIZE).
   virtual size_t sliceBytes() const = 0;
-  // A second region of at least `bytes`, apart from flat(): for algorithms built from other algorithms.
+  // A second region of at least `bytes`, apart from workspace(): for algorithms built from other algorithms.
   virtual char* scratch(size_t bytes) = 0;
   // Which ranks share a host, for two-level algorithms; nullptr within a subgroup (levels do not nest).
   virtual const Hierarchy* hierarchy() const { return nullptr; }

@@ -12,7 +12,7 @@ void recursiveDoublingAllReduce(PeerIO& io, const CallArgs& op) {
   copyIfOutOfPlace(io, op.send, op.recv, bytes);
   if (n == 1) return;
   char* data = static_cast<char*>(op.recv);
-  char* tmp = io.flat(bytes);
+  char* tmp = io.workspace(bytes);
   Reducer& red = io.reducer();
   int p2 = 1;
   while (p2 * 2 <= n) p2 *= 2;

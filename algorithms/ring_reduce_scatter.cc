@@ -21,11 +21,11 @@ void ringReduceScatter(PeerIO& io, const CallArgs& op) {
     Range part = splitEven(block, k, s);
     return Range{static_cast<size_t>(c) * block + part.begin, part.len};
   };
-  // Partial sums of the steps before the last live in one block of flat(), slice s at its place in the block, each
+  // Partial sums of the steps before the last live in one block of workspace(), slice s at its place in the block, each
   // written again by the next step once its forward has gone. (Result slots, reused every few slices, made a rank
   // wait for a forward queued behind all its first-step sends: with 3 or more ranks and a block larger than the
   // links' buffering the ranks waited on each other in a circle, e.g. 3 ranks, 16 MiB, shared memory.)
-  char* partial = n > 2 ? io.flat(block * es) : nullptr;
+  char* partial = n > 2 ? io.workspace(block * es) : nullptr;
   PipelineSpec spec = ringPipeline(io, op.type, op.reduction);
   spec.numInitial = k;
   spec.initial = [&](size_t s) {

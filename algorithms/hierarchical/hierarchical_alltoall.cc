@@ -4,8 +4,8 @@
 // hosts costs far more than moving the bytes within one (the cost model decides).
 //
 // Layout (B bytes per block, n ranks, this host's ranks h0 < h1 < ... of L, host g's of Lg):
-//   gathered   flat():    L rows of n blocks: row a is local rank a's send buffer
-//   received   flat():    after it, per other host g in host order, Lg x L blocks: (source a' of g, local dest b)
+//   gathered   workspace():    L rows of n blocks: row a is local rank a's send buffer
+//   received   workspace():    after it, per other host g in host order, Lg x L blocks: (source a' of g, local dest b)
 //   packed     scratch(): per other host g, L x Lg blocks: (local source a, dest b' of g), sent to g's leader
 //   handed out scratch(): later, per local rank b but the leader, n blocks in source rank order
 #include <vector>
@@ -47,7 +47,7 @@ void hierarchicalAllToAll(PeerIO& io, const CallArgs& op) {
     receivedAt[g] = otherBlocks * B;
     otherBlocks += hosts[g].size() * L;
   }
-  char* gathered = io.flat(L * row + otherBlocks * B);
+  char* gathered = io.workspace(L * row + otherBlocks * B);
   char* received = gathered + L * row;
   // 1. Gather the local send buffers.
   for (size_t a = 1; a < L; ++a) io.irecv(local[a], gathered + a * row, row);

@@ -34,7 +34,7 @@ class SubgroupIO final : public PeerIO {
   void copy(void* dst, const void* src, size_t bytes) override { parent_.copy(dst, src, bytes); }
   char* slot(SlotPool pool, int index) override { return parent_.slot(pool, index); }
   int slots() const override { return parent_.slots(); }
-  char* flat(size_t bytes) override { return parent_.flat(bytes); }
+  char* workspace(size_t bytes) override { return parent_.workspace(bytes); }
   char* scratch(size_t bytes) override { return parent_.scratch(bytes); }
   size_t sliceBytes() const override { return parent_.sliceBytes(); }
 

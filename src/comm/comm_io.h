@@ -81,7 +81,7 @@ class CommIO final : public PeerIO {
   }
   char* slot(SlotPool pool, int index) override { return staging_.slot(pool, index); }
   int slots() const override { return staging_.slots(); }
-  char* flat(size_t bytes) override { return staging_.flat(bytes); }
+  char* workspace(size_t bytes) override { return staging_.workspace(bytes); }
   char* scratch(size_t bytes) override { return staging_.scratch(bytes); }
   const Hierarchy* hierarchy() const override { return hierarchy_; }
   // The host grouping two-level algorithms use (owned by the communicator).

@@ -23,7 +23,7 @@ struct DeviceResources {
   std::unique_ptr<StagingMemory> staging;
   // Device staging regions replaced by larger ones, freed only here: cudaFree waits for the whole device, and a
   // caller's stream sits in a wait on a flag that the progress thread raises after the call, so a free inside a
-  // call would never return (seen on an H100 when a reduce of 80 KB outgrew the 64 KiB flat region).
+  // call would never return (seen on an H100 when a reduce of 80 KB outgrew the 64 KiB workspace).
   std::vector<char*> retiredStaging;
   std::vector<std::unique_ptr<Connection>> conns;  // [p]: to rank p, null for self
   std::unique_ptr<CommIO> io;

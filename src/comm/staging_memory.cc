@@ -28,13 +28,13 @@ StagingAllocator StagingAllocator::host() {
   return StagingAllocator{mapTouched, [](char* p, size_t bytes) { munmap(p, bytes); }};
 }
 
-StagingMemory::StagingMemory(int slots, size_t sliceBytes, size_t flatBytes, StagingAllocator allocator)
+StagingMemory::StagingMemory(int slots, size_t sliceBytes, size_t workspaceBytes, StagingAllocator allocator)
     : allocator_(std::move(allocator)), slots_(slots), sliceBytes_(sliceBytes) {
   try {
     pools_[0] = allocate(static_cast<size_t>(slots) * sliceBytes);
     pools_[1] = allocate(static_cast<size_t>(slots) * sliceBytes);
-    flat_ = allocate(flatBytes);
-    flatBytes_ = flatBytes;
+    workspace_ = allocate(workspaceBytes);
+    workspaceBytes_ = workspaceBytes;
   } catch (...) {
     for (char* p : pools_) release(p, static_cast<size_t>(slots_) * sliceBytes_);
     throw;
@@ -43,7 +43,7 @@ StagingMemory::StagingMemory(int slots, size_t sliceBytes, size_t flatBytes, Sta
 
 StagingMemory::~StagingMemory() {
   for (char* p : pools_) release(p, static_cast<size_t>(slots_) * sliceBytes_);
-  release(flat_, flatBytes_);
+  release(workspace_, workspaceBytes_);
   release(scratch_, scratchBytes_);
 }
 

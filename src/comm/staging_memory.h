@@ -1,6 +1,6 @@
 // Staging buffers a communicator owns for its lifetime: faulted in once at init (first touch is slow on VMs),
 // reused by every call, never allocated per call. Host memory by default; device calls give an allocator of
-// device memory, so that the algorithms' slots and flat regions live where their buffers do.
+// device memory, so that the algorithms' slots and workspaces live where their buffers do.
 #pragma once
 
 #include <cstddef>
@@ -21,8 +21,9 @@ struct StagingAllocator {
 
 class StagingMemory {
  public:
-  // `slots` slices of sliceBytes in each of the two pools (SlotPool), and a flat region of flatBytes.
-  StagingMemory(int slots, size_t sliceBytes, size_t flatBytes, StagingAllocator allocator = StagingAllocator::host());
+  // `slots` slices of sliceBytes in each of the two pools (SlotPool), and a workspace of workspaceBytes.
+  StagingMemory(int slots, size_t sliceBytes, size_t workspaceBytes,
+                StagingAllocator allocator = StagingAllocator::host());
   ~StagingMemory();
   StagingMemory(const StagingMemory&) = delete;
   StagingMemory& operator=(const StagingMemory&) = delete;
@@ -32,9 +33,9 @@ class StagingMemory {
   }
   int slots() const { return slots_; }
   size_t sliceBytes() const { return sliceBytes_; }
-  // The flat region, grown (once, and kept) when a call needs more than it has.
-  char* flat(size_t bytes) { return grow(flat_, flatBytes_, bytes); }
-  // A second region like flat(), for algorithms composed of others that use flat().
+  // The workspace, grown (once, and kept) when a call needs more than it has.
+  char* workspace(size_t bytes) { return grow(workspace_, workspaceBytes_, bytes); }
+  // A second region like workspace(), for algorithms composed of others that use workspace().
   char* scratch(size_t bytes) { return grow(scratch_, scratchBytes_, bytes); }
 
  private:
@@ -49,8 +50,8 @@ class StagingMemory {
   int slots_;
   size_t sliceBytes_;
   char* pools_[2] = {nullptr, nullptr};
-  char* flat_ = nullptr;
-  size_t flatBytes_ = 0;
+  char* workspace_ = nullptr;
+  size_t workspaceBytes_ = 0;
   char* scratch_ = nullptr;
   size_t scratchBytes_ = 0;
 };

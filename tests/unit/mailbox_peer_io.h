@@ -93,7 +93,7 @@ class MailboxPeerIO : public PeerIO {
   Reducer& reducer() override { return hostReducer(); }
   char* slot(SlotPool, int) override { return nullptr; }
   int slots() const override { return 0; }
-  char* flat(size_t) override { return nullptr; }
+  char* workspace(size_t) override { return nullptr; }
   size_t sliceBytes() const override { return 1 << 19; }
   char* scratch(size_t) override { return nullptr; }
 

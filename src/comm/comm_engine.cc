@@ -13,6 +13,16 @@
 
 namespace chorus {
 
+namespace {
+
+// Host staging for calls of up to the largest slice this config can plan.
+std::shared_ptr<StagingMemory> hostStaging(const CommConfig& config) {
+  return std::make_shared<StagingMemory>(StagingMemory::kSlots, CallPlanner::largestSlice(config),
+                                         StagingMemory::kFirstWorkspaceBytes);
+}
+
+}  // namespace
+
 CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_ptr<StoreServer> sharedStore)
     : config_(std::move(config)),
       rank_(spec.rank),
@@ -30,7 +40,7 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
   const Deadline deadline = Deadline::after(config_.timeoutSeconds);
   peers_ = PeerConnections::connect(spec, config_, std::move(sharedStore), deadline);
   if (config_.checkMismatch) failures_.listMismatchesThrough(peers_.store(), spec.keyPrefix, rank_, size_);
-  staging_ = std::make_shared<StagingMemory>(4, CallPlanner::largestSlice(config_), 64 << 10);
+  staging_ = hostStaging(config_);
   finishSetup(deadline);
   CHORUS_INFO(rank_, "communicator ready: " << size_ << " ranks, job " << spec.jobId << ", store "
                                             << spec.storeHost << ":" << spec.storePort << " (" << spec.source << ")");
@@ -56,9 +66,8 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
   hostOrder_ = parent.hostOrder_;
   peers_ = PeerConnections::share(parent.peers_, members, spec, calls_.callMutex(), deadline);
   if (config_.checkMismatch) failures_.listMismatchesThrough(peers_.store(), spec.keyPrefix, rank_, size_);
-  staging_ = CallPlanner::largestSlice(config_) <= parent.staging_->sliceBytes()
-                 ? parent.staging_
-                 : std::make_shared<StagingMemory>(4, CallPlanner::largestSlice(config_), 64 << 10);
+  staging_ = CallPlanner::largestSlice(config_) <= parent.staging_->sliceBytes() ? parent.staging_
+                                                                                  : hostStaging(config_);
   finishSetup(deadline);
   CHORUS_INFO(rank_, "communicator ready: " << size_ << " ranks, split from " << parent.identity()
                                             << ", sharing its connections");
@@ -67,8 +76,8 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
 void CommEngine::finishSetup(Deadline deadline) {
   failures_.watchHostConnections(&peers_.conns());
   waitPolicy_ = WaitPolicy::forRanksOnMachine(peers_.localRanks());
-  io_ = std::make_unique<CommIO>(rank_, size_, peers_.conns(), *staging_, hostReducer(), waitPolicy_.spinRounds,
-                                 waitPolicy_.yieldRounds, failures_.state().abortFlag(), failures_.wakeDescriptor());
+  io_ = std::make_unique<CommIO>(rank_, size_, peers_.conns(), *staging_, hostReducer(), waitPolicy_,
+                                 failures_.state().abortFlag(), failures_.wakeDescriptor());
   io_->setHierarchy(&hierarchy_);
   calls_.compression().configure(config_.compression, peers_.transports(), *io_);
   const WorldView world = learnTopology(rank_, config_, peers_.cards(), *io_, deadline);

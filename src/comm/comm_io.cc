@@ -28,15 +28,14 @@ WaitPolicy WaitPolicy::forRanksOnMachine(int localRanks) {
 }
 
 CommIO::CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& conns, StagingMemory& staging,
-               Reducer& reducer, int spinRounds, int yieldRounds, const std::atomic<bool>& aborted, int wakeFd)
+               Reducer& reducer, WaitPolicy wait, const std::atomic<bool>& aborted, int wakeFd)
     : rank_(rank),
       size_(size),
       conns_(conns),
       staging_(staging),
       sliceBytes_(staging.sliceBytes()),
       reducer_(reducer),
-      spinRounds_(spinRounds),
-      yieldRounds_(yieldRounds),
+      wait_(wait),
       aborted_(aborted),
       wakeFd_(wakeFd) {}
 
@@ -344,8 +343,8 @@ void CommIO::driveLoop(Pred finished) {
     // KiB). Figures: perf/results/tcp.md, "Waiting for a large receive".
     size_t pending = 0;
     for (const ActiveConnection& a : active_) pending = std::max(pending, a.conn->pendingReceiveBytes());
-    const int spin = pending >= kNoSpinBytes ? 0 : spinRounds_;
-    const int yields = pending >= kNoYieldBytes ? 0 : yieldRounds_;
+    const int spin = pending >= kNoSpinBytes ? 0 : wait_.spinRounds;
+    const int yields = pending >= kNoYieldBytes ? 0 : wait_.yieldRounds;
     if (++idle < spin) continue;
     if (idle < spin + yields) {
       sched_yield();

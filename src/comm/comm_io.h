@@ -33,10 +33,9 @@ struct WaitPolicy {
 
 class CommIO final : public PeerIO {
  public:
-  // conns[p] is the connection to rank p (null for self). Idle, it spins spinRounds progress rounds, then yields
-  // the CPU for yieldRounds more, then sleeps in poll.
+  // conns[p] is the connection to rank p (null for self). Idle, it waits as `wait` says.
   CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& conns, StagingMemory& staging,
-         Reducer& reducer, int spinRounds, int yieldRounds, const std::atomic<bool>& aborted, int wakeFd);
+         Reducer& reducer, WaitPolicy wait, const std::atomic<bool>& aborted, int wakeFd);
 
   // Starts a call: the tags its frames carry (per peer; `tags` must outlive the call), deadline, and the op (named
   // in messages; must outlive the call).
@@ -154,8 +153,7 @@ class CommIO final : public PeerIO {
   size_t sliceBytes_;  // setSliceBytes
   size_t stripeWidth_ = 0;  // setStripeWidth
   Reducer& reducer_;
-  int spinRounds_;
-  int yieldRounds_;
+  const WaitPolicy wait_;
   // A receive waiting for this many bytes stops the spinning (and from kNoYieldBytes the yielding too): see driveLoop.
   static constexpr size_t kNoSpinBytes = 64 << 10, kNoYieldBytes = 256 << 10;
   const std::atomic<bool>& aborted_;

@@ -103,13 +103,13 @@ DeviceResources& DeviceSide::resources(int device) {
   DeviceResources* resources = r.get();
   StagingAllocator onDevice{[&api](size_t bytes) { return static_cast<char*>(api.deviceAlloc(bytes)); },
                             [resources](char* p, size_t) { resources->retiredStaging.push_back(p); }};
-  r->staging = std::make_unique<StagingMemory>(host_.staging->slots(), sliceBytes, 64 << 10, std::move(onDevice));
+  r->staging = std::make_unique<StagingMemory>(host_.staging->slots(), sliceBytes, StagingMemory::kFirstWorkspaceBytes,
+                                               std::move(onDevice));
   // Collective: every rank reaches its first device call at the same point of its call sequence.
   r->conns = makeDeviceConnections(rank, host_.peers.conns(), host_.peers.sameMachine(), api,
                                    Deadline::after(timeoutSeconds), sliceBytes);
-  const WaitPolicy& wait = host_.waitPolicy;
   r->io = std::make_unique<CommIO>(rank, host_.peers.size(), r->conns, *r->staging, api.reducer(r->stream),
-                                   wait.spinRounds, wait.yieldRounds, host_.failures.state().abortFlag(),
+                                   host_.waitPolicy, host_.failures.state().abortFlag(),
                                    host_.failures.wakeDescriptor());
   r->io->setHierarchy(&host_.hierarchy);
   r->io->setDeviceCopies(&api, r->stream);

@@ -21,6 +21,10 @@ struct StagingAllocator {
 
 class StagingMemory {
  public:
+  // A communicator's shape: slots per pool (a pipeline's window), and the workspace it starts with.
+  static constexpr int kSlots = 4;
+  static constexpr size_t kFirstWorkspaceBytes = 64 << 10;
+
   // `slots` slices of sliceBytes in each of the two pools (SlotPool), and a workspace of workspaceBytes.
   StagingMemory(int slots, size_t sliceBytes, size_t workspaceBytes,
                 StagingAllocator allocator = StagingAllocator::host());

@@ -33,10 +33,11 @@ set(chorus_setup_group_shm_ib_setup transports
   transports/ib/ib_ports.cc transports/ib/hca_filter.cc transports/complete_transfers.cc)
 set(chorus_setup_group_comm_lifecycle comm
   src/comm/shrink_agreement.cc src/comm/mismatch_report.cc src/comm/link_probe.cc src/comm/clock_offset.cc
-  src/api/api_errors.cc src/api/c_api_elastic.cc src/api/config_arguments.cc)
+  src/api/api_errors.cc src/api/c_api_elastic.cc src/api/config_arguments.cc src/comm/peer_liveness.cc
+  src/comm/call_under_way.cc)
 set(chorus_setup_group_comm_setup comm
   src/comm/peer_connections.cc src/comm/comm_setup.cc src/comm/comm_family.cc src/comm/autotune_file.cc
-  src/comm/call_failures.cc)
+  src/comm/call_failures.cc src/comm/wait_policy.cc)
 set(chorus_setup_groups bootstrap core_settings topology_detection topology_model tcp_setup shm_ib_setup
   comm_lifecycle comm_setup)
 

@@ -1,35 +1,29 @@
-// The communicator's side of PeerIO: posts to connections and waits on them, bounded by the call's deadline
-// and by abort. Waiting spins briefly, then sleeps in poll() so that oversubscribed ranks leave the CPU.
+// The communicator's side of PeerIO: posts an algorithm's messages to the connections (compressed where agreed)
+// and waits for them. Its parts: the call under way (call_under_way.h), waiting (ProgressDriver, with PeerLiveness),
+// transfer tracing (TransferTracer), compression (MessageCompressor) and device copies (DeviceCopies).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <memory>
-#include <string>
 #include <vector>
 
-#include "core/collective.h"
 #include "algorithms/peer_io.h"
-#include "src/comm/call_tags.h"
-#include "src/comm/call_trace.h"
-#include "src/comm/staging_memory.h"
-#include "src/comm/message_compression.h"
+#include "core/collective.h"
 #include "core/deadline.h"
 #include "device/device_api.h"
-#include "device/poll_backoff.h"
+#include "src/comm/call_tags.h"
+#include "src/comm/call_trace.h"
+#include "src/comm/call_under_way.h"
+#include "src/comm/device_copies.h"
+#include "src/comm/message_compression.h"
+#include "src/comm/progress_driver.h"
+#include "src/comm/staging_memory.h"
+#include "src/comm/transfer_tracer.h"
+#include "src/comm/wait_policy.h"
 #include "transports/connection.h"
 
 namespace chorus {
-
-// How a communicator's CommIOs (host and device alike) wait while nothing moves: progress rounds spun, then rounds
-// yielded, then asleep in poll.
-struct WaitPolicy {
-  int spinRounds = 200;
-  int yieldRounds = 200;
-  // For `localRanks` ranks on this machine (this one included): more than the cores means no spinning.
-  static WaitPolicy forRanksOnMachine(int localRanks);
-};
 
 class CommIO final : public PeerIO {
  public:
@@ -47,8 +41,10 @@ class CommIO final : public PeerIO {
   const MessageCompressor& compressor() const { return compressor_; }
   // Traces every wait as a transfer step of `trace` (TraceLevel::kTransfer) and adds up where each call's time
   // went (times(), cleared by begin()); transportNames[p] names the link to rank p. Null: off (the default).
-  void setTrace(CallTrace* trace, std::vector<const char*> transportNames);
-  const TransferTimes& times() const { return times_; }
+  void setTrace(CallTrace* trace, std::vector<const char*> transportNames) {
+    tracer_.set(trace, std::move(transportNames));
+  }
+  const TransferTimes& times() const { return tracer_.times(); }
   // Starts traffic outside any call (the link probe at init): every frame carries `tag`.
   void beginUntracked(uint32_t tag, LazyDeadline deadline);
 
@@ -65,19 +61,16 @@ class CommIO final : public PeerIO {
                             chorusDataType_t type, chorusRedOp_t op, int peer) override;
   void exchange(int peer, const void* send, void* recv, size_t bytes) override;
   void waitAll() override;
-  void postingTogether() override { singleCopyHint_ = true; }
+  void postingTogether() override { call_.singleCopyHint = true; }
   // A receive of `type` from any peer (begun with begin()): waits until some peer's next message is the one such a
   // receive from it would expect, and returns that peer (peers looked at in turn from where the last one left off,
   // so that no sender starves). Throws for a connection that cannot look ahead, the deadline, an abort, a lost peer.
   int waitForAnySender(const CallTags& tags, chorusDataType_t type);
-  Reducer& reducer() override { return trace_ != nullptr ? timedReducer_ : reducer_; }
+  Reducer& reducer() override { return tracer_.on() ? tracer_.timedReducer() : reducer_; }
   // memmove for host memory; for device calls (setDeviceCopies) an async copy on the call's stream, waited for.
   void copy(void* dst, const void* src, size_t bytes) override;
   // Makes copy() go through `api` on `stream`: for the CommIO of device calls, whose buffers the CPU cannot touch.
-  void setDeviceCopies(DeviceApi* api, DeviceStream stream) {
-    deviceApi_ = api;
-    deviceStream_ = stream;
-  }
+  void setDeviceCopies(DeviceApi* api, DeviceStream stream) { deviceCopies_ = DeviceCopies{api, stream}; }
   char* slot(SlotPool pool, int index) override { return staging_.slot(pool, index); }
   int slots() const override { return staging_.slots(); }
   char* workspace(size_t bytes) override { return staging_.workspace(bytes); }
@@ -89,7 +82,7 @@ class CommIO final : public PeerIO {
   // most a staging slot (the communicator sizes its slots for the largest it may choose).
   void setSliceBytes(size_t bytes) { sliceBytes_ = std::min(bytes, staging_.sliceBytes()); }
   // The sockets per rail this call's TCP messages stripe over (0, as every call begins: each pair's default).
-  void setStripeWidth(int sockets) { stripeWidth_ = static_cast<size_t>(std::max(0, sockets)); }
+  void setStripeWidth(int sockets) { call_.stripeWidth = static_cast<size_t>(std::max(0, sockets)); }
   size_t sliceBytes() const override { return sliceBytes_; }
 
  private:
@@ -105,82 +98,31 @@ class CommIO final : public PeerIO {
   static bool compressibleSum(chorusDataType_t type, chorusRedOp_t op) {
     return type == chorusFloat32 && (op == chorusSum || op == chorusAvg);
   }
-  // A connection this call uses, with what it supports beyond the core, looked up at its first use in the call
-  // so that posting a message pays no lookup.
-  struct ActiveConnection {
-    Connection* conn;
-    ConnectionCapabilities caps;
-  };
   ActiveConnection& activate(int peer);
   Connection* connectionTo(int peer) { return activate(peer).conn; }
   [[noreturn, gnu::cold, gnu::noinline]] void badPeer(int peer) const;
-  template <class Pred>
-  void driveUntil(Pred finished);
-  template <class Pred>
-  void driveLoop(Pred finished);
-  // The ranks, other than `except`, whose connections have hung up without a goodbye, in rank order.
-  std::vector<int> otherLostPeers(int except);
-  void sleepUntilSomethingMoves();
-  // Polls every connection for a hang-up without waiting; throws chorusRemoteError naming a lost peer.
-  void checkPeersAlive();
-  // Adds every connection's hang-up descriptors after pollFds_[from]; then reports the ones that fired.
-  size_t addHangupWatch();
-  void reportHangups(size_t from);
-  [[noreturn]] void timedOut();
-  [[noreturn]] void abortedNow();  // chorusCommAbort was called: the call fails, naming itself
-  // "allreduce #12 (count 1000, float32, sum)": built only for messages.
-  std::string callName() const;
-  // Runs `drive` (a wait) as one traced transfer step named `what`.
+  // Runs `drive` (a wait) as one traced transfer step named `what` when tracing, else just runs it.
   template <class Drive>
-  void traced(const char* what, int peer, size_t bytes, Drive drive);
-  // Times the reducer into times_.reduceUs.
-  class TimedReducer final : public Reducer {
-   public:
-    TimedReducer(Reducer& inner, TransferTimes& times) : inner_(inner), times_(times) {}
-    void reduce(void* dst, const void* a, const void* b, size_t count, chorusDataType_t type,
-                chorusRedOp_t op) override;
-    void finishAverage(void* data, size_t count, chorusDataType_t type, int nranks) override;
-
-   private:
-    Reducer& inner_;
-    TransferTimes& times_;
-  };
+  void traced(const char* what, int peer, size_t bytes, Drive drive) {
+    if (tracer_.on()) {
+      tracer_.step(what, peer, bytes, drive);
+    } else {
+      drive();
+    }
+  }
 
   int rank_, size_;
   int nextAnySender_ = 0;  // where waitForAnySender starts looking
   std::vector<std::unique_ptr<Connection>>& conns_;
   StagingMemory& staging_;
   size_t sliceBytes_;  // setSliceBytes
-  size_t stripeWidth_ = 0;  // setStripeWidth
   Reducer& reducer_;
-  const WaitPolicy wait_;
-  // A receive waiting for this many bytes stops the spinning (and from kNoYieldBytes the yielding too): see driveLoop.
-  static constexpr size_t kNoSpinBytes = 64 << 10, kNoYieldBytes = 256 << 10;
-  const std::atomic<bool>& aborted_;
-  int wakeFd_;
-  const CallTags* tags_ = nullptr;  // null: untracked traffic, every frame carries untrackedTag_
-  uint32_t untrackedTag_ = 0;
-  uint32_t sendTag(int peer) const { return tags_ != nullptr ? tags_->sendTag(peer) : untrackedTag_; }
-  uint32_t recvTag(int peer) const { return tags_ != nullptr ? tags_->recvTag(peer) : untrackedTag_; }
-  LazyDeadline deadline_;
-  const CallArgs* op_ = nullptr;
-  bool singleCopyHint_ = false;  // postingTogether() in this call
-  std::vector<ActiveConnection> active_;  // connections this call has used
-  std::vector<pollfd> pollFds_;
-  std::vector<Connection*> hangupOwner_;  // the connection behind each hang-up descriptor in pollFds_
-  Deadline::Clock::time_point lastLivenessCheck_{};
   const Hierarchy* hierarchy_ = nullptr;
-  DeviceApi* deviceApi_ = nullptr;  // null: host memory
-  DeviceStream deviceStream_ = nullptr;
-  PollBackoff deviceBackoff_;  // how long to sleep while only a device copy can move things on
-  CallTrace* trace_ = nullptr;  // null: no transfer tracing
-  std::vector<const char*> transportNames_;
-  TransferTimes times_;
-  TimedReducer timedReducer_{reducer_, times_};
-  bool timing_ = false;       // inside a traced wait: driveLoop splits its time into waiting and moving
-  TransferStep step_{};  // the traced step under way
+  CallUnderWay call_;
+  DeviceCopies deviceCopies_;
+  TransferTracer tracer_{reducer_};
   MessageCompressor compressor_;  // CHORUS_COMPRESSION
-  size_t postedBytes_ = 0;    // posted and not yet waited for alone (a traced waitAll's bytes)
+  ProgressDriver driver_;
 };
 
 }  // namespace chorus

@@ -135,7 +135,7 @@ void CallRunner::runCollective(const CallArgs& o, int fused, Call& call) {
   const CallPlan plan = planner_->plan(o, size_, call.deviceCall);
   CHORUS_TRACE(rank_, describeCall(o) << " via " << algorithmName(plan.algorithm));
   // Compressed calls whose ranks must agree run in place: every send then comes from memory the call may round.
-  const CallArgs& run = compression_.inPlace(o);
+  const CallArgs& run = compression_.inPlace(o, call.deviceCall);
   io.begin(tags_, LazyDeadline::after(timeoutSeconds_), &run);
   io.setSliceBytes(plan.sliceBytes);
   io.setStripeWidth(plan.stripeWidth);

@@ -33,8 +33,8 @@ void CompressionAgreement::configure(const std::string& compression, const std::
   io.setCompression(format_, std::move(peers));
 }
 
-const CallArgs& CompressionAgreement::inPlace(const CallArgs& o) {
-  if (format_ == CompressionFormat::kNone || !compressibleCall(o)) return o;
+const CallArgs& CompressionAgreement::inPlace(const CallArgs& o, bool deviceCall) {
+  if (format_ == CompressionFormat::kNone || deviceCall || !compressibleCall(o)) return o;
   const size_t bytes = o.count * 4;
   char* recv = static_cast<char*>(o.recv);
   switch (o.collective) {

@@ -22,8 +22,8 @@ class CompressionAgreement {
   void configure(const std::string& compression, const std::vector<TransportId>& peerTransports, CommIO& io);
   // With compression on for `o`: an allgather or broadcast made in place (the input copied into the output), so
   // that every final value a rank sends is one it may round to what its peers receive; otherwise `o`. The copy
-  // lives here until the next call.
-  const CallArgs& inPlace(const CallArgs& o);
+  // lives here until the next call. Device calls never compress (their buffers are not the CPU's to encode).
+  const CallArgs& inPlace(const CallArgs& o, bool deviceCall);
   // After a compressed allreduce, allgather or broadcast: the results' significands rounded as the wire rounds
   // them, so that the ranks agree bit for bit. A sender already keeps what it sends (it rounds in place), but a
   // value may reach one rank over a compressed link and stay unrounded on another: the rank that computed it last

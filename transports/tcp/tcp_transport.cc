@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -272,6 +273,9 @@ std::vector<std::unique_ptr<Connection>> TcpTransport::connectAll(const PeerCard
         if (std::find(v.begin(), v.end(), false) != v.end()) missing.push_back(r);
       }
       for (const Dialled& d : dialling) missing.push_back(d.peer);
+      // A rank dialled on several stripes, or both dialled and awaited, is named once.
+      std::sort(missing.begin(), missing.end());
+      missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
       return errorContext(rank_, "tcp connection setup") + ": timed out waiting for ranks " + formatRankList(missing);
     });
     std::vector<pollfd> fds;

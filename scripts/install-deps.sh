@@ -14,6 +14,8 @@ TESTS=(build-essential git procps iproute2 libgtest-dev libgmock-dev googletest
        libbenchmark-dev libcli11-dev rdma-core clang libclang-rt-dev python3
        # The torch.distributed backend (python/) and its pytest suite (Debian's torch is /usr/bin/python3's); plots.
        python3-torch libtorch-dev pybind11-dev python3-dev python3-pytest python3-matplotlib
+       # The chorus Python package's tests (tests/python): numpy arrays.
+       python3-numpy
        # Multipath TCP beside Chorus's own striping (mptcpize, perf/scripts/multirail_bench.sh).
        mptcpize
        # The loopback ceiling that perf/scripts/steady_bench.sh measures beside each job.

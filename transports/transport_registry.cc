@@ -27,7 +27,8 @@ std::unique_ptr<Transport> makeTcp(int rank, const CommConfig& config, const std
                                    const std::string& secret) {
   // With the autotuner on, each pair opens kTunedSockets per rail (or CHORUS_NSOCKS if more) and stripes over
   // CHORUS_NSOCKS of them until the tuner finds that another number does better for a size.
-  const int open = config.autotune ? std::max(config.socketsPerPeer, TcpTransport::kTunedSockets) : config.socketsPerPeer;
+  const int open =
+      config.autotune ? std::max(config.socketsPerPeer, TcpTransport::kTunedSockets) : config.socketsPerPeer;
   auto tcp = std::make_unique<TcpTransport>(rank, jobKey, open, config.socketIfname, secret);
   tcp->setDefaultStripeWidth(config.socketsPerPeer);
   if (config.encrypt) tcp->requireEncryption();

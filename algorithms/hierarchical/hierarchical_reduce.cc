@@ -13,7 +13,8 @@ void hierarchicalReduce(PeerIO& io, const CallArgs& op) {
   const bool severalLocal = l.local.size() > 1;
   const bool acrossHosts = l.leaders.size() > 1;
   // A leader that is not the root keeps its host's result apart: its recv may be NULL (only the root's counts).
-  void* hostResult = amRoot ? op.recv : (l.isLeader && severalLocal ? io.scratch(op.count * typeSize(op.type)) : nullptr);
+  void* hostResult =
+      amRoot ? op.recv : (l.isLeader && severalLocal ? io.scratch(op.count * typeSize(op.type)) : nullptr);
   // 1. Within each host, to its leader.
   if (severalLocal) {
     runLevel(io, l, l.local, false,

@@ -185,7 +185,8 @@ ibv_mr* regMr(ibv_pd* pd, void* addr, size_t length, int access) {
 // holds [offset, offset+length).
 ibv_mr* regDmabufMr(ibv_pd* pd, uint64_t offset, size_t length, uint64_t iova, int fd, int access) {
   struct stat st {};
-  const uint64_t mapped = fd < 0 || ::fstat(fd, &st) != 0 ? 0 : (static_cast<uint64_t>(st.st_size) + 4095) / 4096 * 4096;
+  const uint64_t mapped =
+      fd < 0 || ::fstat(fd, &st) != 0 ? 0 : (static_cast<uint64_t>(st.st_size) + 4095) / 4096 * 4096;
   if (mapped == 0 || !S_ISREG(st.st_mode) || offset > mapped || length > mapped - offset) {
     errno = EINVAL;
     return nullptr;
@@ -483,9 +484,10 @@ int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
         const ibv_sge& s = wr->sg_list[i];
         auto it = f.mrsByKey.find(s.lkey);
         uint64_t begin = it == f.mrsByKey.end() ? 0 : reinterpret_cast<uint64_t>(it->second->mr.addr);
-        if (s.length > 0 && (it == f.mrsByKey.end() || it->second->mr.pd != qp->pd || s.addr < begin ||
-                             s.addr - begin > it->second->mr.length - std::min<uint64_t>(s.length, it->second->mr.length) ||
-                             s.length > it->second->mr.length)) {
+        if (s.length > 0 &&
+            (it == f.mrsByKey.end() || it->second->mr.pd != qp->pd || s.addr < begin ||
+             s.addr - begin > it->second->mr.length - std::min<uint64_t>(s.length, it->second->mr.length) ||
+             s.length > it->second->mr.length)) {
           w.badLkey = true;
         }
         w.sges.push_back(s);

@@ -325,7 +325,8 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
         if (flag->id == Id::kCheck) o.check = static_cast<int>(*n);
         if (flag->id == Id::kRoot) o.root = static_cast<int>(*n);
         if (flag->id == Id::kGroup) {
-          if (*n == 0 || *n > kMaxGroupCalls) return badValue("expected 1 to " + std::to_string(kMaxGroupCalls) + " calls");
+          if (*n == 0 || *n > kMaxGroupCalls)
+            return badValue("expected 1 to " + std::to_string(kMaxGroupCalls) + " calls");
           o.group = static_cast<int>(*n);
         }
         if (flag->id == Id::kMinMs) {

@@ -104,8 +104,8 @@ inline std::string formatTableHeader(const PerfOptions& o, int nranks) {
 inline std::string formatTableRow(const SizeRecord& r) {
   return detail::formatted("%12zu  %12zu  %8s  %6s  %6d", r.bytes, r.count, std::string(r.type).c_str(),
                            std::string(r.op).c_str(), r.root) +
-         detail::formatMode(r.outOfPlace) + (r.hasInPlace ? detail::formatMode(r.inPlace) : detail::formatMissingMode()) +
-         "\n";
+         detail::formatMode(r.outOfPlace) +
+         (r.hasInPlace ? detail::formatMode(r.inPlace) : detail::formatMissingMode()) + "\n";
 }
 
 // The lines below the table: the total of wrong values and the mean bus bandwidth over all rows and modes.

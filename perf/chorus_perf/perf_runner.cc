@@ -202,8 +202,8 @@ void PerfRunner::launch(const CallBuffers& b, size_t count) {
   require(chorusGroupStart(), "chorusGroupStart");
   for (int k = 0; k < options_.group; ++k) {
     const size_t i = static_cast<size_t>(k);
-    launchOne(static_cast<const std::byte*>(b.send) + i * b.sendStride, static_cast<std::byte*>(b.recv) + i * b.recvStride,
-              count);
+    launchOne(static_cast<const std::byte*>(b.send) + i * b.sendStride,
+              static_cast<std::byte*>(b.recv) + i * b.recvStride, count);
   }
   require(chorusGroupEnd(), "chorusGroupEnd");
 }

@@ -43,7 +43,8 @@ Trial timeoutTrial() {
   Report rep = ranks.read(0, 30);
   ranks.release();
   t.detail = rep.received ? rep.message : "rank 0 reported nothing within 30 s";
-  t.ok = absent.received && rep.received && rep.result == chorusTimeout && contains(rep.message, "waiting on rank(s) 1");
+  t.ok =
+      absent.received && rep.received && rep.result == chorusTimeout && contains(rep.message, "waiting on rank(s) 1");
   t.seconds = rep.time - 1.0;
   return t;
 }
@@ -90,7 +91,8 @@ Trial deadPeerRun(int nranks) {
     const std::string lost = std::to_string(victim);
     // "peer 2" (the connection lost), "rank 2", or "rank(s) 2" / "rank(s) 0, 2" in the list of vanished ranks.
     bool named = std::regex_search(rep.message, std::regex("(peer|rank(\\(s\\))?) ([0-9]+, )*" + lost + "\\b"));
-    bool good = rep.received && rep.result == chorusRemoteError && named && contains(rep.message, "[async error agrees]");
+    bool good =
+        rep.received && rep.result == chorusRemoteError && named && contains(rep.message, "[async error agrees]");
     if (!good) t.detail = rep.received ? rep.message : "rank " + std::to_string(r) + ": no report within 30 s";
     t.ok = t.ok && good;
     if (rep.received && rep.time > last) last = rep.time;

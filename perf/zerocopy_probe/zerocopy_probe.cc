@@ -131,8 +131,9 @@ int send(const char* host, int port, long long total, size_t msg, bool zerocopy)
   while (zerocopy && done < calls) reap(fd, true, &done, &copied);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = cpuSeconds() - cpu0;
-  std::printf("%s: %lld MiB in %zu KiB sends: %.2f GB/s, sender CPU %.3f s (%.2f s per GiB)", zerocopy ? "zerocopy" : "copy",
-              sent >> 20, msg >> 10, sent / secs / 1e9, cpu, cpu / (sent / double(1 << 30)));
+  std::printf("%s: %lld MiB in %zu KiB sends: %.2f GB/s, sender CPU %.3f s (%.2f s per GiB)",
+              zerocopy ? "zerocopy" : "copy", sent >> 20, msg >> 10, sent / secs / 1e9, cpu,
+              cpu / (sent / double(1 << 30)));
   if (zerocopy) std::printf(", %lld of %lld sends copied by the kernel", copied, calls);
   std::printf("\n");
   close(fd);

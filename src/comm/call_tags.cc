@@ -19,7 +19,10 @@ uint32_t hashCall(const CallArgs& op) {
 }  // namespace
 
 CallTags::CallTags(int nranks, bool checking, uint64_t salt)
-    : checking_(checking), salt_(salt), sends_(static_cast<size_t>(nranks), 0), recvs_(static_cast<size_t>(nranks), 0) {}
+    : checking_(checking),
+      salt_(salt),
+      sends_(static_cast<size_t>(nranks), 0),
+      recvs_(static_cast<size_t>(nranks), 0) {}
 
 void CallTags::begin(const CallArgs& op) {
   if (op.peer >= 0) throwInternal("CallTags::begin takes collectives; point-to-point calls use beginPointToPoint");

@@ -14,7 +14,8 @@ namespace {
 
 char* mapTouched(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throwSystemError("allocating " + std::to_string(bytes) + " bytes of staging memory", "mmap", errno);
+  if (p == MAP_FAILED)
+    throwSystemError("allocating " + std::to_string(bytes) + " bytes of staging memory", "mmap", errno);
   // On 4 KiB pages, as the user's buffers mostly are: staging on transparent huge pages beside them makes calls 1.5x
   // to 3x slower every 0.5 s on this project's VM (perf/results/tcp.md, "Slow spells: huge-page staging beside 4 KiB
   // pages"). Touching them first costs more (a 2-rank 8-byte job 0.14-0.15 s instead of 0.12-0.13), once.

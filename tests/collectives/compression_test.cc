@@ -2,8 +2,8 @@
 // with adversarial inputs (mixed signs, magnitudes 2^-20..2^20): every rank ends with the same bits, and the error
 // against the exact sum is within docs/compression.md's bound, (H + 1) * u * sum_r |x_r| with H <= ranks - 1 the
 // compressed hops on a value's longest path and u the format's unit roundoff (2^-8 bfloat16, 2^-11 float16), plus
-// float32's own rounding; float16 adds (H + 1) * 2^-38 * M, M the largest magnitude in a message (its scale keeps 2^29 of
-// range in normal numbers: smaller values of the same message lose bits, and may differ across ranks by their
+// float32's own rounding; float16 adds (H + 1) * 2^-38 * M, M the largest magnitude in a message (its scale keeps 2^29
+// of range in normal numbers: smaller values of the same message lose bits, and may differ across ranks by their
 // rounding). Values exact at 16 bits stay exact. Links are compressed with ":all" (threads share one host).
 #include <gtest/gtest.h>
 

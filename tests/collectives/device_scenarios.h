@@ -22,7 +22,17 @@
 namespace chorus::test::device_scenarios {
 using Clock = std::chrono::steady_clock;
 // kSendRecv: in one group, a send to rank + 1 and a receive from rank - 1.
-enum class Kind { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kAllToAll, kGather, kScatter, kSendRecv };
+enum class Kind {
+  kAllReduce,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kGather,
+  kScatter,
+  kSendRecv
+};
 inline const char* kindName(Kind k) {
   static const char* const names[] = {"allreduce", "broadcast", "reduce",  "allgather", "reducescatter",
                                       "alltoall",  "gather",    "scatter", "sendrecv"};
@@ -153,8 +163,8 @@ inline std::vector<uint8_t> expectedOutput(const DeviceCase& c, int rank, int n)
         break;
       case Kind::kAllToAll:
         encodeValue(c.type,
-                    inputValue(c.type, c.op, static_cast<int>(i / block), static_cast<size_t>(rank) * c.count + i % block,
-                               c.salt),
+                    inputValue(c.type, c.op, static_cast<int>(i / block),
+                               static_cast<size_t>(rank) * c.count + i % block, c.salt),
                     dst);
         break;
       case Kind::kGather:

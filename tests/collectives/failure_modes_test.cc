@@ -30,7 +30,8 @@ std::vector<chorusComm_t> makeWorld(int n, double timeoutSeconds) {
   chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
   config.timeoutSeconds = timeoutSeconds;
   for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] { EXPECT_EQ(chorusCommInitRankConfig(&comms[r], n, id, r, &config), chorusSuccess) << r; });
+    threads.emplace_back(
+        [&, r] { EXPECT_EQ(chorusCommInitRankConfig(&comms[r], n, id, r, &config), chorusSuccess) << r; });
   }
   for (auto& t : threads) t.join();
   return comms;
@@ -106,7 +107,8 @@ TEST(FailureModesTest, AbortFromAnotherThreadReturnsTheBlockedCallWithinASecond)
   std::vector<float> w(1024, 1.0f);
   auto t1 = Clock::now();
   chorusResult_t r = chorusAllReduce(w.data(), w.data(), w.size(), chorusFloat32, chorusSum, comms[1], nullptr);
-  if (r == chorusSuccess) r = chorusAllReduce(w.data(), w.data(), w.size(), chorusFloat32, chorusSum, comms[1], nullptr);
+  if (r == chorusSuccess)
+    r = chorusAllReduce(w.data(), w.data(), w.size(), chorusFloat32, chorusSum, comms[1], nullptr);
   EXPECT_EQ(r, chorusRemoteError);
   EXPECT_LT(secondsSince(t1), 2.0) << chorusGetLastError(comms[1]);
   EXPECT_NE(std::string(chorusGetLastError(comms[1])).find("peer 0"), std::string::npos)

@@ -45,7 +45,8 @@ TEST_P(GroupFusionTest, MixedGroupGivesTheUnfusedResults) {
             ASSERT_EQ(chorusBroadcast(broadcast.data(), broadcast.data(), broadcast.size(), chorusFloat32, 1, comm,
                                       nullptr),
                       chorusSuccess);
-            ASSERT_EQ(chorusSend(sent.data(), sent.size(), chorusFloat64, (rank + 1) % n, comm, nullptr), chorusSuccess);
+            ASSERT_EQ(chorusSend(sent.data(), sent.size(), chorusFloat64, (rank + 1) % n, comm, nullptr),
+                      chorusSuccess);
             ASSERT_EQ(chorusRecv(got.data(), got.size(), chorusFloat64, (rank + n - 1) % n, comm, nullptr),
                       chorusSuccess);
           }

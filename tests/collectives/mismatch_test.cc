@@ -175,7 +175,8 @@ TEST(MismatchListingTest, ARankThatWentOnIsListedWithTheCallItFailedIn) {
         std::vector<float> buffer(5000, 1.0f);
         chorusResult_t r = chorusBroadcast(buffer.data(), buffer.data(), 5000, chorusFloat32, rank == 0 ? 0 : 1,
                                            comm, nullptr);
-        if (r == chorusSuccess) r = chorusAllReduce(buffer.data(), buffer.data(), 10, chorusFloat32, chorusSum, comm, nullptr);
+        if (r == chorusSuccess)
+          r = chorusAllReduce(buffer.data(), buffer.data(), 10, chorusFloat32, chorusSum, comm, nullptr);
         if (r != chorusSuccess) seconds[rank] = std::chrono::duration<double>(Clock::now() - start).count();
         messages[rank] = chorusGetLastError(comm);
       },

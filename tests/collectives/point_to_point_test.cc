@@ -267,7 +267,8 @@ TEST(PointToPoint, SizeMismatchFailsOnBothRanks) {
         std::vector<float> buf(12, 1.0f);
         if (rank == 0) {
           const chorusResult_t sent = chorusSend(buf.data(), 10, chorusFloat32, 1, comm, nullptr);
-          const chorusResult_t next = chorusAllReduce(buf.data(), buf.data(), 1, chorusFloat32, chorusSum, comm, nullptr);
+          const chorusResult_t next =
+              chorusAllReduce(buf.data(), buf.data(), 1, chorusFloat32, chorusSum, comm, nullptr);
           EXPECT_TRUE(sent != chorusSuccess || next != chorusSuccess) << "the sender never heard of the mismatch";
         } else {
           EXPECT_NE(chorusRecv(buf.data(), 12, chorusFloat32, 0, comm, nullptr), chorusSuccess);
@@ -383,7 +384,8 @@ TEST(PointToPoint, RandomGroupSoak) {
             } else if (c.kind == 3) {
               for (int p = 0; p < n; ++p) {
                 std::vector<float> want = payload(p, rank, static_cast<int>(i) % 97, c.count);
-                ASSERT_TRUE(std::equal(want.begin(), want.end(), bufs[i].begin() + static_cast<long>((n + p) * c.count)))
+                ASSERT_TRUE(
+                    std::equal(want.begin(), want.end(), bufs[i].begin() + static_cast<long>((n + p) * c.count)))
                     << "alltoall " << i << " block from " << p;
               }
             } else if (rank == c.to) {

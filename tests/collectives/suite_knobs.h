@@ -17,8 +17,9 @@ using EnvSettings = std::vector<std::pair<std::string, std::optional<std::string
 inline constexpr std::chrono::seconds kCaseDeadline{150};
 
 // For process worlds, whose ranks take their settings from the environment they inherit: 4 KiB slices, host and
-// device (so that a thousand elements already span several), a 30 s timeout on every blocking wait, the algorithm chosen by size, one
-// socket per pair; `overrides` replace any of these or add others. Thread worlds take suiteConfig() instead.
+// device (so that a thousand elements already span several), a 30 s timeout on every blocking wait, the algorithm
+// chosen by size, one socket per pair; `overrides` replace any of these or add others. Thread worlds take suiteConfig()
+// instead.
 inline EnvSettings suiteKnobs(const EnvSettings& overrides = {}) {
   EnvSettings settings = {
       {"CHORUS_CHUNK_SIZE", "4096"},

@@ -16,7 +16,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-double threadWorldSecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double threadWorldSecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 TEST(ThreadWorldTest, EveryRankSeesItsRankAndTheSize) {
   for (int n : {1, 2, 5}) {

@@ -217,7 +217,8 @@ TEST_F(ApiValidationTest, DatatypeOutOfRange) {
 // The bitwise ops take integer types only.
 TEST_F(ApiValidationTest, BitwiseOpsTakeIntegersOnly) {
   for (chorusRedOp_t o : {chorusBand, chorusBor, chorusBxor}) {
-    expectRefused(chorusAllReduce(a_, b_, 4, chorusFloat32, o, comm_, nullptr), "integer types only", "chorusAllReduce");
+    expectRefused(chorusAllReduce(a_, b_, 4, chorusFloat32, o, comm_, nullptr), "integer types only",
+                  "chorusAllReduce");
     expectRefused(chorusReduce(a_, b_, 4, chorusBfloat16, o, 0, comm_, nullptr), "integer types only", "chorusReduce");
   }
   int32_t v[2] = {6, 3};
@@ -351,7 +352,8 @@ TEST_F(ApiValidationTest, CountZeroWithNullBuffersIsValid) {
       << chorusGetLastError(comm_);
   EXPECT_EQ(chorusReduceScatter(nullptr, nullptr, 0, chorusBfloat16, chorusMin, comm_, nullptr), chorusSuccess)
       << chorusGetLastError(comm_);
-  EXPECT_EQ(chorusAllToAll(nullptr, nullptr, 0, chorusInt8, comm_, nullptr), chorusSuccess) << chorusGetLastError(comm_);
+  EXPECT_EQ(chorusAllToAll(nullptr, nullptr, 0, chorusInt8, comm_, nullptr), chorusSuccess)
+      << chorusGetLastError(comm_);
   size_t zero[1] = {0};
   EXPECT_EQ(chorusAllToAllv(nullptr, zero, zero, nullptr, zero, zero, chorusInt8, comm_, nullptr), chorusSuccess)
       << chorusGetLastError(comm_);

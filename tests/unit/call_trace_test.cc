@@ -110,8 +110,17 @@ TEST(CallTraceTest, EventsAreWrittenAsChromeCompleteEvents) {
       .collective = Collective::kReduceScatter, .count = 256, .type = chorusBfloat16, .reduction = chorusAvg};
   TransferTimes times{.waitUs = 1, .moveUs = 2, .reduceUs = 3};
   trace.recordCall(op, "ring", 65536, 10, 20, &times, 3);
-  trace.recordTransfer(TransferStep{.what = "exchange", .peer = 2, .bytes = 512, .transport = "tcp", .startUs = 11,
-                                    .endUs = 19, .waitUs = 5, .moveUs = 3, .rounds = 7, .movingRounds = 4, .sleeps = 1});
+  trace.recordTransfer(TransferStep{.what = "exchange",
+                                    .peer = 2,
+                                    .bytes = 512,
+                                    .transport = "tcp",
+                                    .startUs = 11,
+                                    .endUs = 19,
+                                    .waitUs = 5,
+                                    .moveUs = 3,
+                                    .rounds = 7,
+                                    .movingRounds = 4,
+                                    .sleeps = 1});
   trace.flush();
   const nlohmann::json j = dir.read("t.json");
   int calls = 0, transfers = 0;

@@ -47,7 +47,9 @@ using namespace std::chrono_literals;
 // The build tree's launcher (the one these tests exercise).
 inline std::string chorusrunPath() { return chorus::test::buildTreePath("launcher/chorusrun"); }
 
-inline double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+inline double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 inline Clock::time_point secondsFromNow(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));

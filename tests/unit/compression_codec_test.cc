@@ -70,7 +70,8 @@ TEST(CompressionCodec, DecodeAddEqualsDecodeThenSum) {
       for (size_t i = 0; i < n; ++i) {
         const float expected = decoded[i] + with[i];
         if (std::isnan(expected)) {
-          EXPECT_TRUE(std::isnan(fused[i]) && std::isnan(inPlace[i])) << compressionFormatName(f) << " " << n << " " << i;
+          EXPECT_TRUE(std::isnan(fused[i]) && std::isnan(inPlace[i]))
+              << compressionFormatName(f) << " " << n << " " << i;
         } else {
           EXPECT_TRUE(sameBits(fused[i], expected)) << compressionFormatName(f) << " " << n << " " << i;
           EXPECT_TRUE(sameBits(inPlace[i], expected)) << compressionFormatName(f) << " " << n << " " << i;
@@ -88,13 +89,15 @@ TEST(CompressionCodec, DecodeAddEncodeEqualsDecodeAddThenEncode) {
       std::vector<float> v = samples(std::max<size_t>(n, 14)), with = samples(n + 20);
       v.resize(n);
       with.erase(with.begin(), with.begin() + 20);
-      std::vector<char> packed(compressedBytes(f, n)), expectedPacked(compressedBytes(f, n)), fusedPacked(compressedBytes(f, n));
+      std::vector<char> packed(compressedBytes(f, n)), expectedPacked(compressedBytes(f, n)),
+          fusedPacked(compressedBytes(f, n));
       compressFloats(f, v.data(), n, packed.data(), nullptr);
       std::vector<float> expected(n), fused(n);
       expandAdd(f, packed.data(), n, with.data(), expected.data());
       compressFloats(f, expected.data(), n, expectedPacked.data(), expected.data());
       expandAddCompress(f, packed.data(), n, with.data(), fused.data(), fusedPacked.data());
-      EXPECT_EQ(std::memcmp(fusedPacked.data(), expectedPacked.data(), expectedPacked.size()), 0) << compressionFormatName(f) << n;
+      EXPECT_EQ(std::memcmp(fusedPacked.data(), expectedPacked.data(), expectedPacked.size()), 0)
+          << compressionFormatName(f) << n;
       for (size_t i = 0; i < n; ++i) {
         if (std::isnan(expected[i])) {
           EXPECT_TRUE(std::isnan(fused[i])) << compressionFormatName(f) << " " << n << " " << i;

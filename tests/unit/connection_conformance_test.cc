@@ -119,7 +119,10 @@ const std::vector<Kind> kKinds = {
     {"IbSoftThreeLanes", [] { return std::make_unique<HostConnectionEnds>(ibPair(3)); }},
 #endif
     {"StagedOverShm",
-     [] { return std::make_unique<DeviceConnectionEnds<ConformanceStagedEnds>>(std::make_unique<ConformanceStagedEnds>(HostKind::kShm)); }},
+     [] {
+       return std::make_unique<DeviceConnectionEnds<ConformanceStagedEnds>>(
+           std::make_unique<ConformanceStagedEnds>(HostKind::kShm));
+     }},
 #ifdef CHORUS_HAVE_VERBS
     // Device sends straight from (emulated) device memory through dma-buf regions; receives staged.
     {"DirectSendsOverIbSoft",
@@ -129,7 +132,10 @@ const std::vector<Kind> kKinds = {
      }},
 #endif
     {"StagedOverTcp",
-     [] { return std::make_unique<DeviceConnectionEnds<ConformanceStagedEnds>>(std::make_unique<ConformanceStagedEnds>(HostKind::kTcp)); }},
+     [] {
+       return std::make_unique<DeviceConnectionEnds<ConformanceStagedEnds>>(
+           std::make_unique<ConformanceStagedEnds>(HostKind::kTcp));
+     }},
     {"CudaIpcOverShm",
      [] {
        return std::make_unique<DeviceConnectionEnds<IpcEnds>>(

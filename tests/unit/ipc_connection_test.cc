@@ -41,7 +41,9 @@ TEST_P(IpcConnectionTest, SizesAroundTheSlotArriveIntactBothWays) {
 TEST_P(IpcConnectionTest, ManyQueuedMessagesCompleteInPostingOrder) {
   std::vector<size_t> sizes;
   for (int i = 0; i < 200; ++i) {
-    sizes.push_back((i >= 20 && i < 100) ? 0 : (i % 10 == 1) ? 2 * kRingSlot + static_cast<size_t>(i) : size_t(i) * 997);
+    sizes.push_back((i >= 20 && i < 100) ? 0
+                    : (i % 10 == 1)      ? 2 * kRingSlot + static_cast<size_t>(i)
+                                         : size_t(i) * 997);
   }
   ASSERT_NO_FATAL_FAILURE(sendQueuedMessagesInOrder(sizes, [] {}));
   ASSERT_TRUE(driveUntilIdle());

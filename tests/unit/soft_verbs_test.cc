@@ -128,8 +128,8 @@ class SoftPair {
     ibv_recv_wr* bad = nullptr;
     return V().postRecv(qp[i], &wr, &bad);
   }
-  int post(int i, uint64_t id, ibv_wr_opcode op, const void* p, uint32_t n, uint32_t lkey, unsigned flags = IBV_SEND_SIGNALED,
-           uint64_t raddr = 0, uint32_t rkey = 0, uint32_t imm = 0) {
+  int post(int i, uint64_t id, ibv_wr_opcode op, const void* p, uint32_t n, uint32_t lkey,
+           unsigned flags = IBV_SEND_SIGNALED, uint64_t raddr = 0, uint32_t rkey = 0, uint32_t imm = 0) {
     ibv_sge s{reinterpret_cast<uint64_t>(p), n, lkey};
     ibv_send_wr wr{};
     wr.wr_id = id;
@@ -253,7 +253,8 @@ TEST(SoftVerbsTest, QueueLimitsAreEnforced) {
   EXPECT_EQ(p.postRecv(1, 2, buf.data(), 64, mr->lkey), 0);
   EXPECT_EQ(p.postRecv(1, 3, buf.data(), 64, mr->lkey), ENOMEM);  // max_recv_wr 2
   EXPECT_EQ(p.post(0, 1, IBV_WR_SEND, buf.data(), 33, mr->lkey, IBV_SEND_SIGNALED | IBV_SEND_INLINE), EINVAL);
-  ibv_sge two[2] = {{reinterpret_cast<uint64_t>(buf.data()), 8, mr->lkey}, {reinterpret_cast<uint64_t>(buf.data()), 8, mr->lkey}};
+  ibv_sge two[2] = {{reinterpret_cast<uint64_t>(buf.data()), 8, mr->lkey},
+                    {reinterpret_cast<uint64_t>(buf.data()), 8, mr->lkey}};
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND;
   wr.sg_list = two;

@@ -63,8 +63,9 @@ TEST(TcpHelloTest, AnAcceptingRankRefusesWhatItDoesNotExpect) {
   TcpHello sealing = h;
   sealing.flags |= TcpHello::kFlagEncrypt;
   EXPECT_EQ(incomingHelloProblem(sealing, 3, job, true, taken, true), "");
-  EXPECT_NE(incomingHelloProblem(sealing, 3, job, true, taken, false).find("encrypts its frames and this rank does not"),
-            std::string::npos);
+  EXPECT_NE(
+      incomingHelloProblem(sealing, 3, job, true, taken, false).find("encrypts its frames and this rank does not"),
+      std::string::npos);
   EXPECT_NE(incomingHelloProblem(h, 3, job, true, taken, true).find("does not encrypt"), std::string::npos);
   TcpHello wrongTo = h;
   wrongTo.to = 2;

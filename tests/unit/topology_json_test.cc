@@ -116,7 +116,8 @@ TEST(TopologyJsonTest, RacksRoundTripAndReachTheLinkModel) {
   EXPECT_NE(text.find("\"fabric\""), std::string::npos) << text;
   EXPECT_EQ(parseTopologyJson(text), t);
   EXPECT_EQ(linkModelOf(t).fabric(), (RackFabric{2, 0.25}));
-  EXPECT_NE(describeHost(t).find("fabric: racks of 2 hosts, uplinks at 0.25 GB/s"), std::string::npos) << describeHost(t);
+  EXPECT_NE(describeHost(t).find("fabric: racks of 2 hosts, uplinks at 0.25 GB/s"), std::string::npos)
+      << describeHost(t);
   t.fabric = {2, -1};
   EXPECT_THROW(validateHostTopology(t), Error);
 }

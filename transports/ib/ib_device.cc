@@ -83,7 +83,8 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
   int n = 0;
   ibv_device** list = api.getDeviceList(&n);
   if (!list || n == 0) {
-    *whyNot = std::string(api.origin) + " finds no RDMA device" + (list ? "" : std::string(": ") + std::strerror(errno));
+    *whyNot =
+        std::string(api.origin) + " finds no RDMA device" + (list ? "" : std::string(": ") + std::strerror(errno));
     if (list) api.freeDeviceList(list);
     return nullptr;
   }
@@ -177,9 +178,10 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
           },
           [raw](ibv_mr* mr) { raw->api_->deregMr(mr); }, RegistrationCache::Limits{},
           [raw](const void* p) { return raw->deviceApi_ ? raw->deviceApi_->allocationId(p) : 0; });
-      dev->description_ = name + ":" + std::to_string(port) +
-                          (dev->ethernet_ ? " RoCE gid " + std::to_string(dev->gidIndex_) + " (" + gidText(dev->gid_) + ")"
-                                          : " IB lid " + std::to_string(dev->lid_));
+      dev->description_ =
+          name + ":" + std::to_string(port) +
+          (dev->ethernet_ ? " RoCE gid " + std::to_string(dev->gidIndex_) + " (" + gidText(dev->gid_) + ")"
+                          : " IB lid " + std::to_string(dev->lid_));
       chosen = dev;
     }
     if (!chosen) api.closeDevice(ctx);

@@ -72,7 +72,8 @@ std::vector<IbPortReport> listIbPorts(const VerbsApi& api, const HostTopology& h
   int n = 0;
   ibv_device** list = api.getDeviceList(&n);
   if (!list || n == 0) {
-    *whyNone = std::string(api.origin) + " finds no RDMA device" + (list ? "" : std::string(": ") + std::strerror(errno));
+    *whyNone =
+        std::string(api.origin) + " finds no RDMA device" + (list ? "" : std::string(": ") + std::strerror(errno));
     if (list) api.freeDeviceList(list);
     return out;
   }

@@ -39,7 +39,8 @@ void sendExact(int fd, const void* buf, size_t bytes, Deadline deadline, const s
 
 void recvExact(int fd, void* buf, size_t bytes, Deadline deadline, const std::string& context) {
   char* p = static_cast<char*>(buf);
-  moveExact(fd, bytes, false, deadline, context, [&](size_t at) { return ::recv(fd, p + at, bytes - at, MSG_DONTWAIT); });
+  moveExact(fd, bytes, false, deadline, context,
+            [&](size_t at) { return ::recv(fd, p + at, bytes - at, MSG_DONTWAIT); });
 }
 
 }  // namespace chorus

@@ -168,7 +168,8 @@ void TcpConnection::checkControlFrame(const FrameHeader& h, bool expectingData) 
   if (h.tag == kAbandonTag) {
     connection_errors::peerGaveUp(rank_, peer_, connection_errors::lostPeerOfNote(h.bytes));
   }
-  if (h.tag == kGoodbyeTag && expectingData) connection_errors::peerClosedEarly(rank_, peer_, "still expected data from it");
+  if (h.tag == kGoodbyeTag && expectingData)
+    connection_errors::peerClosedEarly(rank_, peer_, "still expected data from it");
 }
 
 void TcpConnection::addHangupFds(std::vector<pollfd>& fds) const {

@@ -69,7 +69,8 @@ std::vector<uint32_t> railWeights(const std::vector<double>& seconds) {
     total += rate.back();
   }
   std::vector<uint32_t> w;
-  for (double r : rate) w.push_back(std::max<uint32_t>(1, static_cast<uint32_t>(std::lround(kWeightScale * r / total))));
+  for (double r : rate)
+    w.push_back(std::max<uint32_t>(1, static_cast<uint32_t>(std::lround(kWeightScale * r / total))));
   return w;
 }
 

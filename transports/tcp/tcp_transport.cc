@@ -114,8 +114,9 @@ void TcpTransport::describeSelf(PeerCard& card) {
   card.entries[cardPrefix_ + ".addr"] = listed[0].address;
   card.entries[cardPrefix_ + ".nsocks"] = std::to_string(nsocks_);
   card.entries[cardPrefix_ + ".rails"] = encodeRails(listed);
-  CHORUS_INFO(rank_, cardPrefix_ << " transport listening on "
-                                 << (listed.size() > 1 ? encodeRails(listed) : rails_[0].name + " " + listed[0].address));
+  CHORUS_INFO(rank_,
+              cardPrefix_ << " transport listening on "
+                          << (listed.size() > 1 ? encodeRails(listed) : rails_[0].name + " " + listed[0].address));
 }
 
 bool TcpTransport::canConnect(const PeerCard& self, const PeerCard& peer) const {

@@ -19,16 +19,18 @@ enum class AlgorithmId : uint8_t {
   kDirect,
   kBinomial,
   kDissemination,
+  kChain,  // broadcast's and reduce's pipelined chain (NCCL calls it their ring)
 };
 inline constexpr AlgorithmId kAllAlgorithms[] = {
-    AlgorithmId::kRing,     AlgorithmId::kRecursiveDoubling, AlgorithmId::kTree,   AlgorithmId::kHalvingDoubling,
-    AlgorithmId::kHierarchical, AlgorithmId::kPairwise,      AlgorithmId::kBruck,  AlgorithmId::kDirect,
-    AlgorithmId::kBinomial, AlgorithmId::kDissemination};
+    AlgorithmId::kRing,         AlgorithmId::kRecursiveDoubling, AlgorithmId::kTree,  AlgorithmId::kHalvingDoubling,
+    AlgorithmId::kHierarchical, AlgorithmId::kPairwise,          AlgorithmId::kBruck, AlgorithmId::kDirect,
+    AlgorithmId::kBinomial,     AlgorithmId::kDissemination,     AlgorithmId::kChain};
 
 // "ring", "recursive_doubling", "tree", "halving_doubling", "hierarchical", "pairwise", "bruck", "direct",
-// "binomial", "dissemination".
+// "binomial", "dissemination", "chain".
 const char* algorithmName(AlgorithmId id);
-// The algorithm called `name` ("chain", the ring's old name for broadcast and reduce, too), if any.
+// The algorithm called `name`, if any. "ring" is the ring's name alone: where a collective has a chain and no ring,
+// algorithmFor (algorithm_registry.h) reads it as the chain.
 std::optional<AlgorithmId> algorithmNamed(std::string_view name);
 
 }  // namespace chorus

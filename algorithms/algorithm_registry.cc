@@ -31,12 +31,12 @@ const char* algorithmName(AlgorithmId id) {
     case A::kDirect: return "direct";
     case A::kBinomial: return "binomial";
     case A::kDissemination: return "dissemination";
+    case A::kChain: return "chain";
   }
   return "unknown";
 }
 
 std::optional<AlgorithmId> algorithmNamed(std::string_view name) {
-  if (name == "chain") return A::kRing;
   for (AlgorithmId id : kAllAlgorithms) {
     if (name == algorithmName(id)) return id;
   }
@@ -49,10 +49,10 @@ const std::vector<AlgorithmRecord>& algorithmRegistry() {
       {A::kRecursiveDoubling, C::kAllReduce, recursiveDoublingAllReduce, costOf<A::kRecursiveDoubling>, true},
       {A::kTree, C::kAllReduce, treeAllReduce, costOf<A::kTree>, true},
       {A::kHalvingDoubling, C::kAllReduce, halvingDoublingAllReduce, costOf<A::kHalvingDoubling>, true},
-      {A::kRing, C::kBroadcast, chainBroadcast, costOf<A::kRing>, true},
+      {A::kChain, C::kBroadcast, chainBroadcast, costOf<A::kChain>, true},
       {A::kTree, C::kBroadcast, treeBroadcast, costOf<A::kTree>, true},
       {A::kHalvingDoubling, C::kBroadcast, halvingDoublingBroadcast, costOf<A::kHalvingDoubling>, true},
-      {A::kRing, C::kReduce, chainReduce, costOf<A::kRing>, true},
+      {A::kChain, C::kReduce, chainReduce, costOf<A::kChain>, true},
       {A::kTree, C::kReduce, treeReduce, costOf<A::kTree>, true},
       {A::kHalvingDoubling, C::kReduce, halvingDoublingReduce, costOf<A::kHalvingDoubling>, true},
       {A::kRing, C::kAllGather, ringAllGather, costOf<A::kRing>, true},
@@ -80,6 +80,11 @@ const AlgorithmRecord* findAlgorithm(Collective c, AlgorithmId id) {
     if (r.collective == c && r.id == id) return &r;
   }
   return nullptr;
+}
+
+AlgorithmId algorithmFor(Collective c, AlgorithmId named) {
+  if (named == A::kRing && !findAlgorithm(c, A::kRing) && findAlgorithm(c, A::kChain)) return A::kChain;
+  return named;
 }
 
 }  // namespace chorus

@@ -29,5 +29,9 @@ struct AlgorithmRecord {
 const std::vector<AlgorithmRecord>& algorithmRegistry();
 // The record of algorithm `id` for collective `c`; nullptr when that algorithm does not implement `c`.
 const AlgorithmRecord* findAlgorithm(Collective c, AlgorithmId id);
+// The algorithm that `named` (from a CHORUS_ALGO rule or an autotune file) stands for in collective `c`: "ring" means
+// the chain where `c` has a chain and no ring (broadcast, reduce), as NCCL names it, so that CHORUS_ALGO=ring and
+// tables that name the chain "ring" keep choosing it. Any other id stands for itself.
+AlgorithmId algorithmFor(Collective c, AlgorithmId named);
 
 }  // namespace chorus

@@ -30,7 +30,7 @@ Selector::Selector(const std::string& rules, const CostInputs& inputs)
 AlgorithmChoice Selector::choose(const CallArgs& op, int nranks) const {
   const size_t bytes = selectionBytes(op, nranks);
   if (perCallRules_) {
-    if (const AlgoRule* rule = rules_.lookup(op.collective, bytes, static_cast<int>(typeSize(op.type)))) {
+    if (const std::optional<AlgoRule> rule = rules_.lookup(op.collective, bytes, static_cast<int>(typeSize(op.type)))) {
       return {rule->algorithm, findAlgorithm(op.collective, rule->algorithm)->run, rule->sliceBytes, rule->sockets};
     }
   }

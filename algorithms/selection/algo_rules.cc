@@ -135,7 +135,7 @@ AlgoRules AlgoRules::parse(std::string_view text) {
       }
       const std::optional<AlgorithmId> id = algorithmNamed(name);
       if (!id) bad(text, range, "not an algorithm name");
-      rule.algorithm = *id;
+      rule.algorithm = coll ? algorithmFor(*coll, *id) : *id;
       if (coll && !findAlgorithm(*coll, rule.algorithm)) {
         bad(text, range, "no algorithm '" + std::string(algorithmName(rule.algorithm)) + "' for " +
                              collectiveName(*coll) + " (it has " + algorithmsOf(*coll) + ")");
@@ -146,15 +146,18 @@ AlgoRules AlgoRules::parse(std::string_view text) {
   return out;
 }
 
-const AlgoRule* AlgoRules::lookup(Collective c, size_t bytes, int elementBytes) const {
+std::optional<AlgoRule> AlgoRules::lookup(Collective c, size_t bytes, int elementBytes) const {
   for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
     if (it->collective && *it->collective != c) continue;
     if (it->elementBytes != 0 && it->elementBytes != elementBytes) continue;
     if (bytes < it->lo || bytes >= it->hi) continue;
-    if (!findAlgorithm(c, it->algorithm)) continue;  // a catch-all name this collective lacks
-    return &*it;
+    const AlgorithmId algorithm = algorithmFor(c, it->algorithm);
+    if (!findAlgorithm(c, algorithm)) continue;  // a catch-all name this collective lacks
+    AlgoRule rule = *it;
+    rule.algorithm = algorithm;
+    return rule;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 bool AlgoRules::perCall() const {

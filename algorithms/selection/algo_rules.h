@@ -1,5 +1,5 @@
 // CHORUS_ALGO: which algorithm to use, by collective and size range, in the syntax the defaults print in:
-//   ring                                     every collective that has a ring
+//   ring                                     every collective that has a ring, and broadcast's and reduce's chain
 //   allreduce:0-64K=halving_doubling,64K-inf=ring;broadcast:tree
 //   allreduce.16:1M-inf=ring@2M                calls on 16-bit elements only; slices of 2M instead of CHORUS_CHUNK_SIZE
 //   allreduce:256K-4M=ring/2                   TCP messages of these calls striped over 2 sockets per rail
@@ -25,6 +25,7 @@ struct AlgoRule {
   std::optional<Collective> collective;  // none: every collective the algorithm implements
   int elementBytes = 0;                  // 0: calls on any datatype; else only on elements of this many bytes
   size_t lo = 0, hi = SIZE_MAX;          // SIZE_MAX: no upper bound
+  // As named; what runs for collective c is algorithmFor(c, algorithm) ("ring" names broadcast's chain too).
   AlgorithmId algorithm = AlgorithmId::kRing;
   size_t sliceBytes = 0;                 // 0: the communicator's slice size (CHORUS_CHUNK_SIZE)
   int sockets = 0;                       // 0: the pairs' own stripe width (CHORUS_NSOCKS); else sockets per rail
@@ -34,9 +35,10 @@ class AlgoRules {
  public:
   // Parses `text`; throws chorusInvalidArgument naming the knob, the offending piece and what was expected.
   static AlgoRules parse(std::string_view text);
-  // The rule that chooses for this call (null when no rule covers it or its algorithm lacks the collective).
+  // The rule that chooses for this call, its algorithm the one it names for `c` (algorithmFor: "ring" is the chain
+  // of broadcast and reduce); none when no rule covers the call or its algorithm lacks the collective.
   // elementBytes 0 (the width is not known): only rules for every width apply.
-  const AlgoRule* lookup(Collective c, size_t bytes, int elementBytes = 0) const;
+  std::optional<AlgoRule> lookup(Collective c, size_t bytes, int elementBytes = 0) const;
   // Whether some rule needs the call itself to decide: one limited to a width, or one with a slice size.
   bool perCall() const;
   const std::vector<AlgoRule>& rules() const { return rules_; }

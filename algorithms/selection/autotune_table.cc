@@ -225,7 +225,8 @@ std::string AutotuneTable::describeStage() const {
 void AutotuneTable::load(const AlgoRules& tuned) {
   for (const AlgoRule& rule : tuned.rules()) {
     for (Collective c : kAllCollectives) {
-      if ((rule.collective && *rule.collective != c) || !findAlgorithm(c, rule.algorithm)) continue;
+      const AlgorithmId algorithm = algorithmFor(c, rule.algorithm);  // a catch-all "ring": the chain where no ring
+      if ((rule.collective && *rule.collective != c) || !findAlgorithm(c, algorithm)) continue;
       for (int width : {1, 2, 4, 8}) {
         if (rule.elementBytes != 0 && rule.elementBytes != width) continue;
         for (int k = 0; k < kSizeBuckets; ++k) {
@@ -233,7 +234,7 @@ void AutotuneTable::load(const AlgoRules& tuned) {
           Bucket* b = bucketFor(c, width, bucketLo(k));
           if (!b) continue;
           b->phase = Bucket::Phase::kSettled;
-          b->best = {rule.algorithm, rule.sliceBytes == chunkBytes_ ? 0 : rule.sliceBytes,
+          b->best = {algorithm, rule.sliceBytes == chunkBytes_ ? 0 : rule.sliceBytes,
                      rule.sockets == defaultSockets_ ? 0 : rule.sockets};
         }
       }

@@ -314,10 +314,10 @@ double flatRooted(AlgorithmId a, bool reduce, double n, int p, const Link& l, si
   if (p == 1) return 0;
   const double g = reduce ? l.gamma : 0;
   const int lg = ceilLog2(p);
-  if (!streamed && a == AlgorithmId::kRing) return pipelined(n, p - 1, l.beta + g, l, slice);
+  if (!streamed && a == AlgorithmId::kChain) return pipelined(n, p - 1, l.beta + g, l, slice);
   // A chain's calls overlap along it when they come back to back (kChainFirstHop above). With two ranks both trees
   // of the double binary tree are the one edge between them: the chain's pattern, in two messages of half the data.
-  if (streamed && (a == AlgorithmId::kRing || (a == AlgorithmId::kTree && p == 2))) {
+  if (streamed && (a == AlgorithmId::kChain || (a == AlgorithmId::kTree && p == 2))) {
     // Nor do they wait for the scheduler call by call where the cores are crowded: a rank woken for one call finds
     // the next ones queued.
     // The first hop is the link's measured chain time where it has one (LinkCost::chainUs), which follows the

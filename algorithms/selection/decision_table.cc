@@ -46,7 +46,7 @@ DecisionTable::DecisionTable(const CostInputs& inputs, const AlgoRules& rules) {
       row.collective = c;
       row.lo = lo;
       row.hi = hi;
-      if (const AlgoRule* forced = rules.lookup(c, lo)) {
+      if (const std::optional<AlgoRule> forced = rules.lookup(c, lo)) {
         const AlgorithmRecord* record = findAlgorithm(c, forced->algorithm);
         row.algorithm = record->id;
         row.run = record->run;

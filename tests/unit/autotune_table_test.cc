@@ -237,5 +237,34 @@ TEST(AutotuneTableTest, AWrittenTableLoadsBackSettled) {
   EXPECT_EQ(loaded.settledBuckets(), 0) << "loaded sizes are not counted as tuned here";
 }
 
+// Broadcast's and reduce's chain is "chain" in a table. A table that names it "ring" (as CHORUS_ALGO may) loads as
+// the chain, and is written back under the chain's name.
+TEST(AutotuneTableTest, ATableNamingTheChainRingLoadsAsTheChain) {
+  AutotuneTable loaded(twoHosts(), AlgoRules(), kChunk);
+  loaded.load(AlgoRules::parse("broadcast.32:64K-128K=ring;reduce.32:64K-128K=ring@128K"));
+  for (Collective c : {Collective::kBroadcast, Collective::kReduce}) {
+    const AutotuneTable::Pick p = loaded.pick(c, 4, 64 << 10);
+    EXPECT_TRUE(p.tuned) << collectiveName(c);
+    EXPECT_FALSE(p.trial) << collectiveName(c);
+    EXPECT_EQ(p.candidate.algorithm, AlgorithmId::kChain) << collectiveName(c);
+  }
+  EXPECT_EQ(loaded.asRules(), "broadcast.32:64K-128K=chain;reduce.32:64K-128K=chain@128K");
+}
+
+// The tuner's candidates for broadcast are the registry's: the chain among them, under its own id.
+TEST(AutotuneTableTest, BroadcastTriesTheChain) {
+  AutotuneTable t(twoHosts(), AlgoRules(), kChunk);
+  std::map<AlgorithmId, int> tried;
+  const Timing chainFastest = [&](const TuneCandidate& c) {
+    ++tried[c.algorithm];
+    return c.algorithm == AlgorithmId::kChain ? 1.0 : 2.0;
+  };
+  ASSERT_GT(converge(t, Collective::kBroadcast, 4, 8 << 10, chainFastest), 0);
+  EXPECT_GT(tried[AlgorithmId::kChain], 0);
+  EXPECT_EQ(tried.count(AlgorithmId::kRing), 0u);
+  EXPECT_EQ(t.pick(Collective::kBroadcast, 4, 8 << 10).candidate.algorithm, AlgorithmId::kChain);
+  EXPECT_EQ(t.asRules(), "broadcast.32:8K-16K=chain");
+}
+
 }  // namespace
 }  // namespace chorus

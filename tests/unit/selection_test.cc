@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "algorithms/algorithms.h"
 #include "algorithms/selection/algo_rules.h"
 #include "algorithms/selection/cost_model.h"
 #include "algorithms/selection/decision_table.h"
@@ -26,7 +27,7 @@ std::string parseError(const std::string& text) {
 
 // The algorithm the rules choose (none where no rule applies).
 std::optional<AlgorithmId> chosen(const AlgoRules& r, Collective c, size_t bytes, int elementBytes = 0) {
-  const AlgoRule* rule = r.lookup(c, bytes, elementBytes);
+  const std::optional<AlgoRule> rule = r.lookup(c, bytes, elementBytes);
   return rule ? std::optional<AlgorithmId>(rule->algorithm) : std::nullopt;
 }
 
@@ -40,13 +41,12 @@ TEST(AlgoRulesTest, PlainNameAppliesWhereTheAlgorithmExists) {
 
 TEST(AlgoRulesTest, RangesPerCollectiveAndLaterRulesWin) {
   AlgoRules r = AlgoRules::parse(" allreduce:0-64K=recursive_doubling, 64K-inf=ring ; broadcast:hierarchical;ring");
-  EXPECT_EQ(chosen(r, Collective::kBroadcast, 100), AlgorithmId::kRing);  // the trailing catch-all overrides
+  EXPECT_EQ(chosen(r, Collective::kBroadcast, 100), AlgorithmId::kChain);  // the trailing catch-all overrides
   AlgoRules s = AlgoRules::parse("ring;allreduce:0-64K=recursive_doubling;broadcast:hierarchical");
   EXPECT_EQ(chosen(s, Collective::kAllReduce, 65535), AlgorithmId::kRecursiveDoubling);
   EXPECT_EQ(chosen(s, Collective::kAllReduce, 65536), AlgorithmId::kRing);
   EXPECT_EQ(chosen(s, Collective::kBroadcast, 1), AlgorithmId::kHierarchical);
   EXPECT_EQ(chosen(s, Collective::kAllGather, 1), AlgorithmId::kRing);
-  EXPECT_EQ(chosen(AlgoRules::parse("chain"), Collective::kReduce, 5), AlgorithmId::kRing);  // the old name still works
   EXPECT_TRUE(AlgoRules::parse("").empty());
   EXPECT_TRUE(AlgoRules::parse(" ; ").empty());
 }
@@ -58,8 +58,8 @@ TEST(AlgoRulesTest, WidthsAndSlicesApplyPerCall) {
   // Width 0 (unknown): only the rules for every width.
   EXPECT_EQ(chosen(r, Collective::kAllReduce, 4 << 20), AlgorithmId::kRing);
   EXPECT_EQ(chosen(r, Collective::kAllReduce, 4 << 20, 4), AlgorithmId::kRing);
-  const AlgoRule* half = r.lookup(Collective::kAllReduce, 4 << 20, 2);
-  ASSERT_NE(half, nullptr);
+  const std::optional<AlgoRule> half = r.lookup(Collective::kAllReduce, 4 << 20, 2);
+  ASSERT_TRUE(half);
   EXPECT_EQ(half->algorithm, AlgorithmId::kTree);
   EXPECT_EQ(half->sliceBytes, size_t{2} << 20);
   EXPECT_EQ(chosen(r, Collective::kAllReduce, 1000, 2), AlgorithmId::kRing);  // below the 16-bit rule's range
@@ -73,8 +73,8 @@ TEST(AlgoRulesTest, WidthsAndSlicesApplyPerCall) {
 TEST(AlgoRulesTest, SocketsPerRailApplyPerCall) {
   AlgoRules r = AlgoRules::parse("allreduce:256K-4M=ring@2M/2;broadcast:tree/4");
   EXPECT_TRUE(r.perCall());
-  const AlgoRule* a = r.lookup(Collective::kAllReduce, 1 << 20);
-  ASSERT_NE(a, nullptr);
+  const std::optional<AlgoRule> a = r.lookup(Collective::kAllReduce, 1 << 20);
+  ASSERT_TRUE(a);
   EXPECT_EQ(a->algorithm, AlgorithmId::kRing);
   EXPECT_EQ(a->sliceBytes, size_t{2} << 20);
   EXPECT_EQ(a->sockets, 2);
@@ -141,7 +141,7 @@ TEST(CostModelTest, HierarchicalPaysOffAcrossSlowLinksWithManyRanksPerHost) {
   EXPECT_LT(predictUs(Collective::kAllReduce, AlgorithmId::kHierarchical, 4096, in),
             predictUs(Collective::kAllReduce, AlgorithmId::kRing, 4096, in));
   EXPECT_LT(predictUs(Collective::kBroadcast, AlgorithmId::kHierarchical, 4096, in),
-            predictUs(Collective::kBroadcast, AlgorithmId::kRing, 4096, in));
+            predictUs(Collective::kBroadcast, AlgorithmId::kChain, 4096, in));
 }
 
 // Rooted calls back to back: a chain streams them (its length paid about once per run), and with two ranks the
@@ -151,13 +151,13 @@ TEST(CostModelTest, ChainsStreamBackToBackCallsYetLongChainsLoseToTrees) {
   two.nranks = two.nhosts = 2;
   two.interHost = {10.0, 0.12};
   for (Collective c : {Collective::kBroadcast, Collective::kReduce}) {
-    EXPECT_DOUBLE_EQ(predictUs(c, AlgorithmId::kTree, 8, two), predictUs(c, AlgorithmId::kRing, 8, two));
-    EXPECT_NEAR(predictUs(c, AlgorithmId::kRing, 8, two), 8.0, 0.2);  // 0.8 latency (0.77-0.97 measured)
+    EXPECT_DOUBLE_EQ(predictUs(c, AlgorithmId::kTree, 8, two), predictUs(c, AlgorithmId::kChain, 8, two));
+    EXPECT_NEAR(predictUs(c, AlgorithmId::kChain, 8, two), 8.0, 0.2);  // 0.8 latency (0.77-0.97 measured)
   }
   CostInputs many = two;
   for (int p : {4, 16384}) {
     many.nranks = many.nhosts = p;
-    const double chain = predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, many);
+    const double chain = predictUs(Collective::kBroadcast, AlgorithmId::kChain, 8, many);
     const double tree = predictUs(Collective::kBroadcast, AlgorithmId::kTree, 8, many);
     EXPECT_EQ(chain < tree, p == 4) << p << " ranks: chain " << chain << " us, tree " << tree << " us";
   }
@@ -194,16 +194,16 @@ CostInputs labTwoByTwo() {
 TEST(CostModelTest, ATwoLevelBroadcastPaysItsHostStepInFull) {
   CostInputs in = labTwoByTwo();
   const double hier = predictUs(Collective::kBroadcast, AlgorithmId::kHierarchical, 8, in);
-  const double chain = predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, in);
+  const double chain = predictUs(Collective::kBroadcast, AlgorithmId::kChain, 8, in);
   EXPECT_NEAR(hier, 1.0 + in.contextSwitchUs + 0.8 * 28.0, 0.2);
   EXPECT_LT(chain, hier);
   const double hierReduce = predictUs(Collective::kReduce, AlgorithmId::kHierarchical, 8, in);
-  const double chainReduce = predictUs(Collective::kReduce, AlgorithmId::kRing, 8, in);
+  const double chainReduce = predictUs(Collective::kReduce, AlgorithmId::kChain, 8, in);
   EXPECT_NEAR(hierReduce / chainReduce, 1.0, 0.1);
 }
 
 // An 8-byte chain broadcast (its calls stream back to back) and recursive-doubling allreduce (dependent steps).
-double chainBroadcast8(const CostInputs& in) { return predictUs(Collective::kBroadcast, AlgorithmId::kRing, 8, in); }
+double chainBroadcast8(const CostInputs& in) { return predictUs(Collective::kBroadcast, AlgorithmId::kChain, 8, in); }
 double stepped8(const CostInputs& in) {
   return predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, in);
 }
@@ -260,11 +260,11 @@ TEST(CostModelTest, CrowdedCoresDoNotSlowAShapedWire) {
   in.interHost.burstBytes = 125000;
   in.interHost.peakGBs = 0.45;
   const double n = 16 << 20;
-  const double chain = predictUs(Collective::kReduce, AlgorithmId::kRing, 16 << 20, in);
+  const double chain = predictUs(Collective::kReduce, AlgorithmId::kChain, 16 << 20, in);
   EXPECT_NEAR(chain, n / 0.12e3, 0.05 * n / 0.12e3);
   EXPECT_LT(chain, predictUs(Collective::kReduce, AlgorithmId::kHierarchical, 16 << 20, in));
   in.interHost.peakGBs = 0.2;  // cores that push less than twice the rate: their share paces the flow
-  EXPECT_NEAR(predictUs(Collective::kReduce, AlgorithmId::kRing, 16 << 20, in), 2 * n / 0.2e3, 0.05 * n / 0.1e3);
+  EXPECT_NEAR(predictUs(Collective::kReduce, AlgorithmId::kChain, 16 << 20, in), 2 * n / 0.2e3, 0.05 * n / 0.1e3);
 }
 
 // A token-bucket link (the lab's tbf): calls whose bytes fit the burst cross at the peak rate, but no faster on
@@ -431,14 +431,14 @@ TEST(CostModelTest, AChainsFirstHopIsTheLinksMeasuredChainTime) {
   measured.interHost.chainUs = 9;
   const auto us = [](Collective c, AlgorithmId a, const CostInputs& w) { return predictUs(c, a, 8, w); };
   for (Collective c : {Collective::kBroadcast, Collective::kReduce}) {
-    EXPECT_DOUBLE_EQ(us(c, AlgorithmId::kRing, measured), us(c, AlgorithmId::kRing, in) - 0.8 * 16 + 9);
+    EXPECT_DOUBLE_EQ(us(c, AlgorithmId::kChain, measured), us(c, AlgorithmId::kChain, in) - 0.8 * 16 + 9);
     EXPECT_DOUBLE_EQ(us(c, AlgorithmId::kTree, measured), us(c, AlgorithmId::kTree, in));
   }
   EXPECT_DOUBLE_EQ(allReduceUs(AlgorithmId::kRing, 8, measured), allReduceUs(AlgorithmId::kRing, 8, in));
   // Hosts on half a core each relay at half the pace, the chain's first hop as the latency.
   in.coresPerHost = measured.coresPerHost = 0.5;
-  EXPECT_DOUBLE_EQ(us(Collective::kBroadcast, AlgorithmId::kRing, measured),
-                   us(Collective::kBroadcast, AlgorithmId::kRing, in) - 0.8 * 32 + 18);
+  EXPECT_DOUBLE_EQ(us(Collective::kBroadcast, AlgorithmId::kChain, measured),
+                   us(Collective::kBroadcast, AlgorithmId::kChain, in) - 0.8 * 32 + 18);
 }
 
 // The leaders of a two-level allreduce run what the model priced them at: on crowded hosts each of their steps waits
@@ -494,6 +494,49 @@ TEST(DecisionTableTest, RulesOverrideOnlyWhereTheyApply) {
   EXPECT_TRUE(t.lookup(Collective::kAllReduce, 2 << 20).forced);
   EXPECT_FALSE(t.lookup(Collective::kAllReduce, 1000).forced);
   EXPECT_FALSE(t.lookup(Collective::kBroadcast, 2 << 20).forced);
+}
+
+// Broadcast and reduce pipeline along a chain, an algorithm of its own: the model prices and chooses it under its
+// own id, the tables print it as "chain", and the ring's id has no broadcast or reduce.
+TEST(DecisionTableTest, BroadcastAndReduceChooseTheChain) {
+  const CostInputs in = oneHost(8);
+  const DecisionTable t(in, AlgoRules{});
+  for (Collective c : {Collective::kBroadcast, Collective::kReduce}) {
+    EXPECT_EQ(findAlgorithm(c, AlgorithmId::kRing), nullptr) << collectiveName(c);
+    EXPECT_TRUE(std::isinf(predictUs(c, AlgorithmId::kRing, 8, in))) << collectiveName(c);
+    EXPECT_EQ(t.lookup(c, 8).algorithm, AlgorithmId::kChain) << collectiveName(c);
+  }
+  EXPECT_EQ(findAlgorithm(Collective::kBroadcast, AlgorithmId::kChain)->run, &chainBroadcast);
+  EXPECT_EQ(findAlgorithm(Collective::kReduce, AlgorithmId::kChain)->run, &chainReduce);
+  EXPECT_STREQ(algorithmName(AlgorithmId::kChain), "chain");
+  EXPECT_EQ(algorithmNamed("chain"), AlgorithmId::kChain);
+  EXPECT_NE(t.asRules().find("broadcast:0-"), std::string::npos);
+  EXPECT_NE(t.asRules().find("=chain"), std::string::npos) << t.asRules();
+}
+
+// CHORUS_ALGO=chain forces the chain; "ring", NCCL's name for it, does too where a collective has a chain and no
+// ring, bare or per collective, through the table and through per-call rules alike. "chain" leaves the collectives
+// that have no chain to the model.
+TEST(SelectorTest, ChainAndRingBothForceTheChainOnBroadcastAndReduce) {
+  const CostInputs in = oneHost(8);
+  for (const char* algo : {"chain", "ring", "broadcast:ring;reduce:ring", "broadcast.32:chain;reduce.32:ring@64K"}) {
+    const Selector selector(algo, in);
+    for (Collective c : {Collective::kBroadcast, Collective::kReduce}) {
+      CallArgs op;
+      op.collective = c;
+      op.count = 1 << 20;  // 4 MiB of floats
+      const AlgorithmChoice choice = selector.choose(op, 8);
+      EXPECT_EQ(choice.id, AlgorithmId::kChain) << algo << ", " << collectiveName(c);
+      EXPECT_EQ(choice.run, findAlgorithm(c, AlgorithmId::kChain)->run) << algo << ", " << collectiveName(c);
+    }
+  }
+  CallArgs allReduce;
+  allReduce.count = 1 << 20;
+  EXPECT_EQ(Selector("ring", in).choose(allReduce, 8).id, AlgorithmId::kRing);
+  EXPECT_FALSE(Selector("chain", in).table().lookup(Collective::kAllReduce, 4 << 20).forced);
+  EXPECT_TRUE(Selector("chain", in).table().lookup(Collective::kBroadcast, 4 << 20).forced);
+  EXPECT_NE(parseError("allreduce:chain").find("no algorithm 'chain' for allreduce (it has ring"), std::string::npos)
+      << parseError("allreduce:chain");
 }
 
 // A topology file's racks reach the runtime selection. 4 hosts of one rank at 1 Gbit/s in 2 racks with a 1 Gbit/s

@@ -74,7 +74,7 @@ def per_message_us(lab, perf, bind, world):
 def chain_us(lab, perf, bind, pair):
     """One run: an 8-byte broadcast between the two ranks of `pair`, 1000 calls back to back, its time per call: one
     message one way, the calls streaming (the root goes on once its message is sent). None when it fails."""
-    rows = collective_times(lab, perf, bind, pair, "broadcast", "ring", [8], 1000, 50)
+    rows = collective_times(lab, perf, bind, pair, "broadcast", "chain", [8], 1000, 50)
     return rows[8] if rows else None
 
 

@@ -475,7 +475,8 @@ TEST(DecisionTableTest, CoversEverySizeOnceAndRoundTripsThroughRules) {
     EXPECT_EQ(expectLo, SIZE_MAX) << collectiveName(c);
   }
   EXPECT_EQ(t.lookup(Collective::kAllReduce, 8).algorithm, AlgorithmId::kRecursiveDoubling);
-  EXPECT_NE(t.lookup(Collective::kAllReduce, 256 << 20).algorithm, AlgorithmId::kRecursiveDoubling);  // a bandwidth algorithm
+  EXPECT_NE(t.lookup(Collective::kAllReduce, 256 << 20).algorithm,
+            AlgorithmId::kRecursiveDoubling);  // a bandwidth algorithm
   // The defaults printed as CHORUS_ALGO reproduce themselves when fed back.
   DecisionTable again(in, AlgoRules::parse(t.asRules()));
   for (size_t bytes : {size_t{0}, size_t{7}, size_t{4096}, size_t{1} << 20, size_t{3} << 30}) {

@@ -14,7 +14,8 @@
 # group -> layer and files, relative to the source root.
 set(chorus_setup_group_bootstrap core
   core/bootstrap/launch_spec.cc core/bootstrap/peer_card.cc core/bootstrap/store_client.cc
-  core/bootstrap/store_protocol.cc core/bootstrap/store_server.cc core/bootstrap/store_session.cc)
+  core/bootstrap/store_protocol.cc core/bootstrap/store_server.cc core/bootstrap/store_session.cc
+  core/bootstrap/pmix_exchange.cc)
 set(chorus_setup_group_core_settings core
   core/comm_config.cc core/params.cc core/name_list.cc core/host_port.cc core/byte_text.cc
   core/emulation_library.cc core/cuda_error.cc core/security/channel_auth.cc core/security/channel_handshake.cc

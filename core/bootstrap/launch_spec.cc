@@ -7,9 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/bootstrap/pmix_exchange.h"
 #include "core/error.h"
-#include "core/params.h"
 #include "core/host_port.h"
+#include "core/params.h"
 
 namespace chorus {
 
@@ -152,16 +153,21 @@ LaunchSpec launchSpecFromEnv() {
     rank = env("SLURM_PROCID");
     size = env("SLURM_NTASKS");
     s.source = "Slurm SLURM_PROCID/SLURM_NTASKS";
+  } else if (pmixLaunched()) {
+    s.source = "PMIx";  // the rank and size too come through PMIx (nranks 0 until then)
   } else {
-    throwInvalidArgument("chorusCommInitFromEnv: no launch variables found (set CHORUS_RANK, CHORUS_WORLD_SIZE and "
-                         "CHORUS_STORE, or run under chorusrun, torchrun, mpirun or srun)");
+    throwInvalidArgument(
+        "chorusCommInitFromEnv: no launch variables found (set CHORUS_RANK, CHORUS_WORLD_SIZE and "
+        "CHORUS_STORE, or run under chorusrun, torchrun, mpirun, srun or another PMIx launcher)");
   }
-  if (rank.empty() || size.empty()) throwInvalidArgument("chorusCommInitFromEnv: " + s.source + " is incomplete");
-  s.nranks = parseInt("world size (" + s.source + ")", size, 1);
-  s.rank = parseInt("rank (" + s.source + ")", rank, 0);
-  if (s.rank >= s.nranks) {
-    throwInvalidArgument("chorusCommInitFromEnv: rank " + rank + " is not below world size " + size + " (" +
-                         s.source + ")");
+  if (s.source != "PMIx") {
+    if (rank.empty() || size.empty()) throwInvalidArgument("chorusCommInitFromEnv: " + s.source + " is incomplete");
+    s.nranks = parseInt("world size (" + s.source + ")", size, 1);
+    s.rank = parseInt("rank (" + s.source + ")", rank, 0);
+    if (s.rank >= s.nranks) {
+      throwInvalidArgument("chorusCommInitFromEnv: rank " + rank + " is not below world size " + size + " (" +
+                           s.source + ")");
+    }
   }
   store = params::store();
   if (store.empty() && !env("MASTER_ADDR").empty() && !env("MASTER_PORT").empty()) {
@@ -170,12 +176,18 @@ LaunchSpec launchSpecFromEnv() {
     if (!env("TORCHELASTIC_USE_AGENT_STORE").empty()) ++port;
     store = env("MASTER_ADDR") + ":" + std::to_string(port);
   }
-  if (store.empty()) {
-    throwInvalidArgument("chorusCommInitFromEnv: no store address (set CHORUS_STORE=host:port, or MASTER_ADDR and "
-                         "MASTER_PORT)");
+  if (store.empty() && pmixLaunched()) {
+    // Rank 0 serves the store on a free port and PMIx carries its address (src/api/pmix_store.h).
+    s.storeThroughPmix = true;
+    s.source += ", store through PMIx";
+  } else if (store.empty()) {
+    throwInvalidArgument(
+        "chorusCommInitFromEnv: no store address (set CHORUS_STORE=host:port, or MASTER_ADDR and "
+        "MASTER_PORT, or run under a PMIx launcher such as mpirun or srun --mpi=pmix)");
+  } else {
+    splitHostPort(store, "CHORUS_STORE", &s.storeHost, &s.storePort);
+    s.serveStore = s.rank == 0 && params::storeServed() != "1";
   }
-  splitHostPort(store, "CHORUS_STORE", &s.storeHost, &s.storePort);
-  s.serveStore = s.rank == 0 && params::storeServed() != "1";
   s.secret = params::secret();
   s.jobId = params::jobId();
   if (s.jobId.empty()) s.jobId = env("TORCHELASTIC_RUN_ID");

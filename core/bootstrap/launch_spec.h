@@ -17,10 +17,14 @@ struct LaunchSpec {
   std::string secret;     // proves membership of the job to the store and to peers; empty: none (see channel_auth.h)
   std::string keyPrefix;  // namespace for this communicator's keys in a shared store
   bool serveStore = false;  // this rank serves the store itself (env mode, rank 0)
+  // No store named, but a PMIx launcher started the job: rank 0 serves one and PMIx tells the others where
+  // (src/api/pmix_store.h). The rank and size are -1 and 0 until then when only PMIx says them.
+  bool storeThroughPmix = false;
   std::string source;     // which variables it came from, for messages ("CHORUS_*", "torchrun", ...)
 };
 
-// Reads the launch from the environment (CHORUS_*, torchrun, Open MPI, Slurm, in that order).
+// Reads the launch from the environment (CHORUS_*, torchrun, Open MPI, Slurm, PMIx, in that order). The store is
+// CHORUS_STORE, else MASTER_ADDR:MASTER_PORT, else, under a PMIx launcher, one PMIx names (storeThroughPmix).
 // Throws chorusInvalidArgument saying which variables are missing or malformed.
 LaunchSpec launchSpecFromEnv();
 

@@ -8,19 +8,20 @@
 #include <vector>
 
 #include "chorus/chorus.h"
-#include "src/api/api_errors.h"
-#include "src/api/argument_checks.h"
-#include "src/api/comm_handle.h"
-#include "src/api/group.h"
-#include "src/api/host_stream.h"
-#include "src/api/config_arguments.h"
 #include "core/bootstrap/launch_spec.h"
 #include "core/bootstrap/store.h"
-#include "src/comm/comm_engine.h"
 #include "core/datatype.h"
 #include "core/error.h"
 #include "core/params.h"
 #include "device/device_api.h"
+#include "src/api/api_errors.h"
+#include "src/api/argument_checks.h"
+#include "src/api/comm_handle.h"
+#include "src/api/config_arguments.h"
+#include "src/api/group.h"
+#include "src/api/host_stream.h"
+#include "src/api/pmix_store.h"
+#include "src/comm/comm_engine.h"
 #include "topology/network_interfaces.h"
 
 using chorus::Collective;
@@ -154,6 +155,7 @@ chorusResult_t submitCall(const char* call, chorusComm_t comm, const chorus::Cal
 
 // Makes the communicator: the config resolved first (a bad field fails before any traffic), then the launch spec;
 // a failure of a named communicator says its name.
+// makeSpec(resolved config, &store) may hand over a store server this process serves for the communicator.
 template <class MakeSpec>
 chorusResult_t initWith(const char* call, chorusComm_t* comm, const chorusConfig_t* config, MakeSpec makeSpec) {
   return guarded(nullptr, call, [&] {
@@ -161,7 +163,9 @@ chorusResult_t initWith(const char* call, chorusComm_t* comm, const chorusConfig
     const std::string name = resolved.commName;
     try {
       auto h = std::make_unique<chorusComm>();
-      h->impl = std::make_unique<chorus::CommEngine>(makeSpec(), std::move(resolved));
+      std::shared_ptr<chorus::StoreServer> store;
+      const chorus::LaunchSpec spec = makeSpec(resolved, &store);
+      h->impl = std::make_unique<chorus::CommEngine>(spec, std::move(resolved), std::move(store));
       *comm = h.release();
     } catch (const Error& e) {
       throw e.withMessage(chorus::withCommName(name, e.what()));
@@ -180,13 +184,19 @@ chorusResult_t initRank(const char* call, chorusComm_t* comm, int nranks, chorus
     return fail(nullptr, chorusInvalidArgument,
                 std::string(call) + ": rank " + std::to_string(rank) + " is outside [0, " + std::to_string(nranks) + ")");
   }
-  return initWith(call, comm, config, [&] { return chorus::decodeUniqueId(commId, rank, nranks); });
+  return initWith(call, comm, config, [&](const chorus::CommConfig&, std::shared_ptr<chorus::StoreServer>*) {
+    return chorus::decodeUniqueId(commId, rank, nranks);
+  });
 }
 
 chorusResult_t initFromEnv(const char* call, chorusComm_t* comm, const chorusConfig_t* config) {
   if (!comm) return fail(nullptr, chorusInvalidArgument, std::string(call) + ": comm is NULL");
   *comm = nullptr;
-  return initWith(call, comm, config, [] { return chorus::launchSpecFromEnv(); });
+  return initWith(call, comm, config, [](const chorus::CommConfig& c, std::shared_ptr<chorus::StoreServer>* store) {
+    chorus::LaunchSpec spec = chorus::launchSpecFromEnv();
+    if (spec.storeThroughPmix || spec.nranks == 0) *store = chorus::completeThroughPmix(&spec, c.timeoutSeconds);
+    return spec;
+  });
 }
 
 std::mutex serversMutex;

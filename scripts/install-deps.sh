@@ -19,7 +19,10 @@ TESTS=(build-essential git procps iproute2 libgtest-dev libgmock-dev googletest
        # Multipath TCP beside Chorus's own striping (mptcpize, perf/scripts/multirail_bench.sh).
        mptcpize
        # The loopback ceiling that perf/scripts/steady_bench.sh measures beside each job.
-       iperf3)
+       iperf3
+       # The launchers the launch tests start jobs under: Open MPI's mpirun (a PMIx server; brings libpmix2) and a
+       # real Slurm with munge (tests/lab/slurm_harness.sh).
+       openmpi-bin slurm-wlm munge)
 case "${1:-all}" in
   quickstart) PKGS=("${BUILD[@]}") ;;
   all) PKGS=("${BUILD[@]}" "${TESTS[@]}") ;;

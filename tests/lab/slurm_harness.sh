@@ -131,10 +131,12 @@ EOF
 in_ctl() { nsenter --net=/run/netns/"$ctl_ns" "$@"; }
 in_ctl slurmctld -D -i -f "$SLURM_CONF" >"$dir/slurmctld.out.log" 2>&1 &
 for node in "${nodes[@]}"; do
-  mkdir -p "$dir/spool/$node" "$dir/tmp/$node"
-  # A /tmp per host: Slurm's PMIx plugin makes /tmp/spmix_appdir_<uid>_<job>.<step> on every host of a step.
+  mkdir -p "$dir/spool/$node" "$dir/tmp/$node/upper" "$dir/tmp/$node/work"
+  # A /tmp per host: Slurm's PMIx plugin makes /tmp/spmix_appdir_<uid>_<job>.<step> on every host of a step. An
+  # overlay, so that what is already in /tmp (a build tree, a clone) stays visible to the host's tasks.
   nsenter --net=/run/netns/"$tag-$node" unshare --mount --propagation private \
-    sh -c "mount --bind '$dir/tmp/$node' /tmp && exec slurmd -D -N '$node' -f '$SLURM_CONF'" \
+    sh -c "mount -t overlay overlay -o 'lowerdir=/tmp,upperdir=$dir/tmp/$node/upper,workdir=$dir/tmp/$node/work' /tmp \
+           && exec slurmd -D -N '$node' -f '$SLURM_CONF'" \
     >"$dir/slurmd.$node.out.log" 2>&1 &
 done
 # Wait (bounded) until both nodes are idle: polled through scontrol, the daemons' own report.

@@ -30,6 +30,16 @@ struct CallUnderWay {
   size_t stripeWidth = 0;        // CommIO::setStripeWidth (0: each pair's default)
   std::vector<ActiveConnection> active;
 
+  // A new call (tags null: untracked traffic with `untracked` on every frame): hints and connections start over.
+  void start(const CallTags* callTags, uint32_t untracked, LazyDeadline callDeadline, const CallArgs* call) {
+    tags = callTags;
+    untrackedTag = untracked;
+    deadline = callDeadline;
+    op = call;
+    singleCopyHint = false;
+    stripeWidth = 0;
+    active.clear();
+  }
   uint32_t sendTag(int peer) const { return tags != nullptr ? tags->sendTag(peer) : untrackedTag; }
   uint32_t recvTag(int peer) const { return tags != nullptr ? tags->recvTag(peer) : untrackedTag; }
   // "allreduce #12 (count 1000, float32, sum)", or "a call": built only for messages.

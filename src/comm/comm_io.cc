@@ -17,24 +17,13 @@ CommIO::CommIO(int rank, int size, std::vector<std::unique_ptr<Connection>>& con
       driver_(rank, conns, call_, tracer_, wait, aborted, wakeFd) {}
 
 void CommIO::begin(const CallTags& tags, LazyDeadline deadline, const CallArgs* op) {
-  call_.tags = &tags;
-  call_.deadline = deadline;
-  call_.op = op;
-  call_.singleCopyHint = false;
-  call_.stripeWidth = 0;
-  call_.active.clear();
+  call_.start(&tags, 0, deadline, op);
   compressor_.begin(op, size_, deviceCopies_.onHost());
   tracer_.callBegins();
 }
 
 void CommIO::beginUntracked(uint32_t tag, LazyDeadline deadline) {
-  call_.tags = nullptr;
-  call_.untrackedTag = tag;
-  call_.deadline = deadline;
-  call_.op = nullptr;
-  call_.singleCopyHint = false;
-  call_.stripeWidth = 0;
-  call_.active.clear();
+  call_.start(nullptr, tag, deadline, nullptr);
   compressor_.begin(nullptr, size_, true);
   tracer_.callBegins();
 }

@@ -122,16 +122,17 @@ void averageWidened(void* data, size_t count, int nranks) {
 // fp8, 32 elements (32 bytes) per group as four vectors of eight floats, elements 0-7, 8-15, 16-23, 24-31.
 // Decoding goes through F16C: e5m2 is the top byte of a float16, and e4m3's exponent and mantissa placed in a
 // float16's are its value times 2^-8 (subnormals included), so one multiply by 256 finishes it; its NaN
-// (S.1111.111) is made a float16 NaN first. Encoding is fp8.h's encodeFp8 lane by lane: round to nearest even,
-// saturate to the largest finite value, NaN to NaN, sign kept.
+// (S.1111.111) is made a float16 NaN first. Encoding rounds to odd into float16 (F16C truncating, then the lowest
+// bit set when that was inexact), which keeps enough bits for the one rounding to nearest even that follows, in
+// 16-bit integer lanes, to be that of the float itself (float16 carries 7 or more bits below the fp8 lsb over the
+// whole fp8 range); e4m3 is scaled by 2^-8 first, to line its codes up with float16's bits as decoding does. Then
+// saturation to the largest finite value (infinities too), NaN to NaN, sign kept: fp8.h's rule.
 struct E4m3Format {
-  static constexpr int kRebias = 120 << 23;
-  static constexpr int kShift = 20;
-  static constexpr int kMinNormal = 0x3c800000;
-  static constexpr int kMaxFinite = 0x43e00000;
-  static constexpr int kMaxFiniteCode = 0x7e;
-  static constexpr int kSubnormalMagic = 0x46800000;  // 16384.0f, whose ulp is e4m3's subnormal ulp 2^-9
-  static __m256i nanCode(__m256i) { return _mm256_set1_epi32(0x7f); }
+  static constexpr float kScale = 0x1p-8f;
+  static constexpr int kShift = 7;                   // float16 bits below the e4m3 code
+  static constexpr int16_t kMaxFiniteHalf = 0x3f00;  // 448 * 2^-8 as float16
+  static constexpr int16_t kMaxFiniteCode = 0x7e;
+  static __m256i nanCode(__m256i) { return _mm256_set1_epi16(0x7f); }
   // Sixteen elements at p to out[0] (0-7) and out[1] (8-15).
   static void decode(const char* p, __m256* out) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -152,15 +153,14 @@ struct E4m3Format {
 };
 
 struct E5m2Format {
-  static constexpr int kRebias = 112 << 23;
-  static constexpr int kShift = 21;
-  static constexpr int kMinNormal = 0x38800000;
-  static constexpr int kMaxFinite = 0x47600000;
-  static constexpr int kMaxFiniteCode = 0x7b;
-  static constexpr int kSubnormalMagic = 0x43000000;  // 128.0f, whose ulp is e5m2's subnormal ulp 2^-16
-  // A quiet NaN keeping the float's second payload bit, as CUDA's conversion does.
-  static __m256i nanCode(__m256i x) {
-    return _mm256_or_si256(_mm256_set1_epi32(0x7e), _mm256_and_si256(_mm256_srli_epi32(x, 21), _mm256_set1_epi32(1)));
+  static constexpr float kScale = 1.0f;
+  static constexpr int kShift = 8;
+  static constexpr int16_t kMaxFiniteHalf = 0x7b00;  // 57344
+  static constexpr int16_t kMaxFiniteCode = 0x7b;
+  // A quiet NaN keeping the float's second payload bit (float16 bit 8 after the conversion), as CUDA's does.
+  static __m256i nanCode(__m256i magnitude) {
+    return _mm256_or_si256(_mm256_set1_epi16(0x7e),
+                           _mm256_and_si256(_mm256_srli_epi16(magnitude, 8), _mm256_set1_epi16(1)));
   }
   static void decode(const char* p, __m256* out) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -170,25 +170,27 @@ struct E5m2Format {
   }
 };
 
-// Eight floats to their fp8 codes, one per 32-bit lane.
+// Sixteen floats (a: elements 0-7, b: 8-15) to their fp8 codes, one per 16-bit lane, in order.
 template <typename Format>
-__m256i encodeFp8(__m256 v) {
-  const __m256i x = _mm256_castps_si256(v);
-  const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(x, 24), _mm256_set1_epi32(0x80));
-  const __m256i magnitude = _mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff));
-  const __m256i rebiased = _mm256_sub_epi32(magnitude, _mm256_set1_epi32(Format::kRebias));
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(rebiased, Format::kShift), _mm256_set1_epi32(1));
-  const __m256i belowHalf = _mm256_set1_epi32((1 << (Format::kShift - 1)) - 1);
-  const __m256i normal =
-      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(rebiased, belowHalf), lsb), Format::kShift);
-  const __m256i magicBits = _mm256_set1_epi32(Format::kSubnormalMagic);
-  const __m256 sum = _mm256_add_ps(_mm256_castsi256_ps(magnitude), _mm256_castsi256_ps(magicBits));
-  const __m256i subnormal = _mm256_sub_epi32(_mm256_castps_si256(sum), magicBits);
-  __m256i r =
-      _mm256_blendv_epi8(normal, subnormal, _mm256_cmpgt_epi32(_mm256_set1_epi32(Format::kMinNormal), magnitude));
-  r = _mm256_blendv_epi8(r, _mm256_set1_epi32(Format::kMaxFiniteCode),
-                         _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(Format::kMaxFinite)));
-  r = _mm256_blendv_epi8(r, Format::nanCode(x), _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7f800000)));
+[[gnu::always_inline]] inline __m256i encodeFp8(__m256 a, __m256 b) {
+  constexpr int kTruncate = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+  const __m256 scale = _mm256_set1_ps(Format::kScale);
+  const __m256 sa = _mm256_mul_ps(a, scale), sb = _mm256_mul_ps(b, scale);
+  const __m128i ha = _mm256_cvtps_ph(sa, kTruncate), hb = _mm256_cvtps_ph(sb, kTruncate);
+  // Inexact lanes (NaNs too, harmlessly), packed to 16 bits: packs interleaves 128-bit halves, the permute undoes it.
+  const __m256i ia = _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtph_ps(ha), sa, _CMP_NEQ_UQ));
+  const __m256i ib = _mm256_castps_si256(_mm256_cmp_ps(_mm256_cvtph_ps(hb), sb, _CMP_NEQ_UQ));
+  const __m256i inexact = _mm256_permute4x64_epi64(_mm256_packs_epi32(ia, ib), 0xd8);
+  const __m256i h = _mm256_or_si256(_mm256_set_m128i(hb, ha), _mm256_and_si256(inexact, _mm256_set1_epi16(1)));
+  const __m256i sign = _mm256_and_si256(_mm256_srli_epi16(h, 8), _mm256_set1_epi16(0x80));
+  const __m256i magnitude = _mm256_and_si256(h, _mm256_set1_epi16(0x7fff));
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi16(magnitude, Format::kShift), _mm256_set1_epi16(1));
+  const __m256i belowHalf = _mm256_set1_epi16((1 << (Format::kShift - 1)) - 1);
+  const __m256i rounded =
+      _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(magnitude, belowHalf), lsb), Format::kShift);
+  __m256i r = _mm256_blendv_epi8(rounded, _mm256_set1_epi16(Format::kMaxFiniteCode),
+                                 _mm256_cmpgt_epi16(magnitude, _mm256_set1_epi16(Format::kMaxFiniteHalf)));
+  r = _mm256_blendv_epi8(r, Format::nanCode(magnitude), _mm256_cmpgt_epi16(magnitude, _mm256_set1_epi16(0x7c00)));
   return _mm256_or_si256(r, sign);
 }
 
@@ -205,12 +207,10 @@ void transformFp8(void* dst, const void* a, const void* b, size_t count, const F
     Format::decode(p + 16, u + 2);
     Format::decode(q, v);
     Format::decode(q + 16, v + 2);
-    __m256i c[4];
-    for (int k = 0; k < 4; ++k) c[k] = encodeFp8<Format>(f(u[k], v[k]));
-    // packus works within 128-bit halves: dwords come out as c0[0-3] c1[0-3] c2[0-3] c3[0-3] c0[4-7] ..., and the
-    // permute restores element order.
-    const __m256i packed = _mm256_packus_epi16(_mm256_packus_epi32(c[0], c[1]), _mm256_packus_epi32(c[2], c[3]));
-    const __m256i ordered = _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    const __m256i low = encodeFp8<Format>(f(u[0], v[0]), f(u[1], v[1]));
+    const __m256i high = encodeFp8<Format>(f(u[2], v[2]), f(u[3], v[3]));
+    // packus works within 128-bit halves (low 0-7, high 0-7, low 8-15, high 8-15); the permute restores the order.
+    const __m256i ordered = _mm256_permute4x64_epi64(_mm256_packus_epi16(low, high), 0xd8);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), ordered);
   };
   size_t i = 0;

@@ -112,21 +112,21 @@ struct DivideOp {
   static T apply(T x, Divisor n) { return static_cast<T>(static_cast<Divisor>(x) / n); }
 };
 
-// A 16-bit floating-point type reduced in float: Codec supplies decode(uint16_t) -> float and encode(float) ->
-// uint16_t (round to nearest even). The instruction set's .cc provides the codec, so that this header stays free
-// of outside inline functions.
+// A narrow floating-point type (16 or 8 bits) reduced in float: Codec supplies Bits (uint16_t, uint8_t),
+// decode(Bits) -> float and encode(float) -> Bits (round to nearest even). The instruction set's .cc provides the
+// codec, so that this header stays free of outside inline functions.
 template <typename Codec, template <typename> class Op>
 struct WidenedOp {
-  static uint16_t apply(uint16_t a, uint16_t b) {
-    return Codec::encode(Op<float>::apply(Codec::decode(a), Codec::decode(b)));
-  }
+  using Bits = typename Codec::Bits;
+  static Bits apply(Bits a, Bits b) { return Codec::encode(Op<float>::apply(Codec::decode(a), Codec::decode(b))); }
 };
 
 template <typename Codec>
 struct WidenedDivideOp {
+  using Bits = typename Codec::Bits;
   using Divisor = float;
   static float divisor(int nranks) { return static_cast<float>(nranks); }
-  static uint16_t apply(uint16_t x, float n) { return Codec::encode(Codec::decode(x) / n); }
+  static Bits apply(Bits x, float n) { return Codec::encode(Codec::decode(x) / n); }
 };
 
 // Which operands are the destination itself. dst may alias a or b exactly (reduce in place), and each case gets its
@@ -200,17 +200,18 @@ constexpr void fillNativeType(ReduceKernelTable& table, chorusDataType_t type) {
   table.average[type] = &averageLoop<T, DivideOp<T>>;
 }
 
-// Fills the table's entries for a 16-bit floating-point type with the generic widening loops.
+// Fills the table's entries for a narrow floating-point type with the generic widening loops.
 template <typename Codec>
 constexpr void fillWidenedType(ReduceKernelTable& table, chorusDataType_t type) {
-  table.reduce[type][chorusSum] = &reduceLoop<uint16_t, WidenedOp<Codec, SumOp>>;
-  table.reduce[type][chorusProd] = &reduceLoop<uint16_t, WidenedOp<Codec, ProdOp>>;
-  table.reduce[type][chorusMax] = &reduceLoop<uint16_t, WidenedOp<Codec, MaxOp>>;
-  table.reduce[type][chorusMin] = &reduceLoop<uint16_t, WidenedOp<Codec, MinOp>>;
-  table.average[type] = &averageLoop<uint16_t, WidenedDivideOp<Codec>>;
+  using Bits = typename Codec::Bits;
+  table.reduce[type][chorusSum] = &reduceLoop<Bits, WidenedOp<Codec, SumOp>>;
+  table.reduce[type][chorusProd] = &reduceLoop<Bits, WidenedOp<Codec, ProdOp>>;
+  table.reduce[type][chorusMax] = &reduceLoop<Bits, WidenedOp<Codec, MaxOp>>;
+  table.reduce[type][chorusMin] = &reduceLoop<Bits, WidenedOp<Codec, MinOp>>;
+  table.average[type] = &averageLoop<Bits, WidenedDivideOp<Codec>>;
 }
 
-// Fills every type except float16 and bfloat16, which need a codec.
+// Fills every type except float16, bfloat16 and the fp8 types, which need a codec.
 constexpr void fillNativeTypes(ReduceKernelTable& table) {
   fillNativeType<int8_t>(table, chorusInt8);
   fillNativeType<uint8_t>(table, chorusUint8);

@@ -13,7 +13,7 @@ class Reducer {
   // dst[i] = a[i] op b[i] for i < count. dst may alias a or b. chorusAvg reduces as chorusSum (see finishAverage).
   virtual void reduce(void* dst, const void* a, const void* b, size_t count, chorusDataType_t type,
                       chorusRedOp_t op) = 0;
-  // data[i] /= nranks (integers truncate toward zero; float16/bfloat16 divide in float, round to nearest even).
+  // data[i] /= nranks (integers truncate toward zero; float16/bfloat16/fp8 divide in float, round to nearest even).
   virtual void finishAverage(void* data, size_t count, chorusDataType_t type, int nranks) = 0;
 };
 

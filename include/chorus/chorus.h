@@ -44,6 +44,12 @@ typedef enum {
   chorusBfloat16,
   chorusFloat32,
   chorusFloat64,
+  /* fp8 (OCP 8-bit floating point, NCCL's ncclFloat8e4m3/ncclFloat8e5m2). Reductions decode to float, reduce in
+     float and round once to nearest even, saturating as NCCL's satfinite conversion does: a result beyond the
+     largest finite value, infinities included, becomes that value with its sign (e4m3 +-448, e5m2 +-57344), so a
+     reduction never yields e5m2 infinity; NaN stays NaN (e4m3's only NaN is S.1111.111). */
+  chorusFloat8e4m3,
+  chorusFloat8e5m2,
   chorusNumTypes
 } chorusDataType_t;
 

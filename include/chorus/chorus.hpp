@@ -23,6 +23,14 @@ class Exception : public std::runtime_error {
   chorusResult_t code_;
 };
 
+// fp8 elements carried as their bits (C++ has no fp8 type): a std::span<Float8e4m3> reduces as chorusFloat8e4m3.
+struct Float8e4m3 {
+  uint8_t bits;
+};
+struct Float8e5m2 {
+  uint8_t bits;
+};
+
 // The chorusDataType_t of a C++ element type (float16/bfloat16 have no C++ type here: use the raw calls).
 template <class T>
 constexpr chorusDataType_t dataTypeOf() {
@@ -35,6 +43,10 @@ constexpr chorusDataType_t dataTypeOf() {
   else if constexpr (std::is_same_v<U, uint64_t>) return chorusUint64;
   else if constexpr (std::is_same_v<U, float>) return chorusFloat32;
   else if constexpr (std::is_same_v<U, double>) return chorusFloat64;
+  else if constexpr (std::is_same_v<U, Float8e4m3>)
+    return chorusFloat8e4m3;
+  else if constexpr (std::is_same_v<U, Float8e5m2>)
+    return chorusFloat8e5m2;
   else static_assert(sizeof(T) == 0, "no Chorus datatype for this element type");
 }
 

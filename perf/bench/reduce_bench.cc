@@ -11,10 +11,11 @@
 #include <memory>
 #include <string>
 
+#include "core/datatype.h"
+#include "reduce/fp8.h"
 #include "reduce/half.h"
 #include "reduce/reduce_kernels.h"
 #include "reduce/reducer.h"
-#include "core/datatype.h"
 
 namespace chorus {
 namespace {
@@ -46,6 +47,12 @@ AlignedBuffer makeBuffer(chorusDataType_t type, size_t count, int seed) {
         std::memcpy(p + i * 2, &h, 2);
         break;
       }
+      case chorusFloat8e4m3:
+        p[i] = static_cast<char>(floatToFp8e4m3(value));
+        break;
+      case chorusFloat8e5m2:
+        p[i] = static_cast<char>(floatToFp8e5m2(value));
+        break;
       case chorusFloat32:
         std::memcpy(p + i * 4, &value, 4);
         break;
@@ -132,12 +139,13 @@ void registerAll() {
   addSizes("max/float32", benchReduce, chorusFloat32, chorusMax, Placement::kSeparate, nullptr);
   addSizes("sum_in_place/float32", benchReduce, chorusFloat32, chorusSum, Placement::kInPlace, nullptr);
   // The baseline-ISA table, to show what the AVX2 dispatch buys (the same table when the CPU has no AVX2).
-  for (chorusDataType_t type : {chorusFloat32, chorusFloat16, chorusBfloat16}) {
+  for (chorusDataType_t type : {chorusFloat32, chorusFloat16, chorusBfloat16, chorusFloat8e4m3, chorusFloat8e5m2}) {
     addSizes(std::string("sum_portable/") + typeName(type), benchReduce, type, chorusSum, Placement::kSeparate,
              &portableReduceKernels());
   }
   addSizes("average/float32", benchAverage, chorusFloat32);
   addSizes("average/int32", benchAverage, chorusInt32);
+  addSizes("average/float8e4m3", benchAverage, chorusFloat8e4m3);
 }
 
 }  // namespace

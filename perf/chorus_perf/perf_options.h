@@ -78,7 +78,7 @@ inline std::string perfUsage() {
          "  -w, --warmup_iters N       untimed iterations before them (default 5)\n"
          "  -c, --check 0|1            verify every result once per size and mode (default 1)\n"
          "  -d, --datatype TYPE        int8 uint8 int32 uint32 int64 uint64 float16 half bfloat16\n"
-         "                             float32 float float64 double (default float32)\n"
+         "                             float32 float float64 double float8e4m3 float8e5m2 (default float32)\n"
          "  -o, --op OP                sum prod max min avg (default sum)\n"
          "  -r, --root RANK            root of broadcast, reduce, gather and scatter (default 0)\n"
          "      --group N              N calls of each size per chorusGroupStart/End, on N distinct buffers; times\n"
@@ -144,10 +144,11 @@ inline std::optional<chorusDataType_t> parseDataType(std::string_view name) {
     chorusDataType_t type;
   };
   static constexpr Named kNames[] = {
-      {"int8", chorusInt8},         {"uint8", chorusUint8},     {"int32", chorusInt32},     {"uint32", chorusUint32},
-      {"int64", chorusInt64},       {"uint64", chorusUint64},   {"float16", chorusFloat16}, {"half", chorusFloat16},
-      {"bfloat16", chorusBfloat16}, {"float32", chorusFloat32}, {"float", chorusFloat32},   {"float64", chorusFloat64},
-      {"double", chorusFloat64},
+      {"int8", chorusInt8},       {"uint8", chorusUint8},           {"int32", chorusInt32},
+      {"uint32", chorusUint32},   {"int64", chorusInt64},           {"uint64", chorusUint64},
+      {"float16", chorusFloat16}, {"half", chorusFloat16},          {"bfloat16", chorusBfloat16},
+      {"float32", chorusFloat32}, {"float", chorusFloat32},         {"float64", chorusFloat64},
+      {"double", chorusFloat64},  {"float8e4m3", chorusFloat8e4m3}, {"float8e5m2", chorusFloat8e5m2},
   };
   for (const Named& n : kNames) {
     if (n.name == name) return n.type;
@@ -157,14 +158,15 @@ inline std::optional<chorusDataType_t> parseDataType(std::string_view name) {
 
 // The canonical lower-case name of `type` ("float32"), as chorusTypeName prints it.
 inline std::string_view dataTypeName(chorusDataType_t type) {
-  static constexpr std::string_view kNames[] = {"int8",   "uint8",   "int32",    "uint32",  "int64",
-                                                "uint64", "float16", "bfloat16", "float32", "float64"};
+  static constexpr std::string_view kNames[] = {"int8",    "uint8",   "int32",      "uint32",
+                                                "int64",   "uint64",  "float16",    "bfloat16",
+                                                "float32", "float64", "float8e4m3", "float8e5m2"};
   return type >= 0 && type < chorusNumTypes ? kNames[type] : "unknown";
 }
 
 // Bytes per element of `type`, as chorusTypeSize returns it (0 when out of range).
 inline size_t dataTypeSize(chorusDataType_t type) {
-  static constexpr size_t kSizes[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+  static constexpr size_t kSizes[] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1};
   return type >= 0 && type < chorusNumTypes ? kSizes[type] : 0;
 }
 
@@ -343,7 +345,8 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
         std::optional<chorusDataType_t> type = parseDataType(v);
         if (!type) {
           return badValue(
-              "expected int8 uint8 int32 uint32 int64 uint64 float16 half bfloat16 float32 float float64 double");
+              "expected int8 uint8 int32 uint32 int64 uint64 float16 half bfloat16 float32 float float64 double "
+              "float8e4m3 float8e5m2");
         }
         o.datatype = *type;
         break;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "chorus/chorus.h"
+#include "perf/chorus_perf/fp8_float.h"
 #include "perf/chorus_perf/half_float.h"
 
 namespace chorus::perf {
@@ -70,8 +71,13 @@ inline PatternShape patternShapeFor(chorusDataType_t type, chorusRedOp_t op, int
   shape.isUnsigned = type == chorusUint8 || type == chorusUint32 || type == chorusUint64;
   shape.product = reduces && op == chorusProd;
   if (reduces && (op == chorusSum || op == chorusAvg)) {
-    // Keep every partial sum an exactly representable integer: float16 holds them to 2048, bfloat16 to 256.
-    const int exactLimit = type == chorusFloat16 ? 2048 : type == chorusBfloat16 ? 256 : 1 << 20;
+    // Keep every partial sum an exactly representable integer: float16 holds them to 2048, bfloat16 to 256, e4m3
+    // to 16, e5m2 to 8.
+    const int exactLimit = type == chorusFloat16      ? 2048
+                           : type == chorusBfloat16   ? 256
+                           : type == chorusFloat8e4m3 ? 16
+                           : type == chorusFloat8e5m2 ? 8
+                                                      : 1 << 20;
     shape.amplitude = std::clamp(exactLimit / std::max(nranks, 1), 1, 4);
   }
   return shape;
@@ -130,6 +136,19 @@ struct HalfCodec {
   static Storage average(Storage sum, int nranks) { return kFromFloat(kToFloat(sum) / static_cast<float>(nranks)); }
 };
 
+// fp8 likewise: averages in float, rounded once (saturating).
+template <uint8_t (*kFromFloat)(float), float (*kToFloat)(uint8_t), int kMantissaBits>
+struct Fp8Codec {
+  using Storage = uint8_t;
+  static constexpr bool kFloating = true;
+  static constexpr double kEpsilon = 1.0 / static_cast<double>(1 << kMantissaBits);
+  static Storage fromDouble(double v) { return kFromFloat(static_cast<float>(v)); }
+  static double toDouble(Storage v) { return kToFloat(v); }
+  static Storage average(Storage sum, int nranks) { return kFromFloat(kToFloat(sum) / static_cast<float>(nranks)); }
+};
+
+using Float8e4m3Codec = Fp8Codec<floatToFp8e4m3Bits, fp8e4m3BitsToFloat, 3>;
+using Float8e5m2Codec = Fp8Codec<floatToFp8e5m2Bits, fp8e5m2BitsToFloat, 2>;
 using Float16Codec = HalfCodec<floatToHalfBits, halfBitsToFloat, 10>;
 using Bfloat16Codec = HalfCodec<floatToBfloat16Bits, bfloat16BitsToFloat, 7>;
 
@@ -281,6 +300,10 @@ inline std::unique_ptr<ResultChecker> makeResultChecker(chorusDataType_t type, c
       return std::make_unique<detail::TypedResultChecker<detail::NativeFloatCodec<float>>>(shape, effectiveOp);
     case chorusFloat64:
       return std::make_unique<detail::TypedResultChecker<detail::NativeFloatCodec<double>>>(shape, effectiveOp);
+    case chorusFloat8e4m3:
+      return std::make_unique<detail::TypedResultChecker<detail::Float8e4m3Codec>>(shape, effectiveOp);
+    case chorusFloat8e5m2:
+      return std::make_unique<detail::TypedResultChecker<detail::Float8e5m2Codec>>(shape, effectiveOp);
     default:
       return nullptr;
   }

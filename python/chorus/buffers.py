@@ -128,6 +128,20 @@ def _from_buffer_protocol(obj, writable):
     return Buffer(obj, held.address, held.nbytes // held.itemsize, dtype, held.shape, hold=held)
 
 
+def retyped(call, buf, dtype):
+    """buf read as dtype (None: as it is): a uint8 or int8 buffer holding another one-byte type's bits, such as fp8,
+    which numpy lacks."""
+    if dtype is None:
+        return buf
+    t = dtypes.as_datatype(dtype)
+    if t == buf.dtype:
+        return buf
+    if dtypes.ITEMSIZE[buf.dtype] != 1 or dtypes.ITEMSIZE[t] != 1:
+        raise ValueError(f"{call}: dtype={t.name.lower()} reinterprets one-byte buffers only, not "
+                         f"{dtypes.NUMPY_NAME[buf.dtype]}")
+    return Buffer(buf.obj, buf.address, buf.count, t, buf.shape, buf.device, buf.hold)
+
+
 def check_same(call, what, a, b):
     """Refuses b unless it has a's datatype and element count (the library trusts the counts it is given)."""
     if a.dtype != b.dtype or a.count != b.count:

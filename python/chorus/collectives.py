@@ -6,7 +6,7 @@ buffers is enqueued on ``stream`` (a CUDA stream; None: the legacy default strea
 import ctypes
 
 from ._lib import lib
-from .buffers import as_buffer, check_count, check_same, new_like
+from .buffers import as_buffer, check_count, check_same, new_like, retyped
 from .ops import ReduceOp, as_op
 
 
@@ -23,12 +23,13 @@ def _first_axis_split(call, buf, parts):
 class Collectives:
     """Mixed into Comm, which provides _live, _submit, rank and size."""
 
-    def allreduce(self, buf, op=ReduceOp.SUM, *, out=None, async_op=False, stream=None):
-        """Every rank gets the element-wise reduction of every rank's buf: into buf, or into out."""
-        send = as_buffer(buf, out is None, stream)
+    def allreduce(self, buf, op=ReduceOp.SUM, *, out=None, async_op=False, stream=None, dtype=None):
+        """Every rank gets the element-wise reduction of every rank's buf: into buf, or into out. dtype (say
+        "float8e4m3") reduces uint8 buffers as that one-byte type."""
+        send = retyped("allreduce", as_buffer(buf, out is None, stream), dtype)
         recv = send
         if out is not None:
-            recv = as_buffer(out, True, stream)
+            recv = retyped("allreduce", as_buffer(out, True, stream), dtype)
             check_same("allreduce", "out", send, recv)
         return self._submit(lib.chorusAllReduce, (send.address, recv.address, send.count, send.dtype, as_op(op)),
                             (send, recv), recv.obj, async_op, stream)
@@ -47,14 +48,14 @@ class Collectives:
         return self._submit(lib.chorusBroadcast, (send.address, recv.address, recv.count, recv.dtype, root),
                             (send, recv), recv.obj, async_op, stream)
 
-    def reduce(self, buf, op=ReduceOp.SUM, root=0, *, out=None, async_op=False, stream=None):
+    def reduce(self, buf, op=ReduceOp.SUM, root=0, *, out=None, async_op=False, stream=None, dtype=None):
         """Root gets the element-wise reduction of every rank's buf, into buf or out; returns it on root, None
-        elsewhere."""
+        elsewhere. dtype as for allreduce."""
         at_root = self.rank == root
-        send = as_buffer(buf, out is None and at_root, stream)
+        send = retyped("reduce", as_buffer(buf, out is None and at_root, stream), dtype)
         recv = send
         if out is not None and at_root:
-            recv = as_buffer(out, True, stream)
+            recv = retyped("reduce", as_buffer(out, True, stream), dtype)
             check_same("reduce", "out", send, recv)
         return self._submit(lib.chorusReduce, (send.address, recv.address, send.count, send.dtype, as_op(op), root),
                             (send, recv), recv.obj if at_root else None, async_op, stream)
@@ -68,13 +69,13 @@ class Collectives:
         return self._submit(lib.chorusAllGather, (send.address, recv.address, send.count, send.dtype),
                             (send, recv), recv.obj, async_op, stream)
 
-    def reduce_scatter(self, buf, op=ReduceOp.SUM, *, out=None, async_op=False, stream=None):
+    def reduce_scatter(self, buf, op=ReduceOp.SUM, *, out=None, async_op=False, stream=None, dtype=None):
         """Rank r's out gets block r of the element-wise reduction of every rank's buf (size equal blocks; out new,
-        one block of buf's first axis, when None)."""
-        send = as_buffer(buf, False, stream)
+        one block of buf's first axis, when None). dtype as for allreduce."""
+        send = retyped("reduce_scatter", as_buffer(buf, False, stream), dtype)
         if out is None:
             out = new_like(send, _first_axis_split("reduce_scatter", send, self.size))
-        recv = as_buffer(out, True, stream)
+        recv = retyped("reduce_scatter", as_buffer(out, True, stream), dtype)
         check_count("reduce_scatter", "buf", send, recv.dtype, recv.count * self.size)
         return self._submit(lib.chorusReduceScatter, (send.address, recv.address, recv.count, recv.dtype, as_op(op)),
                             (send, recv), recv.obj, async_op, stream)

@@ -18,13 +18,17 @@ class DataType(enum.IntEnum):
     BFLOAT16 = 7
     FLOAT32 = 8
     FLOAT64 = 9
+    FLOAT8E4M3 = 10
+    FLOAT8E5M2 = 11
 
 
-# DLPack's DLDataTypeCode values.
-_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT = 0, 1, 2, 4
+# DLPack's DLDataTypeCode values (kDLFloat8_e4m3fn, kDLFloat8_e5m2: DLPack 1.1).
+_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT, _DL_FLOAT8_E4M3FN, _DL_FLOAT8_E5M2 = 0, 1, 2, 4, 10, 12
 
 # datatype, numpy dtype name, array interface type string without its byte order ("" when numpy has no kind for it:
-# ml_dtypes' types are "V2", found by name), DLPack (code, bits), element size in bytes.
+# ml_dtypes' types are "V2" or "V1", found by name), DLPack (code, bits), element size in bytes. numpy has no fp8:
+# ml_dtypes' float8_e4m3fn and float8_e5m2 arrays are found by name, torch's float8 tensors by DLPack, and uint8 arrays
+# holding fp8 bits reduce as fp8 when the call says dtype= (see retyped in buffers.py).
 _ROWS = [
     (DataType.INT8, "int8", "i1", (_DL_INT, 8), 1),
     (DataType.UINT8, "uint8", "u1", (_DL_UINT, 8), 1),
@@ -36,6 +40,8 @@ _ROWS = [
     (DataType.BFLOAT16, "bfloat16", "", (_DL_BFLOAT, 16), 2),
     (DataType.FLOAT32, "float32", "f4", (_DL_FLOAT, 32), 4),
     (DataType.FLOAT64, "float64", "f8", (_DL_FLOAT, 64), 8),
+    (DataType.FLOAT8E4M3, "float8_e4m3fn", "", (_DL_FLOAT8_E4M3FN, 8), 1),
+    (DataType.FLOAT8E5M2, "float8_e5m2", "", (_DL_FLOAT8_E5M2, 8), 1),
 ]
 
 ITEMSIZE = {row[0]: row[4] for row in _ROWS}
@@ -78,4 +84,18 @@ def from_format(fmt, itemsize):
     t = _BY_TYPESTR.get(f"<{kind}{itemsize}") if kind else None
     if t is None:
         raise _unsupported(f"buffer format {fmt!r}")
+    return t
+
+
+def as_datatype(dtype):
+    """A DataType from a DataType, its value, its name ("float8e4m3", as chorusTypeName spells it) or a numpy-style
+    name ("float8_e4m3fn")."""
+    if isinstance(dtype, DataType):
+        return dtype
+    if isinstance(dtype, int):
+        return DataType(dtype)
+    name = str(getattr(dtype, "name", dtype)).lower()
+    t = _BY_NAME.get(name) or DataType.__members__.get(name.upper())
+    if t is None:
+        raise _unsupported(f"dtype {dtype!r}")
     return t

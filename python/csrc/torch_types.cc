@@ -1,6 +1,7 @@
 #include "torch_types.h"
 
 #include <c10/util/Exception.h>
+#include <torch/version.h>
 
 namespace chorus_torch {
 
@@ -15,10 +16,18 @@ chorusDataType_t chorusTypeOf(const at::Tensor& t, const char* call) {
     case at::kBool: return chorusUint8;
     case at::kInt: return chorusInt32;
     case at::kLong: return chorusInt64;
+// torch has float8 tensors from 2.1 on (the e4m3 one is "fn": no infinity, NaN S.1111.111, which is chorus's e4m3).
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+    case at::kFloat8_e4m3fn:
+      return chorusFloat8e4m3;
+    case at::kFloat8_e5m2:
+      return chorusFloat8e5m2;
+#endif
     default: break;
   }
   TORCH_CHECK(false, "ProcessGroupChorus: ", call, ": tensors of dtype ", t.scalar_type(),
-              " are not supported (Chorus has float32/64, float16, bfloat16, int8, uint8, int32, int64 and bool)");
+              " are not supported (Chorus has float32/64, float16, bfloat16, float8_e4m3fn/e5m2 from torch 2.1, int8, "
+              "uint8, int32, int64 and bool)");
 }
 
 chorusRedOp_t chorusOpOf(const c10d::ReduceOp& op, const at::Tensor& t, const char* call) {

@@ -4,6 +4,8 @@
 //   - floating max/min are compare-and-select, IEEE fmax/fmin on NaN (a NaN operand is ignored) and b on ties
 //     (+0 vs -0 included), written exactly as the host does rather than with fmaxf, whose choice on ties differs;
 //   - float16/bfloat16 widen exactly to float, compute in float, and round once to nearest even (cvt.rn);
+//   - fp8 (e4m3, e5m2) likewise, rounding with CUDA's satfinite conversion (cvt.rn.satfinite on sm_89 and later,
+//     its software twin before): beyond the largest finite value (infinities included) that value, NaN to NaN;
 //   - average divides integers truncating toward zero and floating point with a true, correctly rounded division.
 // Like the host tables, NaN results are NaN but their payloads may differ (the GPU makes arithmetic NaNs canonical).
 // Compiled with --fmad=false (see sources.cmake) and without fast-math, so float arithmetic is IEEE with subnormals.
@@ -13,6 +15,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -93,12 +96,14 @@ struct Bxor {
 // IEEE binary16 carried as its bits. cvt.f32.f16 is exact; cvt.rn.f16.f32 rounds to nearest even, overflows to
 // infinity and keeps subnormals, as the host's floatToHalf does.
 struct Float16Codec {
+  using Bits = uint16_t;
   __host__ __device__ static float decode(uint16_t h) { return __half2float(__ushort_as_half(h)); }
   __host__ __device__ static uint16_t encode(float f) { return __half_as_ushort(__float2half_rn(f)); }
 };
 
 // bfloat16 is the top half of a float: widening is a shift; narrowing is cvt.rn.bf16.f32 (nearest even).
 struct Bfloat16Codec {
+  using Bits = uint16_t;
   __host__ __device__ static float decode(uint16_t h) {
     const uint32_t bits = static_cast<uint32_t>(h) << 16;
     float f;
@@ -108,11 +113,26 @@ struct Bfloat16Codec {
   __host__ __device__ static uint16_t encode(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
 };
 
-// A 16-bit floating-point type reduced in float with Op<float>, rounded back once.
+// fp8 carried as its bits: decoding goes through float16, which holds every e4m3 and e5m2 value exactly (NaNs as
+// NaNs); encoding is __nv_cvt_float_to_fp8 with __NV_SATFINITE, what NCCL's __nv_fp8_e4m3/e5m2 constructors use.
+template <__nv_fp8_interpretation_t kFormat>
+struct Fp8Codec {
+  using Bits = uint8_t;
+  __host__ __device__ static float decode(uint8_t b) {
+    return __half2float(__half(__nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(b), kFormat)));
+  }
+  __host__ __device__ static uint8_t encode(float f) {
+    return static_cast<uint8_t>(__nv_cvt_float_to_fp8(f, __NV_SATFINITE, kFormat));
+  }
+};
+using Float8e4m3Codec = Fp8Codec<__NV_E4M3>;
+using Float8e5m2Codec = Fp8Codec<__NV_E5M2>;
+
+// A narrow floating-point type (16 or 8 bits) reduced in float with Op<float>, rounded back once.
 template <typename Codec, template <typename> class Op>
 struct Widened {
-  using Element = uint16_t;
-  __host__ __device__ static uint16_t apply(uint16_t a, uint16_t b) {
+  using Element = typename Codec::Bits;
+  __host__ __device__ static Element apply(Element a, Element b) {
     return Codec::encode(Op<float>::apply(Codec::decode(a), Codec::decode(b)));
   }
 };
@@ -129,10 +149,10 @@ struct Divide {
 
 template <typename Codec>
 struct WidenedDivide {
-  using Element = uint16_t;
+  using Element = typename Codec::Bits;
   using Divisor = float;
   __host__ __device__ static float divisor(int nranks) { return static_cast<float>(nranks); }
-  __host__ __device__ static uint16_t apply(uint16_t x, float n) { return Codec::encode(Codec::decode(x) / n); }
+  __host__ __device__ static Element apply(Element x, float n) { return Codec::encode(Codec::decode(x) / n); }
 };
 
 // A type carried as a value, to pass an op type through a generic lambda (C++17, no template lambdas).
@@ -220,6 +240,10 @@ bool visitReduceOp(chorusDataType_t type, chorusRedOp_t op, Visit&& visit) {
       return forNative(Tag<float>{});
     case chorusFloat64:
       return forNative(Tag<double>{});
+    case chorusFloat8e4m3:
+      return forWidened(Tag<Float8e4m3Codec>{});
+    case chorusFloat8e5m2:
+      return forWidened(Tag<Float8e5m2Codec>{});
     default:
       return false;
   }
@@ -258,6 +282,12 @@ bool visitDivideOp(chorusDataType_t type, Visit&& visit) {
       return true;
     case chorusFloat64:
       visit(Tag<Divide<double>>{});
+      return true;
+    case chorusFloat8e4m3:
+      visit(Tag<WidenedDivide<Float8e4m3Codec>>{});
+      return true;
+    case chorusFloat8e5m2:
+      visit(Tag<WidenedDivide<Float8e5m2Codec>>{});
       return true;
     default:
       return false;

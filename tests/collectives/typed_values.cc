@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "reduce/fp8.h"
 #include "reduce/half.h"
 
 namespace chorus::test {
@@ -56,6 +57,9 @@ int64_t inputValue(chorusDataType_t type, chorusRedOp_t op, int rank, size_t ind
     if (!isUnsigned(type) && h % 17 == 1) return -1;
     return 1;
   }
+  // fp8 holds every integer only to 16 (e4m3) or 8 (e5m2): 8 ranks' partial sums stay exact in [-2, 2] and [-1, 1].
+  if (type == chorusFloat8e4m3) return static_cast<int64_t>(h % 5) - 2;
+  if (type == chorusFloat8e5m2) return static_cast<int64_t>(h % 3) - 1;
   int64_t small = isUnsigned(type) ? static_cast<int64_t>(h % 9) : static_cast<int64_t>(h % 9) - 4;
   return small * scaleOf(type);
 }
@@ -84,6 +88,12 @@ void encodeValue(chorusDataType_t type, int64_t v, void* dst) {
     case chorusBfloat16: store(floatToBfloat16(static_cast<float>(v)), dst); break;
     case chorusFloat32: store(static_cast<float>(v), dst); break;
     case chorusFloat64: store(static_cast<double>(v), dst); break;
+    case chorusFloat8e4m3:
+      store(floatToFp8e4m3(static_cast<float>(v)), dst);
+      break;
+    case chorusFloat8e5m2:
+      store(floatToFp8e5m2(static_cast<float>(v)), dst);
+      break;
     default: break;
   }
 }
@@ -95,6 +105,12 @@ void encodeAverage(chorusDataType_t type, int64_t sum, int nranks, void* dst) {
     case chorusBfloat16: store(floatToBfloat16(static_cast<float>(sum) / nf), dst); break;
     case chorusFloat32: store(static_cast<float>(sum) / nf, dst); break;
     case chorusFloat64: store(static_cast<double>(sum) / static_cast<double>(nranks), dst); break;
+    case chorusFloat8e4m3:
+      store(floatToFp8e4m3(static_cast<float>(sum) / nf), dst);
+      break;
+    case chorusFloat8e5m2:
+      store(floatToFp8e5m2(static_cast<float>(sum) / nf), dst);
+      break;
     default: encodeValue(type, sum / nranks, dst); break;  // C++ integer division truncates toward zero
   }
 }
@@ -123,6 +139,12 @@ std::string formatElement(chorusDataType_t type, const void* p) {
     case chorusBfloat16: out << bfloat16ToFloat(load<uint16_t>(p)); break;
     case chorusFloat32: out << std::setprecision(9) << load<float>(p); break;
     case chorusFloat64: out << std::setprecision(17) << load<double>(p); break;
+    case chorusFloat8e4m3:
+      out << fp8e4m3ToFloat(load<uint8_t>(p));
+      break;
+    case chorusFloat8e5m2:
+      out << fp8e5m2ToFloat(load<uint8_t>(p));
+      break;
     default: out << "?"; break;
   }
   out << " (0x" << std::hex << std::setw(static_cast<int>(2 * size)) << std::setfill('0') << bits << ")";

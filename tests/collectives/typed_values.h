@@ -14,7 +14,8 @@
 namespace chorus::test {
 
 // The value rank `rank` contributes at element `index` of a call reducing with `op` (prod: mostly 1, sometimes
-// 2, and -1 in signed types; the others: [-4, 4] or [0, 8] times a per-type scale). salt varies it per call.
+// 2, and -1 in signed types; the others: [-4, 4] or [0, 8] times a per-type scale, fp8 [-2, 2] or [-1, 1]). salt
+// varies it per call.
 int64_t inputValue(chorusDataType_t type, chorusRedOp_t op, int rank, size_t index, uint32_t salt);
 
 // op applied exactly to two values (chorusAvg accumulates the sum; encodeAverage divides).
@@ -24,7 +25,7 @@ int64_t combineExact(chorusRedOp_t op, int64_t a, int64_t b);
 void encodeValue(chorusDataType_t type, int64_t v, void* dst);
 
 // Stores sum / nranks as chorusAvg computes it for type: integers truncate toward zero, float and double divide
-// in their own type, float16/bfloat16 divide in float and round to nearest even.
+// in their own type, float16/bfloat16/fp8 divide in float and round to nearest even.
 void encodeAverage(chorusDataType_t type, int64_t sum, int nranks, void* dst);
 
 // Stores the reference result of op over nranks whose exact combination is `exact`.

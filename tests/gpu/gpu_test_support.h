@@ -104,6 +104,10 @@ inline bool isNanElement(chorusDataType_t type, const unsigned char* p) {
       std::memcpy(&h, p, 2);
       return std::isnan(type == chorusFloat16 ? halfToFloat(h) : bfloat16ToFloat(h));
     }
+    case chorusFloat8e4m3:
+      return (*p & 0x7f) == 0x7f;
+    case chorusFloat8e5m2:
+      return (*p & 0x7f) > 0x7c;
     case chorusFloat32: {
       float f;
       std::memcpy(&f, p, 4);
@@ -185,9 +189,10 @@ inline std::vector<unsigned char> randomElements(chorusDataType_t type, size_t n
   return out;
 }
 
-inline constexpr chorusDataType_t kAllTypes[] = {chorusInt8,    chorusUint8,  chorusInt32,   chorusUint32,
-                                                 chorusInt64,   chorusUint64, chorusFloat16, chorusBfloat16,
-                                                 chorusFloat32, chorusFloat64};
+// fp8's random elements are any bytes (the default case): every code, NaNs and e5m2 infinities included.
+inline constexpr chorusDataType_t kAllTypes[] = {chorusInt8,    chorusUint8,   chorusInt32,      chorusUint32,
+                                                 chorusInt64,   chorusUint64,  chorusFloat16,    chorusBfloat16,
+                                                 chorusFloat32, chorusFloat64, chorusFloat8e4m3, chorusFloat8e5m2};
 inline constexpr chorusRedOp_t kAllOps[] = {chorusSum, chorusProd, chorusMax, chorusMin, chorusAvg};
 
 // Counts that matter to the kernels: none, one, under a vector, around 16 bytes, a block, and a large odd one

@@ -121,6 +121,35 @@ TEST(CudaKernelEmulationTest, EveryTypeOpCountAndOffsetMatchesHostReducer) {
   }
 }
 
+// fp8 exhaustively: every pair of the 256 x 256 codes through each op, and every code averaged, give the host
+// reducer's bytes (NaN for NaN), which tests/unit/fp8_reduce_test.cc checks against an independent reference.
+TEST(CudaKernelEmulationTest, Fp8EveryPairMatchesHostReducer) {
+  std::vector<unsigned char> a(65536), b(65536);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = static_cast<unsigned char>(i >> 8);
+    b[i] = static_cast<unsigned char>(i & 0xff);
+  }
+  for (chorusDataType_t type : {chorusFloat8e4m3, chorusFloat8e5m2}) {
+    for (chorusRedOp_t op : kAllOps) {
+      std::vector<unsigned char> expected(a.size()), got(a.size());
+      hostReducer().reduce(expected.data(), a.data(), b.data(), a.size(), type, op);
+      emulateReduce(got.data(), a.data(), b.data(), a.size(), type, op, 132);
+      const size_t bad = firstMismatch(type, expected.data(), got.data(), a.size());
+      ASSERT_EQ(bad, a.size()) << typeName(type) << " " << opName(op) << ": " << hexElement(type, a.data(), bad)
+                               << " op " << hexElement(type, b.data(), bad) << " = "
+                               << hexElement(type, got.data(), bad) << ", expected "
+                               << hexElement(type, expected.data(), bad);
+    }
+    for (int nranks : {2, 3, 7}) {
+      std::vector<unsigned char> expected(b.begin(), b.begin() + 256), got = expected;
+      hostReducer().finishAverage(expected.data(), expected.size(), type, nranks);
+      emulateAverage(got.data(), got.size(), type, nranks, 1);
+      const size_t bad = firstMismatch(type, expected.data(), got.data(), got.size());
+      ASSERT_EQ(bad, got.size()) << typeName(type) << " average over " << nranks << ": element " << bad;
+    }
+  }
+}
+
 // In place (dst == a, dst == b, all three the same): the kernels read each element before writing it.
 TEST(CudaKernelEmulationTest, InPlaceMatchesHostReducer) {
   std::mt19937_64 rng(99);

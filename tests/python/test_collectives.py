@@ -133,3 +133,24 @@ def test_barrier_and_count_zero(comm):
     empty = np.empty(0, np.float32)
     comm.allreduce(empty)
     assert comm.allgather(empty).shape == (comm.size, 0)
+
+
+# fp8 codes: 1.0, 2.0, 448 (e4m3's largest) and 57344 (e5m2's largest).
+E4M3_ONE, E4M3_TWO, E4M3_MAX = 0x38, 0x40, 0x7E
+E5M2_ONE, E5M2_MAX, E5M2_INF = 0x3C, 0x7B, 0x7C
+
+
+def test_fp8_as_uint8_with_dtype(comm):
+    n = comm.size
+    x = np.array([E4M3_ONE, E4M3_MAX, 0x80], dtype=np.uint8)  # 1.0, 448, -0
+    assert comm.allreduce(x, "sum", dtype="float8e4m3") is x
+    sums = {1: E4M3_ONE, 2: E4M3_TWO, 4: 0x48}  # 1, 2, 4
+    assert x.tolist() == [sums[n], E4M3_MAX, 0x80]  # 448 * n saturates to 448; -0 stays -0
+    y = np.array([E5M2_INF, E5M2_ONE], dtype=np.uint8)
+    comm.allreduce(y, "max", dtype=chorus.DataType.FLOAT8E5M2)
+    assert y.tolist() == [E5M2_MAX if n > 1 else E5M2_INF, E5M2_ONE]  # re-encoded: infinity saturates
+    z = np.array([E5M2_INF], dtype=np.uint8)
+    comm.allreduce(z, "sum", dtype="float8_e5m2")
+    assert z.tolist() == [E5M2_MAX if n > 1 else E5M2_INF]  # a sum saturates infinity (a world of one copies)
+    with pytest.raises(ValueError):
+        comm.allreduce(np.zeros(2, np.float16), dtype="float8e4m3")

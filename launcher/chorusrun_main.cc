@@ -61,7 +61,9 @@ int main(int argc, char** argv) {
   try {
     JobEnvironment job;
     job.worldSize = options.ranks;
-    job.jobId = makeJobId();
+    // A job id given is kept, so that chorus-inspect can name the job (docs/hangs.md); otherwise a fresh one.
+    const char* givenJob = std::getenv("CHORUS_JOB_ID");
+    job.jobId = givenJob != nullptr && *givenJob != '\0' ? std::string(givenJob) : makeJobId();
     // The user's secret is kept (a job spanning several launchers needs one secret); otherwise a fresh one.
     // Exported here as well, before the store's thread exists, so that the store chorusrun serves uses it too.
     job.secret = chorus::params::isSet("CHORUS_SECRET") ? chorus::params::secret() : makeSecret();
@@ -72,7 +74,8 @@ int main(int argc, char** argv) {
     if (job.hosts > 0) job.hostIdBase = chorus::hostIdentity();
     chorus::StoreServer store("127.0.0.1", 0, job.jobId);
     job.store = "127.0.0.1:" + std::to_string(store.port());
-    CHORUS_INFO(-1, "chorusrun: " << options.ranks << " ranks of " << programPath << ", store " << job.store
+    CHORUS_INFO(-1, "chorusrun: " << options.ranks << " ranks of " << programPath << ", store " << job.store << ", job "
+                                  << job.jobId
                                   << (job.hosts > 0 ? ", " + std::to_string(job.hosts) + " emulated hosts" : ""));
     RankSupervisor supervisor(options, programPath, job, signalFd, original);
     exitCode = supervisor.run();

@@ -16,7 +16,7 @@ off=()
 for ((r = 1; r <= rounds; ++r)); do
   a=$(run 2048)
   b=$(run 0)
-  echo "round $r: on (out, in) $a us; off $b us"
+  echo "round $r: on (out, in) $a us; off $b us" >&2
   on+=("$a")
   off+=("$b")
 done

@@ -129,7 +129,8 @@ def check_timeout(folder):
         for p in job.procs[:3]:
             out, err = p.communicate(timeout=30)
             results.append((p.returncode, out + err))
-        assert all(code == 3 and "timed out" in text for code, text in results), results
+        # The first to time out gives up on its peers, which may fail at once hearing it: one timeout at least.
+        assert all(code == 3 for code, _ in results) and any("timed out" in t for _, t in results), results
         for rank in range(3):
             assert any(n.endswith("-rank%d.json" % rank) for n in os.listdir(folder)), os.listdir(folder)
         # Rank 3 is still held: SIGUSR1 makes it write its record without disturbing it.

@@ -61,9 +61,7 @@ int main(int argc, char** argv) {
   try {
     JobEnvironment job;
     job.worldSize = options.ranks;
-    // A job id given is kept, so that chorus-inspect can name the job (docs/hangs.md); otherwise a fresh one.
-    const char* givenJob = std::getenv("CHORUS_JOB_ID");
-    job.jobId = givenJob != nullptr && *givenJob != '\0' ? std::string(givenJob) : makeJobId();
+    job.jobId = makeJobId();
     // The user's secret is kept (a job spanning several launchers needs one secret); otherwise a fresh one.
     // Exported here as well, before the store's thread exists, so that the store chorusrun serves uses it too.
     job.secret = chorus::params::isSet("CHORUS_SECRET") ? chorus::params::secret() : makeSecret();

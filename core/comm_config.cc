@@ -34,6 +34,10 @@ size_t fusionThreshold() {
       params::asBytes("CHORUS_FUSION_THRESHOLD", params::fusionThreshold(), 0, L::kMaxFusionThreshold));
 }
 std::string traceDir() { return params::trace(); }
+int flightRecords() {
+  return static_cast<int>(params::asInt("CHORUS_FLIGHT_RECORDS", params::flightRecords(), 0, L::kMaxFlightRecords));
+}
+std::string flightDir() { return params::flightDir(); }
 bool autotune() { return params::asInt("CHORUS_AUTOTUNE", params::autotune(), 0, 1) == 1; }
 std::string autotuneFile() { return params::autotuneFile(); }
 bool encrypt() { return params::asInt("CHORUS_ENCRYPT", params::encrypt(), 0, 1) == 1; }
@@ -100,6 +104,8 @@ CommConfig CommConfig::fromEnvironment() {
   c.fusionThreshold = env_config::fusionThreshold();
   c.splitShare = env_config::splitShare();
   c.traceDir = env_config::traceDir();
+  c.flightRecords = env_config::flightRecords();
+  c.flightDir = env_config::flightDir();
   c.traceLevel = env_config::traceLevel();
   c.ibEmulation = env_config::ibEmulation();
   c.ibHca = env_config::ibHca();

@@ -24,6 +24,8 @@ struct CommConfig {
   size_t fusionThreshold = size_t{64} << 20;  // CHORUS_FUSION_THRESHOLD; 0: no fusion
   bool splitShare = true;                     // CHORUS_SPLIT_SHARE
   std::string traceDir;                       // CHORUS_TRACE; empty: no trace
+  int flightRecords = 2048;                   // CHORUS_FLIGHT_RECORDS: calls kept by the flight recorder; 0 off
+  std::string flightDir;                      // CHORUS_FLIGHT_DIR; empty: no dumps
   int traceLevel = 0;                         // CHORUS_TRACE_LEVEL: 0 call, 1 transfer (TraceLevel)
   bool ibEmulation = false;                   // CHORUS_IB_EMULATION
   std::string ibHca;                          // CHORUS_IB_HCA
@@ -54,6 +56,7 @@ struct CommConfigLimits {
   static constexpr size_t kMinShmBuffer = size_t{64} << 10, kMaxShmBuffer = size_t{64} << 20;
   static constexpr int kMaxShmCma = 2;
   static constexpr size_t kMaxFusionThreshold = size_t{1} << 30;
+  static constexpr int kMaxFlightRecords = 1 << 20;
   static constexpr int kMaxIbGidIndex = 255;
   static constexpr int kMinIbTimeout = 1, kMaxIbTimeout = 31;
   static constexpr int kMaxIbRetryCnt = 7;
@@ -76,6 +79,8 @@ std::string socketIfname();
 size_t fusionThreshold();
 bool splitShare();
 std::string traceDir();
+int flightRecords();
+std::string flightDir();
 int traceLevel();
 bool ibEmulation();
 std::string ibHca();

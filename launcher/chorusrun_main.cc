@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
     if (job.hosts > 0) job.hostIdBase = chorus::hostIdentity();
     chorus::StoreServer store("127.0.0.1", 0, job.jobId);
     job.store = "127.0.0.1:" + std::to_string(store.port());
-    CHORUS_INFO(-1, "chorusrun: " << options.ranks << " ranks of " << programPath << ", store " << job.store
+    CHORUS_INFO(-1, "chorusrun: " << options.ranks << " ranks of " << programPath << ", store " << job.store << ", job "
+                                  << job.jobId
                                   << (job.hosts > 0 ? ", " + std::to_string(job.hosts) + " emulated hosts" : ""));
     RankSupervisor supervisor(options, programPath, job, signalFd, original);
     exitCode = supervisor.run();

@@ -21,6 +21,7 @@ LAYERS = [
     ("topology", "topology/"),
     ("transports", "transports/"),
     ("algorithms", "algorithms/"),
+    ("flight", "src/flight/"),          # the flight recorder, its dumps, the inspect listener: below the engine
     ("comm", "src/comm/"),
     ("api", "src/api/"),
     ("emulation", "emulation/"),        # the software verbs device, the emulated GPU runtime: not in libchorus.so

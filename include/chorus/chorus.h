@@ -117,6 +117,8 @@ typedef struct {
                                blocking (the caller's thread waits; the stream is never held) */
   int encrypt;              /* CHORUS_ENCRYPT: 1 every TCP link carries AES-128-GCM records keyed from the secret */
   size_t deviceChunkSize;   /* CHORUS_DEVICE_CHUNK_SIZE: bytes per pipelined slice of device-buffer calls (4K..64M) */
+  int flightRecords;        /* CHORUS_FLIGHT_RECORDS: calls the flight recorder keeps (0 off, at most 1048576) */
+  const char* flightDir;    /* CHORUS_FLIGHT_DIR: directory for flight-record dumps ("" none) */
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
@@ -125,8 +127,8 @@ typedef struct {
 #define CHORUS_CONFIG_UNDEF_SIZE ((size_t)-1)
 #define CHORUS_CONFIG_UNDEF_DOUBLE (-1.0e300)
 #define CHORUS_CONFIG_UNDEF_PTR NULL
-#define CHORUS_CONFIG_INITIALIZER                                                                          \
-  {                                                                                                        \
+#define CHORUS_CONFIG_INITIALIZER                                                                            \
+  {                                                                                                          \
     sizeof(chorusConfig_t), CHORUS_CONFIG_MAGIC, CHORUS_VERSION_CODE, CHORUS_CONFIG_UNDEF_DOUBLE,            \
         CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
@@ -134,7 +136,8 @@ typedef struct {
         CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
-        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_SIZE                          \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
+        CHORUS_CONFIG_UNDEF_PTR                                                                              \
   }
 
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */
@@ -166,6 +169,15 @@ CHORUS_API chorusResult_t chorusCommCount(const chorusComm_t comm, int* count);
 CHORUS_API chorusResult_t chorusCommUserRank(const chorusComm_t comm, int* rank);
 /* Writes the first error comm has met (a lost peer, an abort), or chorusSuccess. */
 CHORUS_API chorusResult_t chorusCommGetAsyncError(chorusComm_t comm, chorusResult_t* asyncError);
+/* The flight recorder (docs/hangs.md): comm's last calls on this rank (number, collective, bytes, algorithm, state,
+   what a waiting call waits for, times) as JSON. Safe from any thread while calls run; never waits for them.
+   chorusCommDumpFlightRecord writes them to `path` (NULL: this rank's file in CHORUS_FLIGHT_DIR, config flightDir;
+   chorusInvalidArgument when there is none) through a temporary file and a rename. */
+CHORUS_API chorusResult_t chorusCommDumpFlightRecord(chorusComm_t comm, const char* path);
+/* The same into `buffer`: its newest `newest` calls (0: every one kept), NUL-terminated. *size is the buffer's bytes
+   on entry and the bytes the record needs (with the NUL) on return; a NULL buffer asks for the size only, and a
+   buffer too small is left alone and fails with chorusInvalidArgument (the record may grow between two calls). */
+CHORUS_API chorusResult_t chorusCommFlightRecord(chorusComm_t comm, int newest, char* buffer, size_t* size);
 /* A static, human-readable name for a result code. */
 CHORUS_API const char* chorusGetErrorString(chorusResult_t result);
 /* The last error message on comm, or this thread's last error when comm is NULL; "" when none. */

@@ -98,6 +98,8 @@ struct Config {
   std::optional<int> deviceCalls{};           // CHORUS_DEVICE_CALLS: 0 auto, 1 stream, 2 blocking
   std::optional<bool> encrypt{};              // CHORUS_ENCRYPT
   std::optional<size_t> deviceChunkSize{};    // CHORUS_DEVICE_CHUNK_SIZE
+  std::optional<int> flightRecords{};         // CHORUS_FLIGHT_RECORDS
+  std::optional<std::string> flightDir{};     // CHORUS_FLIGHT_DIR
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -130,6 +132,8 @@ struct Config {
     if (deviceCalls) c.deviceCalls = *deviceCalls;
     if (encrypt) c.encrypt = *encrypt ? 1 : 0;
     if (deviceChunkSize) c.deviceChunkSize = *deviceChunkSize;
+    if (flightRecords) c.flightRecords = *flightRecords;
+    if (flightDir) c.flightDir = flightDir->c_str();
     return c;
   }
 };

@@ -68,6 +68,25 @@ if BACKEND.upper() not in _dist.Backend._plugins:  # importing twice must not fa
     _c10d.monitored_barrier = monitored_barrier
     _dist.monitored_barrier = monitored_barrier
 
+def _group_or_default(group):
+    return group if group is not None else _c10d._get_default_group()
+
+
+def flight_record(group=None, newest=0):
+    """The flight recorder of a chorus group on this rank (docs/hangs.md): a dict with the group's identity, this
+    rank, the recorder's clock and ``calls``, its last calls (``newest`` of them; 0: all it keeps), each with its
+    number (``seq``), collective (``op``), bytes, algorithm, state (queued, running, waiting, done, failed), the rank
+    a waiting call waits on and its times. Never waits for the group's work: a watchdog thread may call it."""
+    import json
+    return json.loads(_C.flight_record(_group_or_default(group), newest))
+
+
+def dump_flight_record(group=None, path=None):
+    """Writes the group's flight record on this rank to ``path`` (None: this rank's file in CHORUS_FLIGHT_DIR, where
+    a failed or timed-out call has already left one); ``chorus-inspect --dumps DIR`` reads such files."""
+    _C.dump_flight_record(_group_or_default(group), path or "")
+
+
 def cuda_tensors():
     """True when this build takes CUDA tensors (it was built against a torch with CUDA)."""
     return _C.cuda_tensors()

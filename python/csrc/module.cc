@@ -58,6 +58,20 @@ PYBIND11_MODULE(_C, m) {
     return chorus_torch::ProcessGroupChorus::joinGrown(newRanks, bytes, rank, store, ms(timeout));
   }, pybind11::arg("new_ranks"), pybind11::arg("id"), pybind11::arg("rank"), pybind11::arg("store"),
   pybind11::arg("timeout"), "chorusCommGrow by a new process: rank `rank` of the grown group.");
+  m.def(
+      "flight_record",
+      [=](const c10::intrusive_ptr<c10d::ProcessGroup>& pg, int newest) {
+        return chorusGroup(pg, "chorus_torch.flight_record")->flightRecord(newest);
+      },
+      pybind11::arg("group"), pybind11::arg("newest"),
+      "chorusCommFlightRecord: the group's last calls on this rank as JSON text (never waits for the group's work).");
+  m.def(
+      "dump_flight_record",
+      [=](const c10::intrusive_ptr<c10d::ProcessGroup>& pg, const std::string& path) {
+        chorusGroup(pg, "chorus_torch.dump_flight_record")->dumpFlightRecord(path);
+      },
+      pybind11::arg("group"), pybind11::arg("path"),
+      "chorusCommDumpFlightRecord: writes the record to `path` (\"\": this rank's file in CHORUS_FLIGHT_DIR).");
   m.def("cuda_tensors", &chorus_torch::cudaCallsBuilt,
         "True when this build takes CUDA tensors (it was built against a torch with CUDA).");
   m.def("time_c_allreduce", [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg, size_t bytes, int iters) {

@@ -180,6 +180,26 @@ double ProcessGroupChorus::timeCAllReduce(size_t bytes, int iters) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / std::max(1, iters);
 }
 
+std::string ProcessGroupChorus::flightRecord(int newest) {
+  size_t size = 0;
+  check(chorusCommFlightRecord(comm_, newest, nullptr, &size), "chorusCommFlightRecord");
+  // The record may grow between the two calls: ask again with room to spare until it fits.
+  for (;;) {
+    std::string text(size + 4096, '\0');
+    size = text.size();
+    const chorusResult_t r = chorusCommFlightRecord(comm_, newest, text.data(), &size);
+    if (r == chorusSuccess) {
+      text.resize(size - 1);
+      return text;
+    }
+    if (r != chorusInvalidArgument || size <= text.size()) check(r, "chorusCommFlightRecord");
+  }
+}
+
+void ProcessGroupChorus::dumpFlightRecord(const std::string& path) {
+  check(chorusCommDumpFlightRecord(comm_, path.empty() ? nullptr : path.c_str()), "chorusCommDumpFlightRecord");
+}
+
 ProcessGroupChorus::~ProcessGroupChorus() {
   if (stream_) chorusHostStreamDestroy(stream_);  // the communicator goes with sharedComm_'s last holder
 }

@@ -54,6 +54,10 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   // Seconds per in-place float32 chorusAllReduce of `bytes`, made `iters` times directly on the C ABI (blocking):
   // the baseline for the torch layer's overhead (perf/torch/collective_bench.py overhead). Collective.
   double timeCAllReduce(size_t bytes, int iters);
+  // The flight recorder of the group's communicator (docs/hangs.md): its newest `newest` calls as JSON (0: all it
+  // keeps), and a dump to `path` ("": this rank's file in CHORUS_FLIGHT_DIR). Never wait for the group's work.
+  std::string flightRecord(int newest);
+  void dumpFlightRecord(const std::string& path);
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts = c10d::BroadcastOptions()) override;

@@ -148,6 +148,11 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const C
   r.deviceChunkSize = f.number(CHORUS_FIELD_END(deviceChunkSize), "deviceChunkSize", c.deviceChunkSize,
                                size_t{CHORUS_CONFIG_UNDEF_SIZE}, L::kMinChunk, L::kMaxChunk,
                                otherwise(env_config::deviceChunkSize, &CommConfig::deviceChunkSize));
+  r.flightRecords =
+      f.number(CHORUS_FIELD_END(flightRecords), "flightRecords", c.flightRecords, int{CHORUS_CONFIG_UNDEF_INT}, 0,
+               L::kMaxFlightRecords, otherwise(env_config::flightRecords, &CommConfig::flightRecords));
+  r.flightDir =
+      f.text(CHORUS_FIELD_END(flightDir), c.flightDir, otherwise(env_config::flightDir, &CommConfig::flightDir));
   r.encrypt = f.flag(CHORUS_FIELD_END(encrypt), "encrypt", c.encrypt, otherwise(env_config::encrypt, &CommConfig::encrypt));
   r.deviceCalls = f.number(CHORUS_FIELD_END(deviceCalls), "deviceCalls", c.deviceCalls, int{CHORUS_CONFIG_UNDEF_INT}, 0,
                            2, otherwise(env_config::deviceCalls, &CommConfig::deviceCalls));

@@ -36,10 +36,18 @@ void CallRunner::execute(std::span<const CallArgs> requests, const std::function
   CallArgs single;
   const std::span<CallArgs> ops = number(requests, single);
   if (ops.empty()) return;
-  Call call{deviceCall, &ops[0]};
+  Call call{.deviceCall = deviceCall, .current = &ops[0], .ops = ops};
+  if (flight_ != nullptr) {
+    FlightRecorder& recorder = flight_->recorder();
+    for (const CallArgs& o : ops) {
+      const uint64_t record = recorder.begin(o);
+      if (call.firstRecord == 0) call.firstRecord = record;
+    }
+  }
   try {
     failures_.refuseIfUnusable([&] { return errorContext(rank_, describeCall(ops[0])); });
     call.io = &prepare();
+    if (flight_ != nullptr) call.io->recordWaitsIn(&flight_->recorder(), call.firstRecord);
     resolveAnySources(ops, call);
     // Tracing (config traceDir): one event per call; with transfer tracing, CommIO's times of the call.
     call.trace = deviceCall ? nullptr : trace_.get();
@@ -47,8 +55,17 @@ void CallRunner::execute(std::span<const CallArgs> requests, const std::function
     runSendsAndReceives(ops, call);
     runCollectives(ops, call);
   } catch (const Error& raw) {
-    throw failures_.failCall(raw, *call.current, deviceCall, tags_.collectiveNumber());
+    Error e = failures_.failCall(raw, *call.current, deviceCall, tags_.collectiveNumber());
+    recordFailure(call);
+    throw e;
   }
+}
+
+void CallRunner::recordFailure(const Call& call) {
+  if (flight_ == nullptr) return;
+  for (size_t i = 0; i < call.ops.size() && call.firstRecord != 0; ++i)
+    flight_->recorder().end(call.firstRecord + i, false);
+  if (failures_.state().unusable()) flight_->dump("a failed call");
 }
 
 std::span<CallArgs> CallRunner::number(std::span<const CallArgs> requests, CallArgs& single) {
@@ -89,7 +106,15 @@ void CallRunner::runSendsAndReceives(std::span<CallArgs> ops, Call& call) {
   call.current = pointToPoint.front();
   CHORUS_TRACE(rank_, describeCall(*call.current) << " and " << pointToPoint.size() - 1 << " more point-to-point");
   const double start = call.trace ? CallTrace::nowUs() : 0;
+  FlightRecorder* recorder = flight_ != nullptr ? &flight_->recorder() : nullptr;
+  if (recorder != nullptr) {
+    for (const CallArgs* o : pointToPoint) recorder->running(recordOf(*o, call), "");
+    call.io->recordWaitsIn(recorder, recordOf(*call.current, call));
+  }
   runPointToPoint(*call.io, tags_, pointToPoint, LazyDeadline::after(timeoutSeconds_));
+  if (recorder != nullptr) {
+    for (const CallArgs* o : pointToPoint) recorder->end(recordOf(*o, call), true);
+  }
   lastAlgorithm_.store("", std::memory_order_relaxed);
   if (call.trace) {
     call.trace->recordCall(*call.current, nullptr, 0, start, CallTrace::nowUs(), call.times,
@@ -115,12 +140,18 @@ void CallRunner::runFusedBatch(std::span<CallArgs> ops, Call& call) {
       runCollective(ops[entry.front()], 1, call);
       continue;
     }
+    if (flight_ != nullptr) {
+      for (size_t i : entry) flight_->recorder().running(recordOf(ops[i], call), "fused");
+    }
     const CallArgs& fused = scratch_.fusion.fuse(ops, entry);
     if (scratch_.fusion.packed()) {
       CHORUS_TRACE(rank_, entry.size() << " allreduces fused into " << countBytes(fused) << " bytes");
     }
     runCollective(fused, static_cast<int>(entry.size()), call);
     scratch_.fusion.unpack(ops, entry);
+    if (flight_ != nullptr) {
+      for (size_t i : entry) flight_->recorder().end(recordOf(ops[i], call), true);
+    }
   }
   if (batch.trial) {
     planner_->recordBatchTrial(secondsSince(began), [&](std::vector<double>& t) { agreeTimes(t, *call.io); });
@@ -139,6 +170,12 @@ void CallRunner::runCollective(const CallArgs& o, int fused, Call& call) {
   io.begin(tags_, LazyDeadline::after(timeoutSeconds_), &run);
   io.setSliceBytes(plan.sliceBytes);
   io.setStripeWidth(plan.stripeWidth);
+  // A fused buffer's calls were marked running by the batch, and its waits go to the batch's first call.
+  const uint64_t record = recordOf(o, call);
+  if (flight_ != nullptr) {
+    flight_->recorder().running(record, algorithmName(plan.algorithm));
+    io.recordWaitsIn(&flight_->recorder(), record != 0 ? record : call.firstRecord);
+  }
   const auto began = startedIf(plan.trial);
   plan.run(io, run);
   if (io.compressor().active()) compression_.roundResults(run);
@@ -148,6 +185,7 @@ void CallRunner::runCollective(const CallArgs& o, int fused, Call& call) {
                            fused);
   }
   lastAlgorithm_.store(algorithmName(plan.algorithm), std::memory_order_relaxed);
+  if (flight_ != nullptr) flight_->recorder().end(record, true);
 }
 
 // The average over the ranks, not the slowest rank's time: back to back, each rank's time per call is the interval

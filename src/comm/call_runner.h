@@ -19,8 +19,9 @@
 #include "src/comm/call_tags.h"
 #include "src/comm/call_trace.h"
 #include "src/comm/comm_io.h"
-#include "src/comm/tensor_fusion.h"
 #include "src/comm/compression_agreement.h"
+#include "src/comm/tensor_fusion.h"
+#include "src/flight/comm_flight.h"
 
 namespace chorus {
 
@@ -35,6 +36,9 @@ class CallRunner {
   void traceInto(std::unique_ptr<CallTrace> trace) { trace_ = std::move(trace); }
   CallPlanner* planner() const { return planner_.get(); }  // null before setup
   CallTrace* trace() const { return trace_.get(); }
+  // Every call is recorded in `flight` (queued, running, waiting, done or failed), which a failure that breaks the
+  // communicator dumps (CHORUS_FLIGHT_DIR); null: not recorded.
+  void recordFlightIn(CommFlight* flight) { flight_ = flight; }
   CompressionAgreement& compression() { return compression_; }
 
   // Runs a batch of calls on the CommIO that prepare() returns (it may wait and build), under the call mutex; a
@@ -59,7 +63,17 @@ class CallRunner {
     CommIO* io = nullptr;                  // prepare()'s
     CallTrace* trace = nullptr;            // null: not traced (device calls never are)
     const TransferTimes* times = nullptr;  // with transfer tracing: io's times of the call
+    std::span<CallArgs> ops;               // the batch, numbered
+    uint64_t firstRecord = 0;              // the flight record of ops[0] (ops[i]'s is firstRecord + i; 0: none)
   };
+  // The flight record of `o` where it is one of the batch's calls (0 for a fused buffer, or when not recording).
+  static uint64_t recordOf(const CallArgs& o, const Call& call) {
+    if (call.firstRecord == 0 || &o < call.ops.data() || &o >= call.ops.data() + call.ops.size()) return 0;
+    return call.firstRecord + static_cast<uint64_t>(&o - call.ops.data());
+  }
+  // Every call of the batch not yet ended ends failed; the record is dumped where the failure broke the
+  // communicator.
+  void recordFailure(const Call& call);
   // The requests numbered: a single call in `single` (on the caller's stack: no heap traffic per call), a batch in
   // the scratch.
   std::span<CallArgs> number(std::span<const CallArgs> requests, CallArgs& single);
@@ -82,6 +96,7 @@ class CallRunner {
   CallTags tags_;  // what each call's frames carry
   std::unique_ptr<CallPlanner> planner_;
   std::unique_ptr<CallTrace> trace_;
+  CommFlight* flight_ = nullptr;
   CompressionAgreement compression_;
   // The memory a batch reuses from call to call (grows, never shrinks; under the call mutex).
   struct BatchScratch {

@@ -10,6 +10,7 @@
 #include "core/collective.h"
 #include "core/deadline.h"
 #include "src/comm/call_tags.h"
+#include "src/flight/flight_recorder.h"
 #include "transports/connection.h"
 
 namespace chorus {
@@ -29,6 +30,10 @@ struct CallUnderWay {
   bool singleCopyHint = false;   // PeerIO::postingTogether() in this call
   size_t stripeWidth = 0;        // CommIO::setStripeWidth (0: each pair's default)
   std::vector<ActiveConnection> active;
+  // Where a wait is recorded (null: nowhere): set by the call runner for each call, kept across begin() (a call's
+  // point-to-point part begins its own traffic).
+  FlightRecorder* flight = nullptr;
+  uint64_t flightRecord = 0;
 
   // A new call (tags null: untracked traffic with `untracked` on every frame): hints and connections start over.
   void start(const CallTags* callTags, uint32_t untracked, LazyDeadline callDeadline, const CallArgs* call) {

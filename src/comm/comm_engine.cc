@@ -28,6 +28,7 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
       rank_(spec.rank),
       size_(spec.nranks),
       family_(spec),
+      flight_(config_.flightRecords, config_.flightDir, {config_.commName, family_.identity(), rank_, size_}),
       failures_(config_.commName),
       calls_(rank_, size_, config_, failures_),
       device_({config_, peers_, staging_, waitPolicy_, hierarchy_, failures_, calls_}) {
@@ -52,6 +53,7 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
       rank_(spec.rank),
       size_(spec.nranks),
       family_(spec),
+      flight_(config_.flightRecords, config_.flightDir, {config_.commName, family_.identity(), rank_, size_}),
       failures_(config_.commName),
       // Salted with the identity: a frame of another communicator of the family on a shared connection never passes
       // for one of this one's.
@@ -74,6 +76,8 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
 }
 
 void CommEngine::finishSetup(Deadline deadline) {
+  calls_.recordFlightIn(&flight_);
+  flight_.publishCard(peers_.store(), family_.spec().storeHost, family_.spec().storePort, deadline);
   failures_.watchHostConnections(&peers_.conns());
   waitPolicy_ = WaitPolicy::forRanksOnMachine(peers_.localRanks());
   io_ = std::make_unique<CommIO>(rank_, size_, peers_.conns(), *staging_, hostReducer(), waitPolicy_,
@@ -132,6 +136,7 @@ void CommEngine::deregisterBuffer(void* handle) {
 }
 
 void CommEngine::requestAbort() {
+  flight_.dump("chorusCommAbort");  // before the abort: the calls it stops are still pending in the record
   failures_.abort();
   hostOrder_->wakeAll();
 }

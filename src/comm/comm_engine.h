@@ -24,6 +24,7 @@
 #include "src/comm/host_call_order.h"
 #include "src/comm/peer_connections.h"
 #include "src/comm/staging_memory.h"
+#include "src/flight/comm_flight.h"
 
 namespace chorus {
 
@@ -106,6 +107,8 @@ class CommEngine {
   void waitIdle();
   // True while a call is running on this communicator (for tests that must abort a blocked call).
   bool callInProgress();
+  // The flight recorder (chorusCommDumpFlightRecord, chorusCommFlightRecord, the metrics).
+  CommFlight& flight() { return flight_; }
 
   chorusResult_t asyncError() const { return failures_.state().asyncError(); }
   // The last error message on this communicator ("" if none); valid until the next error.
@@ -141,6 +144,7 @@ class CommEngine {
   const CommConfig config_;
   const int rank_, size_;
   CommFamily family_;      // the launch spec, splits and shrinks: what relatives are made from
+  CommFlight flight_;      // its last calls, for chorus-inspect and the dumps (before calls_, which records in it)
   PeerConnections peers_;  // the store, every rank's card, the connections
   // Shared with children of the same slice size (they share the call mutex).
   std::shared_ptr<StagingMemory> staging_;

@@ -47,6 +47,11 @@ class CommIO final : public PeerIO {
   const TransferTimes& times() const { return tracer_.times(); }
   // Starts traffic outside any call (the link probe at init): every frame carries `tag`.
   void beginUntracked(uint32_t tag, LazyDeadline deadline);
+  // The flight record the waits that follow go to (ordinal 0: none), until the next call sets its own.
+  void recordWaitsIn(FlightRecorder* recorder, uint64_t ordinal) {
+    call_.flight = recorder;
+    call_.flightRecord = ordinal;
+  }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }

@@ -27,11 +27,15 @@ void ProgressDriver::sleepUntilSomethingMoves() {
   fds_.clear();
   fds_.push_back(pollfd{wakeFd_, POLLIN, 0});
   bool device = false;
+  int firstWaited = -1, waited = 0;
   for (const auto& [c, caps] : call_.active) {
     if (!c->busy()) continue;
+    if (waited++ == 0) firstWaited = c->peer();
     c->addPollFds(fds_);
     device |= caps.descriptorless != nullptr && caps.descriptorless->movesWithoutDescriptor();
   }
+  // Only a wait that sleeps is recorded: the flight recorder's "waiting for rank X" costs the spinning nothing.
+  if (call_.flight != nullptr) call_.flight->waiting(call_.flightRecord, firstWaited, waited);
   const size_t from = liveness_.watch(fds_);
   // Capped so that abort and the deadline are seen promptly even if a wakeup is missed. A device copy's end wakes
   // no descriptor: then sleep in short, growing periods (microseconds at first, a millisecond at most).

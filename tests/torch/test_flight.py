@@ -22,8 +22,7 @@ def _dump_file(folder, rank):
 
 def _rank_times_out(rank, n, folder):
     import chorus_torch
-    # A subgroup made now reads CHORUS_FLIGHT_DIR now (its config fields left unset take the environment's).
-    os.environ["CHORUS_FLIGHT_DIR"] = folder
+    # The world was made with CHORUS_FLIGHT_DIR set (run_world's env); the subgroup, split from it, inherits it.
     group = dist.new_group([0, 1], timeout=datetime.timedelta(seconds=2))
     x = torch.ones(4)
     dist.all_reduce(x, group=group)
@@ -51,4 +50,5 @@ def _rank_times_out(rank, n, folder):
 
 def test_a_timed_out_work_leaves_its_flight_record():
     with tempfile.TemporaryDirectory() as folder:
-        run_world(functools.partial(_rank_times_out, folder=folder), 2, deadline=90)
+        run_world(functools.partial(_rank_times_out, folder=folder), 2, deadline=90,
+                  env={"CHORUS_FLIGHT_DIR": folder})

@@ -12,8 +12,9 @@ import traceback
 import torch.multiprocessing as mp
 
 
-def _rank_main(rank, fn, n, init_file, backend, errors):
+def _rank_main(rank, fn, n, init_file, backend, errors, env):
     import torch.distributed as dist
+    os.environ.update(env)  # before the group is made: the communicator reads its settings at init
     try:
         import chorus_torch  # noqa: F401  (registers "chorus", also for subgroups of other backends' worlds)
         dist.init_process_group(backend, init_method="file://" + init_file, rank=rank, world_size=n)
@@ -27,14 +28,15 @@ def _rank_main(rank, fn, n, init_file, backend, errors):
 _START = "forkserver"
 
 
-def run_world(fn, n, backend="chorus", deadline=120):
-    """fn(rank, world_size) runs on every rank; raises AssertionError naming each failed rank."""
+def run_world(fn, n, backend="chorus", deadline=120, env=None):
+    """fn(rank, world_size) runs on every rank, with `env` added to each rank's environment; raises AssertionError
+    naming each failed rank."""
     ctx = mp.get_context(_START)
     ctx.set_forkserver_preload(["torch", "torch.distributed", "chorus_torch"])
     errors = ctx.SimpleQueue()
     with tempfile.TemporaryDirectory() as tmp:
         init_file = os.path.join(tmp, "init")
-        context = mp.start_processes(_rank_main, args=(fn, n, init_file, backend, errors), nprocs=n, join=False,
+        context = mp.start_processes(_rank_main, args=(fn, n, init_file, backend, errors, dict(env or {})), nprocs=n, join=False,
                                      start_method=_START)
         end = time.monotonic() + deadline
         timed_out = False

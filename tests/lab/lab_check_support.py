@@ -11,6 +11,11 @@ def lab_namespaces():
     return [line.split()[0] for line in out.splitlines() if line.startswith("chlab")]
 
 
+def perf_rows(stdout):
+    """chorus-perf's result rows (a size first), split into columns: #wrong out of place is [8], in place [12]."""
+    return [line.split() for line in stdout.splitlines() if line.strip() and line.split()[0].isdigit()]
+
+
 def require_lab(perf):
     """Exits 77 (skipped) without root, chorus-perf or network namespaces; asserts no lab is left from before."""
     if os.geteuid() != 0 or not os.path.exists(perf):

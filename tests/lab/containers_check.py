@@ -11,13 +11,14 @@
 Skipped (77) without root, unshare/mount or network namespaces.
 Usage: containers_check.py BUILD_DIR CHORUSRUN CHORUS_PERF"""
 
+import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-from lab_check_support import lab_namespaces, perf_rows, require_lab
+from lab_check_support import lab_cleaned_after, lab_namespaces, perf_rows, require_lab
 
 build, chorusrun, perf = sys.argv[1:4]
 lab = os.path.join(build, "perf", "chorus-lab")
@@ -58,19 +59,23 @@ env = {"CHORUS_DEBUG": "WARN"}
 shrunk = small_dev_shm("true", dict(env, CHORUS_SHM_BUFFER="16M"))
 assert re.search(r"using \d+ KiB rings", shrunk), shrunk
 print("small /dev/shm, rings too large:", shrunk.split("chorus WARN ", 1)[-1])
-full = small_dev_shm("head -c 62m /dev/zero > /dev/shm/other-tenant", env)
+full = small_dev_shm("head -c 63m /dev/zero > /dev/shm/other-tenant", env)
 assert "talk over TCP instead" in full, full
 print("small /dev/shm, filled by another tenant:", full.split("chorus WARN ", 1)[-1])
 
-# 2. The same hostname on both lab hosts, resolving to 127.0.0.1 in each rank's own /etc/hosts.
-with tempfile.TemporaryDirectory(prefix="chorus-containers-") as d:
+# 2. The same hostname on both lab hosts, resolving to 127.0.0.1 in each rank's own /etc/hosts. The lab file names
+# the link's latency, so that the lab does not measure it first.
+with tempfile.TemporaryDirectory(prefix="chorus-containers-") as d, lab_cleaned_after(lab):
+    lab_file = os.path.join(d, "lab.json")
+    with open(lab_file, "w") as f:
+        json.dump({"format": "chorus-lab/1", "name": "ci-containers", "hosts": 2, "ranks_per_host": 2,
+                   "link": {"rate": "2gbit", "latency_us": 30}}, f)
     hosts = os.path.join(d, "hosts")
     with open(hosts, "w") as f:
         f.write("127.0.0.1 localhost\n127.0.0.1 chorus-node\n")
     inner = (f"hostname chorus-node && mount --bind {hosts} /etc/hosts && "
              "getent hosts chorus-node | grep -q '^127.0.0.1' || exit 4; exec \"$@\"")
-    cmd = [sys.executable, lab, "run", "--hosts", "2", "--ranks-per-host", "2", "--rate", "2gbit", "--timeout", "60",
-           "--", "env", "-u", "CHORUS_HOST_ID", "unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c",
+    cmd = [sys.executable, lab, "run", lab_file, "--timeout", "60", "--", "env", "-u", "CHORUS_HOST_ID", "unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c",
            inner, "rank", perf, "allreduce", "-b", "1M", "-e", "1M", "-n", "2", "-w", "1"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ, CHORUS_DEBUG="INFO"))
     assert done.returncode == 0, f"hostname -> 127.0.0.1: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
@@ -85,5 +90,9 @@ with tempfile.TemporaryDirectory(prefix="chorus-containers-") as d:
         via[(int(m.group(1)), int(m.group(2)))] = m.group(3)
     want = {(a, b): ("shm" if a // 2 == b // 2 else "tcp") for a in range(4) for b in range(4) if a != b}
     assert via == want, f"transports by pair {via}, expected {want}\n{logs[-3000:]}"
+    print("hostname -> 127.0.0.1, CHORUS_HOST_ID unset:", ", ".join(f"{a}-{b} {via[(a, b)]}" for a, b in sorted(via)
+                                                                    if a < b))
+    print("\n".join(line.split("chorus INFO ", 1)[1] for line in logs.splitlines()
+                    if "chorus INFO tcp transport listening" in line))
 assert not lab_namespaces(), f"left behind: {lab_namespaces()}"
 print("containers check passed")

@@ -42,7 +42,7 @@ def small_dev_shm(prepare, env):
     script = ("mount -t tmpfs -o size=64m tmpfs /dev/shm && " + prepare +
               ' && exec "$@"')
     cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "job", chorusrun, "-n", "4",
-           "--timeout", "60", perf, "allreduce", "-b", "64M", "-e", "64M", "-n", "2", "-w", "1"]
+           "--timeout", "60", perf, "allreduce", "-b", "64M", "-e", "64M", "-n", "1", "-w", "0"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=90, env=dict(os.environ, **env))
     what = f"small /dev/shm ({prepare}, {env})"
     assert done.returncode == 0, f"{what}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
@@ -76,7 +76,7 @@ with tempfile.TemporaryDirectory(prefix="chorus-containers-") as d, lab_cleaned_
     inner = (f"hostname chorus-node && mount --bind {hosts} /etc/hosts && "
              "getent hosts chorus-node | grep -q '^127.0.0.1' || exit 4; exec \"$@\"")
     cmd = [sys.executable, lab, "run", lab_file, "--timeout", "60", "--", "env", "-u", "CHORUS_HOST_ID", "unshare", "--uts", "--mount", "--propagation", "private", "sh", "-c",
-           inner, "rank", perf, "allreduce", "-b", "1M", "-e", "1M", "-n", "2", "-w", "1"]
+           inner, "rank", perf, "allreduce", "-b", "1M", "-e", "1M", "-n", "1", "-w", "0"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ, CHORUS_DEBUG="INFO"))
     assert done.returncode == 0, f"hostname -> 127.0.0.1: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     check_rows(done.stdout, "hostname -> 127.0.0.1")

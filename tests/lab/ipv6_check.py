@@ -28,7 +28,7 @@ NO_IPV4 = 'if ip -4 -o addr show | grep -q inet; then echo "IPv4 address here:";
 
 def run(lab_file, addresses, collective):
     cmd = [sys.executable, lab, "run", lab_file, "--addresses", addresses, "--timeout", "60", "--", "sh", "-c",
-           f'{NO_IPV4}; exec "$@"', "rank", perf, collective, "-b", "1M", "-e", "4M", "-f", "4", "-n", "2", "-w", "1"]
+           f'{NO_IPV4}; exec "$@"', "rank", perf, collective, "-b", "1M", "-e", "4M", "-f", "4", "-n", "1", "-w", "0"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, CHORUS_DEBUG="INFO", CHORUS_TRANSPORT="tcp"))
     assert done.returncode == 0, f"{addresses} {collective}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"

@@ -6,7 +6,7 @@
 
 #include "core/bootstrap/launch_spec.h"
 #include "core/error.h"
-#include "harness/scoped_env.h"
+#include "tests/harness/scoped_env.h"
 
 namespace chorus::test {
 namespace {

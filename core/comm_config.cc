@@ -1,6 +1,7 @@
 #include "core/comm_config.h"
 
 #include "core/error.h"
+#include "core/host_port.h"
 #include "core/params.h"
 
 namespace chorus {
@@ -28,6 +29,7 @@ size_t shmBufferBytes() {
 int shmCma() { return static_cast<int>(params::asInt("CHORUS_SHM_CMA", params::shmCma(), 0, L::kMaxShmCma)); }
 bool topoProbe() { return params::asInt("CHORUS_TOPO_PROBE", params::topoProbe(), 0, 1) == 1; }
 std::string socketIfname() { return params::socketIfname(); }
+int socketFamily() { return parseSocketFamily(params::socketFamily(), "CHORUS_SOCKET_FAMILY"); }
 bool splitShare() { return params::asInt("CHORUS_SPLIT_SHARE", params::splitShare(), 0, 1) == 1; }
 size_t fusionThreshold() {
   return static_cast<size_t>(
@@ -101,6 +103,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.shmCma = env_config::shmCma();
   c.topoProbe = env_config::topoProbe();
   c.socketIfname = env_config::socketIfname();
+  c.socketFamily = env_config::socketFamily();
   c.fusionThreshold = env_config::fusionThreshold();
   c.splitShare = env_config::splitShare();
   c.traceDir = env_config::traceDir();

@@ -21,6 +21,7 @@ struct CommConfig {
   int shmCma = 1;                   // CHORUS_SHM_CMA: 0 never, 1 when calibrated fast enough, 2 always
   bool topoProbe = false;           // CHORUS_TOPO_PROBE
   std::string socketIfname;         // CHORUS_SOCKET_IFNAME
+  int socketFamily = 0;             // CHORUS_SOCKET_FAMILY: AF_INET, AF_INET6 or AF_UNSPEC (0: either)
   size_t fusionThreshold = size_t{64} << 20;  // CHORUS_FUSION_THRESHOLD; 0: no fusion
   bool splitShare = true;                     // CHORUS_SPLIT_SHARE
   std::string traceDir;                       // CHORUS_TRACE; empty: no trace
@@ -76,6 +77,7 @@ size_t shmBufferBytes();
 int shmCma();
 bool topoProbe();
 std::string socketIfname();
+int socketFamily();
 size_t fusionThreshold();
 bool splitShare();
 std::string traceDir();

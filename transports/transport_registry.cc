@@ -31,6 +31,7 @@ std::unique_ptr<Transport> makeTcp(int rank, const CommConfig& config, const std
       config.autotune ? std::max(config.socketsPerPeer, TcpTransport::kTunedSockets) : config.socketsPerPeer;
   auto tcp = std::make_unique<TcpTransport>(rank, jobKey, open, config.socketIfname, secret);
   tcp->setDefaultStripeWidth(config.socketsPerPeer);
+  tcp->setSocketFamily(config.socketFamily);
   if (config.encrypt) tcp->requireEncryption();
   return tcp;
 }
@@ -47,6 +48,7 @@ std::unique_ptr<Transport> makeIb(int rank, const CommConfig& config, const std:
   s.hcaSpec = config.ibHca;
   s.gidIndex = config.ibGidIndex;
   s.ifnameSpec = config.socketIfname;
+  s.socketFamily = config.socketFamily;
   s.qp.lanes = config.ibQpsPerPeer;
   s.qp.timeout = config.ibTimeout;
   s.qp.retryCnt = config.ibRetryCnt;

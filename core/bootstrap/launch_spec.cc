@@ -174,7 +174,9 @@ LaunchSpec launchSpecFromEnv() {
     int port = parseInt("MASTER_PORT", env("MASTER_PORT"), 1);
     // Under torchrun the agent already serves its own TCPStore on MASTER_PORT: take the port after it.
     if (!env("TORCHELASTIC_USE_AGENT_STORE").empty()) ++port;
-    store = env("MASTER_ADDR") + ":" + std::to_string(port);
+    if (port > 65535) throwInvalidArgument("MASTER_PORT " + env("MASTER_PORT") + " leaves no store port below 65536");
+    // MASTER_ADDR may be an IPv6 address written bare, as torchrun accepts it: bracketed here for splitHostPort.
+    store = joinHostPort(bareHost(env("MASTER_ADDR")), static_cast<uint16_t>(port));
   }
   if (store.empty() && pmixLaunched()) {
     // Rank 0 serves the store on a free port and PMIx carries its address (src/api/pmix_store.h).

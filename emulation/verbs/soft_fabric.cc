@@ -33,12 +33,19 @@ std::vector<GidEntry> readGidTable() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return out;
   for (ifaddrs* a = list; a; a = a->ifa_next) {
-    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !(a->ifa_flags & IFF_UP)) continue;
+    if (!a->ifa_addr || !(a->ifa_flags & IFF_UP)) continue;
+    const int family = a->ifa_addr->sa_family;
+    if (family != AF_INET && family != AF_INET6) continue;
     GidEntry e{};
-    // IPv4-mapped: ::ffff:a.b.c.d, as RoCE GIDs of IPv4 addresses are.
-    e.gid.raw[10] = 0xff;
-    e.gid.raw[11] = 0xff;
-    std::memcpy(&e.gid.raw[12], &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, 4);
+    if (family == AF_INET) {
+      // IPv4-mapped: ::ffff:a.b.c.d, as RoCE GIDs of IPv4 addresses are.
+      e.gid.raw[10] = 0xff;
+      e.gid.raw[11] = 0xff;
+      std::memcpy(&e.gid.raw[12], &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, 4);
+    } else {
+      // An IPv6 address is its own RoCE GID (a link-local one too: the GID's device is its scope).
+      std::memcpy(e.gid.raw, &reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr, 16);
+    }
     e.ifindex = if_nametoindex(a->ifa_name);
     e.type = IBV_GID_TYPE_ROCE_V1;
     out.push_back(e);
@@ -95,18 +102,30 @@ Fabric::Fabric() : pid_(getpid()) {
   gids = readGidTable();
   epollFd_ = epoll_create1(EPOLL_CLOEXEC);
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  listenFd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t len = sizeof(addr);
-  if (epollFd_ < 0 || wakeFd_ < 0 || listenFd_ < 0 || bind(listenFd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-      listen(listenFd_, 1024) != 0 || getsockname(listenFd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+  // Dual-stack: IPv4 peers arrive as v4-mapped addresses. Where the kernel has no IPv6, IPv4 alone.
+  listenFd_ = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  sockaddr_in6 addr6{};
+  addr6.sin6_family = AF_INET6;
+  addr6.sin6_addr = in6addr_any;
+  sockaddr_in addr4{};
+  addr4.sin_family = AF_INET;
+  addr4.sin_addr.s_addr = htonl(INADDR_ANY);
+  const bool v6 = listenFd_ >= 0;
+  if (v6) {
+    int off = 0;
+    setsockopt(listenFd_, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+  } else {
+    listenFd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  }
+  sockaddr* addr = v6 ? reinterpret_cast<sockaddr*>(&addr6) : reinterpret_cast<sockaddr*>(&addr4);
+  socklen_t len = v6 ? sizeof(addr6) : sizeof(addr4);
+  if (epollFd_ < 0 || wakeFd_ < 0 || listenFd_ < 0 || bind(listenFd_, addr, len) != 0 || listen(listenFd_, 1024) != 0 ||
+      getsockname(listenFd_, addr, &len) != 0) {
     CHORUS_WARN(-1, "soft verbs: cannot set up the fabric's socket: " << std::strerror(errno));
     gids.clear();  // no GIDs: the port reports down
     return;
   }
-  listenPort = ntohs(addr.sin_port);
+  listenPort = ntohs(v6 ? addr6.sin6_port : addr4.sin_port);
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.ptr = nullptr;
@@ -213,15 +232,32 @@ void Fabric::dial(Qp* qp) {
   link->isRequester = true;
   link->qp = qp;
   link->headWant = sizeof(Ack);
+  const GidEntry& source = gids.at(qp->av.grh.sgid_index);
+  const uint8_t* dgid = qp->av.grh.dgid.raw;
+  static const uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  const uint16_t port = static_cast<uint16_t>(qp->destQpn >> 8);
   sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  std::memcpy(&addr.sin_addr, &qp->av.grh.dgid.raw[12], 4);
-  addr.sin_port = htons(static_cast<uint16_t>(qp->destQpn >> 8));
-  char text[INET_ADDRSTRLEN] = "?";
-  inet_ntop(AF_INET, &addr.sin_addr, text, sizeof(text));
-  link->peerAddress = std::string(text) + ":" + std::to_string(ntohs(addr.sin_port));
-  link->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  int r = link->fd < 0 ? -1 : connect(link->fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  sockaddr_in6 addr6{};
+  char text[INET6_ADDRSTRLEN] = "?";
+  const bool v4 = std::memcmp(dgid, kMapped, 12) == 0;
+  if (v4) {
+    addr.sin_family = AF_INET;
+    std::memcpy(&addr.sin_addr, &dgid[12], 4);
+    addr.sin_port = htons(port);
+    inet_ntop(AF_INET, &addr.sin_addr, text, sizeof(text));
+  } else {
+    addr6.sin6_family = AF_INET6;
+    std::memcpy(&addr6.sin6_addr, dgid, 16);
+    addr6.sin6_port = htons(port);
+    // A link-local peer is reached through the interface of this QP's own GID.
+    if (IN6_IS_ADDR_LINKLOCAL(&addr6.sin6_addr)) addr6.sin6_scope_id = source.ifindex;
+    inet_ntop(AF_INET6, &addr6.sin6_addr, text, sizeof(text));
+  }
+  link->peerAddress = (v4 ? std::string(text) : "[" + std::string(text) + "]") + ":" + std::to_string(port);
+  link->fd = socket(v4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int r = link->fd < 0 ? -1
+          : v4         ? connect(link->fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr))
+                       : connect(link->fd, reinterpret_cast<sockaddr*>(&addr6), sizeof(addr6));
   if (r != 0 && errno != EINPROGRESS) {
     link->dead = true;  // nobody listens there: the first request fails as a transport retry would
   } else {
@@ -231,8 +267,7 @@ void Fabric::dial(Qp* qp) {
     hello.magic = kHelloMagic;
     hello.srcQpn = qp->qp.qp_num;
     hello.dstQpn = qp->destQpn;
-    const GidEntry& mine = gids.at(qp->av.grh.sgid_index);
-    std::memcpy(hello.srcGid, mine.gid.raw, 16);
+    std::memcpy(hello.srcGid, source.gid.raw, 16);
     link->queueCopy(&hello, sizeof(hello));
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT;

@@ -409,9 +409,9 @@ int modifyQp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
         attr->path_mtu < IBV_MTU_256 || attr->min_rnr_timer > 31 || (attr->dest_qp_num & ~0xffffffu)) {
       return fail(EINVAL);
     }
-    const uint8_t* d = av.grh.dgid.raw;
-    static const uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (std::memcmp(d, kMapped, 12) != 0) return fail(EINVAL);  // only IPv4-mapped GIDs are reachable here
+    // IPv4-mapped GIDs and IPv6 ones are reachable here (soft_fabric.cc dials either); not the unspecified one.
+    static const uint8_t kZero[16] = {};
+    if (std::memcmp(av.grh.dgid.raw, kZero, 16) == 0) return fail(EINVAL);
     q->av = av;
     q->pathMtu = attr->path_mtu;
     q->destQpn = attr->dest_qp_num;

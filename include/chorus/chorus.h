@@ -119,6 +119,7 @@ typedef struct {
   size_t deviceChunkSize;   /* CHORUS_DEVICE_CHUNK_SIZE: bytes per pipelined slice of device-buffer calls (4K..64M) */
   int flightRecords;        /* CHORUS_FLIGHT_RECORDS: calls the flight recorder keeps (0 off, at most 1048576) */
   const char* flightDir;    /* CHORUS_FLIGHT_DIR: directory for flight-record dumps ("" none) */
+  const char* socketFamily; /* CHORUS_SOCKET_FAMILY: "AF_INET", "AF_INET6" or "" (either) for TCP's interfaces */
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
@@ -137,7 +138,7 @@ typedef struct {
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
-        CHORUS_CONFIG_UNDEF_PTR                                                                              \
+        CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_PTR                                                     \
   }
 
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */

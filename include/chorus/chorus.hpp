@@ -100,6 +100,7 @@ struct Config {
   std::optional<size_t> deviceChunkSize{};    // CHORUS_DEVICE_CHUNK_SIZE
   std::optional<int> flightRecords{};         // CHORUS_FLIGHT_RECORDS
   std::optional<std::string> flightDir{};     // CHORUS_FLIGHT_DIR
+  std::optional<std::string> socketFamily{};  // CHORUS_SOCKET_FAMILY: "AF_INET", "AF_INET6", "" either
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -134,6 +135,7 @@ struct Config {
     if (deviceChunkSize) c.deviceChunkSize = *deviceChunkSize;
     if (flightRecords) c.flightRecords = *flightRecords;
     if (flightDir) c.flightDir = flightDir->c_str();
+    if (socketFamily) c.socketFamily = socketFamily->c_str();
     return c;
   }
 };

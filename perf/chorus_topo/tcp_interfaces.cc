@@ -19,7 +19,7 @@ void printTcpInterfaces(std::ostream& out, const GlobalTopology& world) {
   const int nsocks = env_config::socketsPerPeer();
   const size_t fit = std::max<size_t>(1, TcpHello::kMaxSockets / static_cast<size_t>(nsocks));
   const std::vector<NetworkInterface> rails =
-      chooseNetworkInterfaces(spec, std::min(TcpTransport::kMaxRails, fit));
+      chooseNetworkInterfaces(spec, std::min(TcpTransport::kMaxRails, fit), env_config::socketFamily());
   out << "\nTCP interfaces (CHORUS_SOCKET_IFNAME=" << (spec.empty() ? "unset: the first that is not loopback, "
                                                                       "and every other up of its kind"
                                                                     : "'" + spec + "'")

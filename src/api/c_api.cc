@@ -12,6 +12,7 @@
 #include "chorus/chorus.h"
 #include "core/bootstrap/launch_spec.h"
 #include "core/bootstrap/store.h"
+#include "core/comm_config.h"
 #include "core/datatype.h"
 #include "core/error.h"
 #include "core/params.h"
@@ -205,15 +206,16 @@ chorusResult_t initFromEnv(const char* call, chorusComm_t* comm, const chorusCon
 std::mutex serversMutex;
 // GetUniqueId's stores, one per process (each id names its own namespace in it); they live as long as the process.
 // Without CHORUS_SECRET the ids carry a secret of their own, so that only holders of an id get in.
-chorus::StoreServer* processStore(std::string* jobId, std::string* carriedSecret) {
+// It listens on the wildcard of the family of the address the ids name (`bindHost`: "0.0.0.0" or "::").
+chorus::StoreServer* processStore(const char* bindHost, std::string* jobId, std::string* carriedSecret) {
   static std::unique_ptr<chorus::StoreServer> server;
   static std::string job, secret;
   std::lock_guard<std::mutex> g(serversMutex);
   if (!server) {
     job = chorus::randomHex(16);
     secret = chorus::newUniqueIdSecret();
-    server = std::make_unique<chorus::StoreServer>("0.0.0.0", 0, job,
-                                                   secret.empty() ? chorus::params::secret() : secret);
+    server =
+        std::make_unique<chorus::StoreServer>(bindHost, 0, job, secret.empty() ? chorus::params::secret() : secret);
   }
   *jobId = job;
   *carriedSecret = secret;
@@ -234,8 +236,9 @@ chorusResult_t chorusGetUniqueId(chorusUniqueId* uniqueId) {
   if (!uniqueId) return fail(nullptr, chorusInvalidArgument, "chorusGetUniqueId: uniqueId is NULL");
   return guarded(nullptr, "chorusGetUniqueId", [&] {
     std::string job, secret;
-    chorus::StoreServer* server = processStore(&job, &secret);
-    chorus::NetworkInterface nic = chorus::chooseNetworkInterface(chorus::params::socketIfname());
+    const chorus::NetworkInterface nic =
+        chorus::chooseNetworkInterface(chorus::params::socketIfname(), chorus::env_config::socketFamily());
+    chorus::StoreServer* server = processStore(chorus::familyOf(nic) == AF_INET6 ? "::" : "0.0.0.0", &job, &secret);
     *uniqueId = chorus::encodeUniqueId(nic.address, server->port(), job, chorus::randomHex(8), secret);
   });
 }

@@ -1,11 +1,12 @@
 #include "src/api/config_arguments.h"
 
-#include <cstdio>
 #include <cstddef>
+#include <cstdio>
 #include <string>
 
 #include "algorithms/selection/algo_rules.h"
 #include "core/error.h"
+#include "core/host_port.h"
 
 namespace chorus {
 namespace {
@@ -156,6 +157,15 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const C
   r.encrypt = f.flag(CHORUS_FIELD_END(encrypt), "encrypt", c.encrypt, otherwise(env_config::encrypt, &CommConfig::encrypt));
   r.deviceCalls = f.number(CHORUS_FIELD_END(deviceCalls), "deviceCalls", c.deviceCalls, int{CHORUS_CONFIG_UNDEF_INT}, 0,
                            2, otherwise(env_config::deviceCalls, &CommConfig::deviceCalls));
+  if (f.isSet(CHORUS_FIELD_END(socketFamily), c.socketFamily, static_cast<const char*>(CHORUS_CONFIG_UNDEF_PTR))) {
+    try {
+      r.socketFamily = parseSocketFamily(c.socketFamily, "socketFamily");
+    } catch (const Error& e) {
+      f.bad("socketFamily", "\"" + std::string(c.socketFamily) + "\"", "is not AF_INET, AF_INET6 or \"\" (either)");
+    }
+  } else {
+    r.socketFamily = base ? base->socketFamily : env_config::socketFamily();
+  }
   return r;
 }
 

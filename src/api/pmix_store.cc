@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/bootstrap/pmix_exchange.h"
+#include "core/comm_config.h"
 #include "core/error.h"
 #include "core/params.h"
 #include "topology/network_interfaces.h"
@@ -41,8 +42,11 @@ PmixLaunch exchangeThroughPmix(const LaunchSpec& spec, double timeoutSeconds) {
     PmixValues values;
     if (storeNamed) return values;  // CHORUS_STORE or MASTER_ADDR: PMIx only says the rank and size
     const std::string secret = params::secret().empty() ? randomHex(16) : std::string();
-    l.server = std::make_shared<StoreServer>("0.0.0.0", 0, jobIdOf(job), secret.empty() ? params::secret() : secret);
-    values[kHostKey] = chooseNetworkInterface(params::socketIfname()).address;
+    // The wildcard of the chosen address's family: on an IPv6-only host there is no 0.0.0.0 to reach.
+    const NetworkInterface nic = chooseNetworkInterface(params::socketIfname(), env_config::socketFamily());
+    l.server = std::make_shared<StoreServer>(familyOf(nic) == AF_INET6 ? "::" : "0.0.0.0", 0, jobIdOf(job),
+                                             secret.empty() ? params::secret() : secret);
+    values[kHostKey] = nic.address;
     values[kPortKey] = std::to_string(l.server->port());
     values[kSecretKey] = secret;
     return values;

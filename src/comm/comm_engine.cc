@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/host_port.h"
 #include "core/logging.h"
 #include "core/params.h"
 #include "device/poll_backoff.h"
@@ -44,7 +45,8 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
   staging_ = hostStaging(config_);
   finishSetup(deadline);
   CHORUS_INFO(rank_, "communicator ready: " << size_ << " ranks, job " << spec.jobId << ", store "
-                                            << spec.storeHost << ":" << spec.storePort << " (" << spec.source << ")");
+                                            << joinHostPort(spec.storeHost, spec.storePort) << " (" << spec.source
+                                            << ")");
 }
 
 CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>& members, const LaunchSpec& spec,

@@ -99,9 +99,9 @@ LaunchSpec CommFamily::joiner(const chorusUniqueId& id, int newRanks, int rank) 
 bool CommFamily::canShareConnections(const CommConfig& p, const CommConfig& c) {
   return p.splitShare && c.splitShare && c.transports == p.transports && c.socketsPerPeer == p.socketsPerPeer &&
          c.shmBufferBytes == p.shmBufferBytes && c.shmCma == p.shmCma && c.socketIfname == p.socketIfname &&
-         c.ibEmulation == p.ibEmulation && c.ibHca == p.ibHca && c.ibGidIndex == p.ibGidIndex &&
-         c.ibTimeout == p.ibTimeout && c.ibRetryCnt == p.ibRetryCnt && c.ibDisable == p.ibDisable &&
-         c.ibQpsPerPeer == p.ibQpsPerPeer && c.encrypt == p.encrypt;
+         c.socketFamily == p.socketFamily && c.ibEmulation == p.ibEmulation && c.ibHca == p.ibHca &&
+         c.ibGidIndex == p.ibGidIndex && c.ibTimeout == p.ibTimeout && c.ibRetryCnt == p.ibRetryCnt &&
+         c.ibDisable == p.ibDisable && c.ibQpsPerPeer == p.ibQpsPerPeer && c.encrypt == p.encrypt;
 }
 
 }  // namespace chorus

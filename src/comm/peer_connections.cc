@@ -27,7 +27,10 @@ PeerConnections PeerConnections::connect(const LaunchSpec& spec, const CommConfi
   const int size = pc.size_ = spec.nranks;
   const std::string who = errorContext(rank, "connect (" + std::to_string(size) + " ranks)");
   // The secret comes from CHORUS_SECRET or the unique id (launch_spec.h): the store and every connection check it.
-  pc.storeServer_ = spec.serveStore ? std::make_shared<StoreServer>("0.0.0.0", spec.storePort, spec.jobId, spec.secret)
+  // On every address of the store host's family: an IPv6 store address (CHORUS_STORE=[fd00::1]:port) is not
+  // reached through 0.0.0.0.
+  const char* wildcard = spec.storeHost.find(':') != std::string::npos ? "::" : "0.0.0.0";
+  pc.storeServer_ = spec.serveStore ? std::make_shared<StoreServer>(wildcard, spec.storePort, spec.jobId, spec.secret)
                                     : std::move(server);
   pc.store_ = std::make_shared<StoreClient>(spec.storeHost, spec.storePort, spec.jobId, spec.secret, rank, deadline);
   const std::string& pre = spec.keyPrefix;

@@ -62,6 +62,7 @@ TEST(CommConfigTest, BadFieldsAreInvalidArgumentsNamingTheField) {
       {"device calls", [](chorusConfig_t& c) { c.deviceCalls = 3; }, "config->deviceCalls = 3"},
       {"device chunk", [](chorusConfig_t& c) { c.deviceChunkSize = 128 << 20; }, "config->deviceChunkSize = 134217728"},
       {"flight records", [](chorusConfig_t& c) { c.flightRecords = -1; }, "config->flightRecords = -1"},
+      {"socket family", [](chorusConfig_t& c) { c.socketFamily = "AF_UNIX"; }, "config->socketFamily = \"AF_UNIX\""},
   };
   for (const BadField& b : cases) {
     SCOPED_TRACE(b.what);

@@ -95,6 +95,28 @@ assert plan.netem_request(S.make_spec("x", 2, delay="50us", jitter="5us", loss="
     ("delay", "50us", "5us", "loss", "1%")
 net_one = S.make_spec("flags", 2)
 assert not [a for a in plan.bring_up(net_one, "t") if "racks" in " ".join(a)] and plan.ifname_env(net_one) == "=eth0"
+# IPv6-only hosts: ULA (or only link-local) addresses added without duplicate address detection, lo's 127.0.0.1
+# removed, bridges flooding neighbour discovery; CHORUS_STORE's host in brackets; the field round-trips.
+v6 = S.parse_lab('{"format": "chorus-lab/1", "hosts": 2, "addresses": "ipv6"}')
+v6_cmds = [" ".join(a) for a in plan.bring_up(v6, "t")]
+assert "ip netns exec t-h1 ip addr add fd00:77::2/64 dev eth0 nodad" in v6_cmds, v6_cmds
+assert "ip netns exec t-h0 ip addr del 127.0.0.1/8 dev lo" in v6_cmds
+assert any("net.ipv6.conf.default.accept_dad=0" in c for c in v6_cmds)
+assert "ip netns exec t-sw ip link add br0 type bridge mcast_snooping 0" in v6_cmds
+assert not [c for c in v6_cmds if "10.77." in c]
+assert plan.host_port(plan.address(0, 0, "ipv6"), 29411) == "[fd00:77::1]:29411"
+assert plan.host_port(plan.address(1, 0, "ipv6-link-local"), 1) == "[fe80::2%eth0]:1"
+assert plan.host_port(plan.address(0), 29411) == "10.77.0.1:29411"
+ll_cmds = [" ".join(a) for a in plan.bring_up(S.make_spec("l", 2, addresses="ipv6-link-local"), "t")]
+assert "ip netns exec t-h0 ip link set eth0 addrgenmode none" in ll_cmds
+assert "ip netns exec t-h0 ip addr add fe80::1/64 dev eth0 nodad" in ll_cmds
+assert S.parse_lab(json.dumps(spec_to_dict(v6))).addresses == "ipv6"
+assert "addresses" not in spec_to_dict(net_one) and "ipv6 only" in v6.describe()
+try:
+    S.parse_lab('{"format": "chorus-lab/1", "hosts": 2, "addresses": "ipv5"}')
+    raise AssertionError("ipv5 accepted")
+except S.LabError as e:
+    assert "addresses: one of ipv4, ipv6, ipv6-link-local" in str(e), e
 
 # The model's view of a lab: its link at TCP's payload share of the rate, Chorus's measured per-message time as the
 # latency unless the file names one, racks as a fabric with the uplink's rate.

@@ -23,11 +23,11 @@ bool isIpv4Mapped(const ibv_gid& g) {
 
 // The RoCE GID to use: the v2 one of the interface CHORUS_SOCKET_IFNAME picks (by address, else by the GID's
 // network device), else the first v2 IPv4 one, else the first. -1 where the table is empty.
-int chooseRoceGid(const VerbsApi& api, ibv_context* ctx, int port, int tableLength, const std::string& ifnameSpec,
+int chooseRoceGid(const VerbsApi& api, ibv_context* ctx, int port, int tableLength, const IbDeviceChoice& choice,
                   std::string* why) {
   std::string address, ifname;
   try {
-    NetworkInterface nic = chooseNetworkInterface(ifnameSpec);
+    NetworkInterface nic = chooseNetworkInterface(choice.ifnameSpec, choice.socketFamily);
     address = nic.address;
     ifname = nic.name;
   } catch (const std::exception& e) {
@@ -35,6 +35,9 @@ int chooseRoceGid(const VerbsApi& api, ibv_context* ctx, int port, int tableLeng
   }
   in_addr want{};
   const bool haveV4 = inet_pton(AF_INET, address.c_str(), &want) == 1;
+  // A RoCE v2 GID of an IPv6 address is that address (a link-local one without its zone).
+  in6_addr want6{};
+  const bool haveV6 = inet_pton(AF_INET6, address.substr(0, address.find('%')).c_str(), &want6) == 1;
   const unsigned ifindex = ifname.empty() ? 0 : if_nametoindex(ifname.c_str());
   int byAddress = -1, byDevice = -1, firstV2 = -1, first = -1;
   for (int i = 0; i < tableLength; ++i) {
@@ -52,6 +55,7 @@ int chooseRoceGid(const VerbsApi& api, ibv_context* ctx, int port, int tableLeng
     if (!v2) continue;
     if (firstV2 < 0 && isIpv4Mapped(e.gid)) firstV2 = i;
     if (byAddress < 0 && haveV4 && isIpv4Mapped(e.gid) && std::memcmp(&e.gid.raw[12], &want, 4) == 0) byAddress = i;
+    if (byAddress < 0 && haveV6 && std::memcmp(e.gid.raw, &want6, 16) == 0) byAddress = i;
     if (byDevice < 0 && ifindex != 0 && e.ndev_ifindex == ifindex) byDevice = i;
   }
   for (int c : {byAddress, byDevice, firstV2, first}) {
@@ -129,8 +133,8 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
       dev->lid_ = pa.lid;
       if (dev->ethernet_) {
         std::string why;
-        dev->gidIndex_ = choice.gidIndex >= 0 ? choice.gidIndex
-                                              : chooseRoceGid(api, ctx, port, pa.gid_tbl_len, choice.ifnameSpec, &why);
+        dev->gidIndex_ =
+            choice.gidIndex >= 0 ? choice.gidIndex : chooseRoceGid(api, ctx, port, pa.gid_tbl_len, choice, &why);
         if (dev->gidIndex_ < 0 || dev->gidIndex_ >= pa.gid_tbl_len) {
           passOver(name + ":" + std::to_string(port) + " has no usable GID" +
                    (choice.gidIndex >= 0 ? " at CHORUS_IB_GID_INDEX=" + std::to_string(choice.gidIndex) : "") +

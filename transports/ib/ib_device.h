@@ -17,6 +17,7 @@ struct IbDeviceChoice {
   std::string hcaSpec;      // CHORUS_IB_HCA
   int gidIndex;             // CHORUS_IB_GID_INDEX (-1: chosen)
   std::string ifnameSpec;   // CHORUS_SOCKET_IFNAME: the interface whose RoCE v2 GID is chosen
+  int socketFamily = 0;     // CHORUS_SOCKET_FAMILY: that interface's address family (AF_UNSPEC: either)
 };
 
 class IbDevice {

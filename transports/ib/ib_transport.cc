@@ -25,6 +25,7 @@ IbTransport::IbTransport(int rank, const std::string& jobKey, const std::string&
     : rank_(rank), settings_(std::move(settings)), oob_(rank, jobKey + "/ib-oob", 1, settings_.ifnameSpec, secret) {
   oob_.setCardPrefix("ib.oob");
   oob_.useOneRail();
+  oob_.setSocketFamily(settings_.socketFamily);
 }
 
 void IbTransport::describeSelf(PeerCard& card) {
@@ -33,8 +34,10 @@ void IbTransport::describeSelf(PeerCard& card) {
     why = "CHORUS_IB_DISABLE=1";
   } else {
     const VerbsApi* api = settings_.emulation ? emulatedVerbs() : systemVerbs(&why);
-    if (api) device_ = IbDevice::open(IbDeviceChoice{api, settings_.hcaSpec, settings_.gidIndex, settings_.ifnameSpec},
-                                      &why);
+    if (api)
+      device_ = IbDevice::open(
+          IbDeviceChoice{api, settings_.hcaSpec, settings_.gidIndex, settings_.ifnameSpec, settings_.socketFamily},
+          &why);
   }
   if (!device_) {
     if (settings_.required) {

@@ -23,6 +23,7 @@ struct IbTransportSettings {
   std::string hcaSpec;     // CHORUS_IB_HCA
   int gidIndex = -1;       // CHORUS_IB_GID_INDEX
   std::string ifnameSpec;  // CHORUS_SOCKET_IFNAME
+  int socketFamily = 0;    // CHORUS_SOCKET_FAMILY (AF_UNSPEC: either)
   IbQpSettings qp;
 };
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <random>
 
 #include "core/byte_text.h"
@@ -52,6 +53,28 @@ std::string hex(uint64_t v) {
   char s[32];
   std::snprintf(s, sizeof(s), "%llx", static_cast<unsigned long long>(v));
   return s;
+}
+
+// Whether this process is the first of the job on this host (its network namespace: where shared memory reaches)
+// to say `what`: a warning about /dev/shm is the host's, said once for all its ranks, not once by each. The first
+// binds an abstract socket named after the job and the note, and holds it while the process lives.
+bool firstOnThisHost(const std::string& jobKey, const char* what) {
+  static std::mutex mutex;
+  static std::vector<int> held;
+  std::string ignored;
+  const int fd = shmListen("chorus-note-" + hex(shmJobHash(jobKey)) + "-" + what, &ignored);
+  if (fd < 0) return false;
+  std::lock_guard<std::mutex> g(mutex);
+  held.push_back(fd);
+  return true;
+}
+
+// "/dev/shm (a 64 MiB tmpfs, 3 MiB free)".
+std::string devShmText() {
+  struct statvfs vfs {};
+  if (::statvfs("/dev/shm", &vfs) != 0) return "/dev/shm";
+  return "/dev/shm (" + formatBytes(static_cast<size_t>(vfs.f_blocks) * vfs.f_frsize) + ", " +
+         formatBytes(static_cast<size_t>(vfs.f_bavail) * vfs.f_frsize) + " free)";
 }
 
 std::string entry(const PeerCard& card, const char* key) {
@@ -110,15 +133,16 @@ void ShmTransport::describeSelf(PeerCard& card) {
   }
   card.entries["shm.ok"] = usable ? "1" : "0";
   if (!usable) {
+    // Every rank of the host finds the same; the first says it for all (the others at INFO).
     static std::atomic<bool> warned{false};
-    if (!warned.exchange(true)) {
-      CHORUS_WARN(rank_, "shared-memory transport unusable here: "
-                             << why << " (each peer on this host needs " << formatBytes(need) << " in /dev/shm for a "
-                             << formatBytes(ringBytes_)
-                             << " CHORUS_SHM_BUFFER ring); ranks of this host fall back to TCP. "
-                             << "To fix: give /dev/shm more room (docker run --shm-size=1g, or a larger tmpfs) "
-                             << "or lower CHORUS_SHM_BUFFER");
-    }
+    const bool first = !warned.exchange(true) && firstOnThisHost(jobKey_, "unusable");
+    CHORUS_LOG(first ? LogLevel::kWarn : LogLevel::kInfo, rank_,
+               "shared-memory transport unusable on this host: "
+                   << why << "; " << devShmText() << " (each peer on this host needs " << formatBytes(need) << " for a "
+                   << formatBytes(ringBytes_)
+                   << " CHORUS_SHM_BUFFER ring): the ranks of this host talk over TCP instead. "
+                   << "To fix: give /dev/shm more room (docker run --shm-size=1g, or a larger tmpfs) "
+                   << "or lower CHORUS_SHM_BUFFER");
     return;
   }
   card.entries["shm.ns"] = ipc + " " + net;
@@ -179,16 +203,15 @@ size_t ShmTransport::ringFor(size_t localPeers) const {
   size_t ring = ringBytes_;
   while (ring / 2 >= kSmallestRing && segments * shm::segmentBytes(ring) > free) ring /= 2;
   if (ring < ringBytes_) {
+    // Every rank of the host shrinks alike; the first says it for all (the others at INFO).
     static std::atomic<bool> warned{false};
-    if (!warned.exchange(true)) {
-      CHORUS_WARN(rank_,
-                  "shm: " << localPeers + 1 << " ranks on this host need "
-                          << formatBytes(segments * shm::segmentBytes(ringBytes_)) << " of /dev/shm for "
-                          << formatBytes(ringBytes_) << " rings (CHORUS_SHM_BUFFER), but it has " << formatBytes(free)
-                          << " free: using " << (ring >> 10)
-                          << " KiB rings, which is slower. "
-                          << "To fix: give /dev/shm more room (docker run --shm-size=1g) or lower CHORUS_SHM_BUFFER");
-    }
+    const bool first = !warned.exchange(true) && firstOnThisHost(jobKey_, "rings");
+    CHORUS_LOG(first ? LogLevel::kWarn : LogLevel::kInfo, rank_,
+               "shm: " << localPeers + 1 << " ranks on this host need "
+                       << formatBytes(segments * shm::segmentBytes(ringBytes_)) << " of /dev/shm for "
+                       << formatBytes(ringBytes_) << " rings (CHORUS_SHM_BUFFER), but " << devShmText()
+                       << " holds less: using " << (ring >> 10) << " KiB rings, which is slower. "
+                       << "To fix: give /dev/shm more room (docker run --shm-size=1g) or lower CHORUS_SHM_BUFFER");
   }
   return ring;
 }

@@ -94,7 +94,7 @@ TcpTransport::TcpTransport(int rank, std::string jobKey, int nsocks, std::string
 
 void TcpTransport::describeSelf(PeerCard& card) {
   const size_t railsFit = std::max<size_t>(1, TcpHello::kMaxSockets / static_cast<size_t>(std::max(1, nsocks_)));
-  rails_ = chooseNetworkInterfaces(ifnameSpec_, std::min(maxRails_, railsFit));
+  rails_ = chooseNetworkInterfaces(ifnameSpec_, std::min(maxRails_, railsFit), family_);
   std::vector<TcpRail> listed;
   for (const NetworkInterface& nic : rails_) {
     std::error_code ec;
@@ -108,8 +108,7 @@ void TcpTransport::describeSelf(PeerCard& card) {
     if (!ec) acceptor.non_blocking(true, ec);
     if (ec) throw Error(chorusSystemError, context + " failed: " + ec.message());
     auto local = acceptor.local_endpoint(ec);
-    std::string host = addr.is_v6() ? "[" + nic.address + "]" : nic.address;
-    listed.push_back({nic.name, host + ":" + std::to_string(local.port())});
+    listed.push_back({nic.name, joinHostPort(nic.address, local.port())});
   }
   card.entries[cardPrefix_ + ".addr"] = listed[0].address;
   card.entries[cardPrefix_ + ".nsocks"] = std::to_string(nsocks_);
@@ -131,7 +130,8 @@ TcpTransport::Dialled TcpTransport::dial(const std::string& address, const Netwo
   uint16_t port;
   splitHostPort(address, "peer address", &host, &port);
   std::error_code ec;
-  tcp::endpoint ep(asio::ip::make_address(host, ec), port);
+  // A link-local peer is reached through this end's own interface: its zone, not the one the peer wrote.
+  tcp::endpoint ep(asio::ip::make_address(withLocalZone(host, from.name), ec), port);
   if (ec) throw Error(chorusRemoteError, context + ": bad address: " + ec.message());
   int delayMs = 5;
   for (;;) {

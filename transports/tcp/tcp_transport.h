@@ -44,6 +44,8 @@ class TcpTransport final : public Transport {
   void setDefaultStripeWidth(int sockets) { defaultWidth_ = static_cast<size_t>(std::max(0, sockets)); }
   // Only the first interface CHORUS_SOCKET_IFNAME picks (ib's out-of-band channel carries too little to stripe).
   void useOneRail() { maxRails_ = 1; }
+  // Only addresses of this family (CHORUS_SOCKET_FAMILY: AF_INET, AF_INET6; AF_UNSPEC either).
+  void setSocketFamily(int family) { family_ = family; }
   // Every data socket carries AES-128-GCM records keyed from its handshake (CHORUS_ENCRYPT). Throws
   // chorusInvalidArgument without a secret: the keys come from it.
   void requireEncryption();
@@ -74,6 +76,7 @@ class TcpTransport final : public Transport {
   std::string ifnameSpec_;
   std::string cardPrefix_ = "tcp";
   size_t maxRails_ = kMaxRails;
+  int family_ = AF_UNSPEC;
   size_t defaultWidth_ = 0;
   std::vector<NetworkInterface> rails_;  // chosen when the card is written
   asio::io_context io_;

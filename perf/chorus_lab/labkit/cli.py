@@ -15,7 +15,8 @@ USAGE = """chorus-lab: emulated hosts on one machine, joined by shaped links, to
   chorus-lab status [LAB|NAME]          the labs that are up: hosts, links, qdiscs, measurements
   chorus-lab run LAB -- CMD ARGS...     CMD once per rank in its host's namespace (the lab that is up under the
                                         file's name, else one brought up for this run and torn down after it)
-  chorus-lab run --hosts N [--ranks-per-host K] [--rate 1gbit] -- CMD ARGS...   the same without a file: one switch
+  chorus-lab run --hosts N [--ranks-per-host K] [--rate 1gbit] [--ipv6] -- CMD ARGS...   the same without a file:
+                                        one switch (--ipv6: IPv6-only hosts)
   chorus-lab sweep LAB|--hosts ... [--collective C] [--algos a,b] [-b -e -f -n] [--jobs N] --out DIR
                                         chorus-perf --algos in the lab, measured beside the cost model's prediction:
                                         DIR/sweep.csv, sweep.json, sweep.svg/.png
@@ -33,12 +34,15 @@ namespace."""
 def spec_from(args):
     if getattr(args, "lab", None):
         if os.path.isfile(args.lab):
-            return load_lab(args.lab)
+            spec = load_lab(args.lab)
+            if args.ipv6 or args.addresses != "ipv4":  # the flags over the file's addresses
+                spec.addresses = "ipv6" if args.ipv6 else args.addresses
+            return spec
         raise LabError(f"{args.lab}: no such lab file")
     if not args.hosts:
         raise LabError("name a lab file or give --hosts")
     return make_spec("flags", args.hosts, args.ranks_per_host, 1, args.rate, delay=args.delay, jitter=args.jitter,
-                     loss=args.loss, where="flags", mtu=args.mtu)
+                     loss=args.loss, where="flags", mtu=args.mtu, addresses="ipv6" if args.ipv6 else args.addresses)
 
 
 class Session:
@@ -154,7 +158,7 @@ def cmd_status(args):
         for i, h in enumerate(spec.hosts):
             ns = plan.host_ns(tag, i)
             shaped = net.qdiscs_in(ns) if ns in present else {}
-            nics = ", ".join(f"{plan.nic(r)} {plan.address(i, r)} {'/'.join(shaped.get(plan.nic(r), ['?']))}"
+            nics = ", ".join(f"{plan.nic(r)} {plan.address(i, r, spec.addresses)} {'/'.join(shaped.get(plan.nic(r), ['?']))}"
                              for r in range(spec.nics))
             print(f"  {ns}: {h.name}, rack {h.rack}, {h.ranks} rank(s), {nics}")
         code = code or (1 if missing else 0)
@@ -262,6 +266,9 @@ def add_lab_arguments(p):
     p.add_argument("--mtu", type=int, default=DEFAULT_MTU,
                    help=f"every lab interface's MTU (default {DEFAULT_MTU}; 9000: jumbo frames)")
     p.add_argument("--timeout", type=float, default=0, help="seconds before the job is killed (0: none)")
+    p.add_argument("--ipv6", action="store_true", help="IPv6-only hosts (ULA addresses, no IPv4): --addresses ipv6")
+    p.add_argument("--addresses", choices=("ipv4", "ipv6", "ipv6-link-local"), default="ipv4",
+                   help="the hosts' addresses: ipv4 (default), ipv6 (ULA only), ipv6-link-local (fe80:: only)")
     p.add_argument("--delay", default="", help="one-way delay per link direction, netem syntax (50us); needs netem")
     p.add_argument("--jitter", default="", help="delay variation, netem syntax; needs --delay and netem")
     p.add_argument("--loss", default="", help="packet loss, netem syntax (0.1%%); needs netem")

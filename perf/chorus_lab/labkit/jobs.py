@@ -13,7 +13,7 @@ from . import plan
 
 def rank_environment(spec, tag, rank, host, local, job, secret, topo_file=None):
     env = dict(os.environ, CHORUS_RANK=str(rank), CHORUS_WORLD_SIZE=str(spec.nranks), CHORUS_LOCAL_RANK=str(local),
-               CHORUS_STORE=f"{plan.address(0)}:{plan.STORE_PORT}", CHORUS_JOB_ID=job, CHORUS_SECRET=secret,
+               CHORUS_STORE=plan.host_port(plan.address(0, 0, spec.addresses), plan.STORE_PORT), CHORUS_JOB_ID=job, CHORUS_SECRET=secret,
                CHORUS_HOST_ID=plan.host_ns(tag, host), CHORUS_SOCKET_IFNAME=plan.ifname_env(spec))
     # The cost model takes the lab's links as its network figures, unless the user named a topology or a probe.
     if topo_file and "CHORUS_TOPO_FILE" not in os.environ and os.environ.get("CHORUS_TOPO_PROBE", "0") == "0":

@@ -82,23 +82,39 @@ def check_netem(spec):
     return args
 
 
+def ipv6_available():
+    """Whether this kernel has IPv6 (not built without it, not booted with ipv6.disable=1), and why not."""
+    if not os.path.isdir("/proc/sys/net/ipv6"):
+        return False, "no /proc/sys/net/ipv6: the kernel has no IPv6 (built without it, or booted ipv6.disable=1)"
+    return True, ""
+
+
+def check_addresses(spec):
+    if spec.addresses != "ipv4":
+        ok, why = ipv6_available()
+        if not ok:
+            raise LabError(f"IPv6 hosts asked for ({spec.addresses}), but {why}")
+
+
 def _server(ns, host, port, body):
+    family = "socket.AF_INET6" if ":" in host else "socket.AF_INET"
     return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", f"""
 import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("{host}", {port}))
+s = socket.socket({family}); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(socket.getaddrinfo("{host}", {port}, {family})[0][4])
 s.listen(1); print("ready", flush=True); c, _ = s.accept()
 c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 {body}
 """], stdout=subprocess.PIPE, text=True)
 
 
-def probe_capacity(tag, seconds=1.0):
+def probe_capacity(tag, seconds=1.0, host0=None):
     """Bytes per second one TCP stream moves from host 1 to host 0 before any shaping: what this machine's CPUs let
     the lab carry. A shaped rate close to it means results may be CPU-bound, not link-bound."""
     # Into one buffer: a fresh 1 MiB object per recv made the probe measure page faults, not the link (0.4-0.5 GB/s
     # against Chorus's 2.5 GB/s between the same hosts: perf/results/cost_model_lab.md, "How far one check is
     # from the next").
-    server = _server(plan.host_ns(tag, 0), plan.address(0), CAPACITY_PORT, """n = 0
+    host0 = host0 or plan.address(0)
+    server = _server(plan.host_ns(tag, 0), host0, CAPACITY_PORT, """n = 0
 buf = bytearray(1 << 20)
 while True:
     got = c.recv_into(buf)
@@ -110,7 +126,7 @@ print(n, flush=True)""")
             return None
         client = subprocess.run(["ip", "netns", "exec", plan.host_ns(tag, 1), sys.executable, "-c", f"""
 import socket, time
-c = socket.create_connection(("{plan.address(0)}", {CAPACITY_PORT})); buf = bytes(1 << 20)
+c = socket.create_connection(("{host0}", {CAPACITY_PORT})); buf = bytes(1 << 20)
 start = time.monotonic(); end = start + {seconds}
 while time.monotonic() < end: c.sendall(buf)
 c.close(); print(time.monotonic() - start)
@@ -124,10 +140,11 @@ c.close(); print(time.monotonic() - start)
         server.wait()
 
 
-def probe_latency(tag, rounds=400):
+def probe_latency(tag, rounds=400, host0=None):
     """Half the median round trip of 8 bytes between hosts 1 and 0 over the shaped link, in microseconds (Python's
     own overhead included: a bound from above on what the link adds)."""
-    server = _server(plan.host_ns(tag, 0), plan.address(0), LATENCY_PORT, """while True:
+    host0 = host0 or plan.address(0)
+    server = _server(plan.host_ns(tag, 0), host0, LATENCY_PORT, """while True:
     b = c.recv(8)
     if not b: break
     c.sendall(b)""")
@@ -136,7 +153,7 @@ def probe_latency(tag, rounds=400):
             return None
         client = subprocess.run(["ip", "netns", "exec", plan.host_ns(tag, 1), sys.executable, "-c", f"""
 import socket, time
-c = socket.create_connection(("{plan.address(0)}", {LATENCY_PORT}))
+c = socket.create_connection(("{host0}", {LATENCY_PORT}))
 c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 t = []
 for i in range({rounds}):
@@ -168,6 +185,7 @@ class Lab:
 
     def up(self, netem_args=(), log=sys.stderr, unshaped=None):
         """Builds the lab; `unshaped(self)`, when given, runs between the capacity probe and the shaping."""
+        check_addresses(self.spec)
         os.makedirs(state_dir(self.tag), exist_ok=True)
         try:
             for argv in plan.bring_up(self.spec, self.tag):
@@ -175,13 +193,13 @@ class Lab:
                     self.made.append(argv[3])
                 sh(argv)
             if len(self.spec.hosts) > 1:
-                self.capacity = probe_capacity(self.tag)
+                self.capacity = probe_capacity(self.tag, host0=plan.address(0, 0, self.spec.addresses))
             if unshaped:
                 unshaped(self)
             for argv in plan.shaping(self.spec, self.tag, netem_args):
                 sh(argv)
             if len(self.spec.hosts) > 1:
-                self.latency_us = probe_latency(self.tag)
+                self.latency_us = probe_latency(self.tag, host0=plan.address(0, 0, self.spec.addresses))
         except BaseException:
             self.down()
             raise
@@ -240,9 +258,12 @@ def spec_to_dict(spec):
     fabric = {"kind": "switch"}
     if spec.racks > 1:
         fabric = {"kind": "racks", "racks": spec.racks, "uplink_rate": f"{int(spec.uplink_bps)}bit"}
-    return {"format": "chorus-lab/1", "name": spec.name, "nics_per_host": spec.nics,
-            "hosts": [{"name": h.name, "ranks": h.ranks, "rack": h.rack} for h in spec.hosts], "link": link,
-            "fabric": fabric}
+    doc = {"format": "chorus-lab/1", "name": spec.name, "nics_per_host": spec.nics,
+           "hosts": [{"name": h.name, "ranks": h.ranks, "rack": h.rack} for h in spec.hosts], "link": link,
+           "fabric": fabric}
+    if spec.addresses != "ipv4":
+        doc["addresses"] = spec.addresses
+    return doc
 
 
 def load_state(tag):

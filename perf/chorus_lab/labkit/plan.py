@@ -4,7 +4,8 @@ checks what the lab would run without root.
 Namespaces: <tag>-sw holds every bridge (the fabric), <tag>-h<i> is host i. Host i's NIC r is eth<r>, one end of a
 veth pair whose other end, p<i>r<r>, is a port of rail r's bridge: br<r> with one switch; with racks, rack k's
 bridge k<k>r<r>, joined to rail r's core bridge c<r> by the uplink pair u<k>r<r> (rack side) / d<k>r<r> (core
-side). Rail r is the subnet 10.(77+r).0.0/16. Every link is shaped on egress, so each direction has its own tbf:
+side). Rail r is the subnet 10.(77+r).0.0/16, or with IPv6 addresses fd00:(77+r)::/64 (link-local: fe80::/64 on
+every rail, each NIC's zone telling them apart). Every link is shaped on egress, so each direction has its own tbf:
 the hosts' NICs and the switch ports at the link rate, both ends of an uplink at the uplink rate. Nothing is made in
 the root namespace."""
 
@@ -30,8 +31,38 @@ def host_ns(tag, i):
     return f"{tag}-h{i}"
 
 
-def address(i, rail=0):
+def address(i, rail=0, addresses="ipv4"):
+    """Host i's address on rail r: IPv4, IPv6 ULA, or link-local with its zone (the NIC, the same on every host)."""
+    if addresses == "ipv6":
+        return f"fd00:{77 + rail}::{i + 1:x}"
+    if addresses == "ipv6-link-local":
+        return f"fe80::{i + 1:x}%{nic(rail)}"
     return f"10.{77 + rail}.{i // 250}.{i % 250 + 1}"
+
+
+def host_port(host, port):
+    """"host:port", an IPv6 host in brackets (Chorus's syntax for CHORUS_STORE)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _ipv6_only(ns):
+    """A host namespace with IPv6 and no IPv4: addresses usable at once (no duplicate address detection, so no
+    tentative wait), and lo without 127.0.0.1."""
+    return [_in(ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf.default.disable_ipv6=0",
+                "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"),
+            _in(ns, "ip", "addr", "del", "127.0.0.1/8", "dev", "lo")]
+
+
+def _nic_address(spec, ns, i, r):
+    """The commands that give host i's NIC r its address (before the link is up)."""
+    if spec.addresses == "ipv4":
+        return [_in(ns, "ip", "addr", "add", f"{address(i, r)}/16", "dev", nic(r))]
+    cmds = []
+    if spec.addresses == "ipv6-link-local":
+        # Only the lab's own fe80::<i+1>, not one the kernel would make from the MAC: CHORUS_STORE names host 0's.
+        cmds.append(_in(ns, "ip", "link", "set", nic(r), "addrgenmode", "none"))
+    bare = address(i, r, spec.addresses).split("%")[0]
+    return cmds + [_in(ns, "ip", "addr", "add", f"{bare}/64", "dev", nic(r), "nodad")]
 
 
 def nic(rail):
@@ -64,7 +95,10 @@ def bring_up(spec, tag):
         else:
             bridges += [f"c{r}"] + [f"k{k}r{r}" for k in range(spec.racks)]
     for b in bridges:
-        cmds += [_in(sw, "ip", "link", "add", b, *mtu, "type", "bridge"), _in(sw, "ip", "link", "set", b, "up")]
+        # Without MLD snooping the bridge floods IPv6 neighbour discovery as a plain switch would.
+        snoop = [] if spec.addresses == "ipv4" else ["mcast_snooping", "0"]
+        cmds += [_in(sw, "ip", "link", "add", b, *mtu, "type", "bridge", *snoop),
+                 _in(sw, "ip", "link", "set", b, "up")]
     if spec.racks > 1:
         for r in range(spec.nics):
             for k in range(spec.racks):
@@ -76,12 +110,14 @@ def bring_up(spec, tag):
     for i in range(len(spec.hosts)):
         ns = host_ns(tag, i)
         cmds += [["ip", "netns", "add", ns], _in(ns, "ip", "link", "set", "lo", "up")]
+        if spec.addresses != "ipv4":
+            cmds += _ipv6_only(ns)
         for r in range(spec.nics):
             port = f"p{i}r{r}"
             # Made inside the host's namespace and one end moved to the switch's: the root namespace never holds it.
             cmds += [_in(ns, "ip", "link", "add", nic(r), *mtu, "type", "veth", "peer", "name", port, *mtu),
                      _in(ns, "ip", "link", "set", port, "netns", sw),
-                     _in(ns, "ip", "addr", "add", f"{address(i, r)}/16", "dev", nic(r)),
+                     *_nic_address(spec, ns, i, r),
                      _in(ns, "ip", "link", "set", nic(r), "up"),
                      _in(sw, "ip", "link", "set", port, "master", bridge_of(spec, i, r)),
                      _in(sw, "ip", "link", "set", port, "up")]

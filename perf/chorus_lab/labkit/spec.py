@@ -13,7 +13,10 @@ A lab file (JSON, format "chorus-lab/1"):
              "latency_us": 20,         optional: the cost model's network latency (default: measured)
              "mtu": 9000,              optional: every lab interface's MTU, 1280..65000 (default 1500)
              "delay": "50us", "jitter": "5us", "loss": "0.1%"},   optional, netem syntax: needs netem
-    "fabric": {"kind": "switch"}       or {"kind": "racks", "racks": 2, "uplink_rate": "2gbit"}
+    "fabric": {"kind": "switch"},      or {"kind": "racks", "racks": 2, "uplink_rate": "2gbit"}
+    "addresses": "ipv4"                optional: "ipv4" (default: 10.(77+r).0.0/16), "ipv6" (IPv6 only: ULA
+                                       fd00:(77+r)::/64, no IPv4 address anywhere, lo's 127.0.0.1 removed too) or
+                                       "ipv6-link-local" (IPv6 only, nothing but link-local fe80::/64 addresses)
   }
 Hosts of a list without "rack" fill the racks in contiguous blocks, as do counted hosts."""
 
@@ -27,6 +30,7 @@ MAX_HOSTS = 64
 MAX_RANKS_PER_HOST = 16
 MAX_NICS = 4
 MIN_MTU, DEFAULT_MTU, MAX_MTU = 1280, 1500, 65000
+ADDRESSES = ("ipv4", "ipv6", "ipv6-link-local")
 NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,15}")
 
 
@@ -65,6 +69,7 @@ class LabSpec:
     racks: int = 1               # 1: one switch
     uplink_bps: float = None     # each rack's uplink to the core switch (racks > 1)
     mtu: int = DEFAULT_MTU       # every interface of the lab, bridges included
+    addresses: str = "ipv4"      # ADDRESSES: the hosts' address family (plan.address)
     rate_text: str = field(default="1gbit", repr=False)
 
     @property
@@ -90,8 +95,9 @@ class LabSpec:
         extra = "".join(f", {k} {v}" for k, v in (("delay", self.delay), ("jitter", self.jitter),
                                                    ("loss", self.loss)) if v)
         mtu = f", MTU {self.mtu}" if self.mtu != DEFAULT_MTU else ""
+        family = "" if self.addresses == "ipv4" else f", {self.addresses} only"
         return (f"{len(self.hosts)} hosts x {per} ranks, {self.nics} NIC(s) per host at "
-                f"{self.rate_bps / 1e9:g} Gbit/s{mtu}{extra}, {fabric}")
+                f"{self.rate_bps / 1e9:g} Gbit/s{mtu}{extra}{family}, {fabric}")
 
 
 def _check_name(name, where):
@@ -125,7 +131,7 @@ def _object(value, where):
 
 
 def make_spec(name, hosts, ranks_per_host=1, nics=1, rate="1gbit", latency_us=None, delay="", jitter="", loss="",
-              racks=1, uplink_rate=None, where="lab", mtu=DEFAULT_MTU):
+              racks=1, uplink_rate=None, where="lab", mtu=DEFAULT_MTU, addresses="ipv4"):
     """A checked LabSpec. `hosts` is a count or a list of {"name", "ranks", "rack"} (each optional)."""
     _check_name(name, f"{where}: name")
     ranks_per_host = _int(ranks_per_host, f"{where}: ranks_per_host", 1, MAX_RANKS_PER_HOST)
@@ -154,6 +160,9 @@ def make_spec(name, hosts, ranks_per_host=1, nics=1, rate="1gbit", latency_us=No
     spec = LabSpec(name=name, hosts=made, nics=nics, rate_bps=parse_rate(rate, f"{where}: link.rate"),
                    delay=delay, jitter=jitter, loss=loss, racks=racks, rate_text=rate,
                    mtu=_int(mtu, f"{where}: link.mtu", MIN_MTU, MAX_MTU))
+    if addresses not in ADDRESSES:
+        raise LabError(f"{where}: addresses: one of {', '.join(ADDRESSES)}, got {json.dumps(addresses)}")
+    spec.addresses = addresses
     for k in range(racks):
         if not spec.hosts_in_rack(k):
             raise LabError(f"{where}: fabric: rack {k} has no host")
@@ -179,7 +188,7 @@ def parse_lab(text, default_name="lab", where="lab file"):
     except ValueError as e:
         raise LabError(f"{where}: not JSON ({e})") from None
     doc = _object(doc, where)
-    known = ("format", "name", "hosts", "ranks_per_host", "nics_per_host", "link", "fabric")
+    known = ("format", "name", "hosts", "ranks_per_host", "nics_per_host", "link", "fabric", "addresses")
     _reject_unknown(doc, known, where)
     if doc.get("format") != FORMAT:
         raise LabError(f"{where}: format must be \"{FORMAT}\", got {json.dumps(doc.get('format'))}")
@@ -206,7 +215,7 @@ def parse_lab(text, default_name="lab", where="lab file"):
         delay=_str(link.get("delay", ""), f"{where}: link.delay"),
         jitter=_str(link.get("jitter", ""), f"{where}: link.jitter"),
         loss=_str(link.get("loss", ""), f"{where}: link.loss"), racks=racks, uplink_rate=uplink, where=where,
-        mtu=link.get("mtu", DEFAULT_MTU))
+        mtu=link.get("mtu", DEFAULT_MTU), addresses=doc.get("addresses", "ipv4"))
 
 
 def load_lab(path):

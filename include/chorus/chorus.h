@@ -111,6 +111,7 @@ typedef struct {
                                blocking (the caller's thread waits; the stream is never held) */
   int encrypt;              /* CHORUS_ENCRYPT: 1 every TCP link carries AES-128-GCM records keyed from the secret */
   size_t deviceChunkSize;   /* CHORUS_DEVICE_CHUNK_SIZE: bytes per pipelined slice of device-buffer calls (4K..64M) */
+  int metricsPort;          /* CHORUS_METRICS_PORT: Prometheus metrics on this port + the local rank (0 off) */
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
@@ -119,8 +120,8 @@ typedef struct {
 #define CHORUS_CONFIG_UNDEF_SIZE ((size_t)-1)
 #define CHORUS_CONFIG_UNDEF_DOUBLE (-1.0e300)
 #define CHORUS_CONFIG_UNDEF_PTR NULL
-#define CHORUS_CONFIG_INITIALIZER                                                                          \
-  {                                                                                                        \
+#define CHORUS_CONFIG_INITIALIZER                                                                            \
+  {                                                                                                          \
     sizeof(chorusConfig_t), CHORUS_CONFIG_MAGIC, CHORUS_VERSION_CODE, CHORUS_CONFIG_UNDEF_DOUBLE,            \
         CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
@@ -128,7 +129,7 @@ typedef struct {
         CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
-        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_SIZE                          \
+        CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT  \
   }
 
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */

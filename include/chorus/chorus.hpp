@@ -86,6 +86,7 @@ struct Config {
   std::optional<int> deviceCalls{};           // CHORUS_DEVICE_CALLS: 0 auto, 1 stream, 2 blocking
   std::optional<bool> encrypt{};              // CHORUS_ENCRYPT
   std::optional<size_t> deviceChunkSize{};    // CHORUS_DEVICE_CHUNK_SIZE
+  std::optional<int> metricsPort{};           // CHORUS_METRICS_PORT: 0 off
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -118,6 +119,7 @@ struct Config {
     if (deviceCalls) c.deviceCalls = *deviceCalls;
     if (encrypt) c.encrypt = *encrypt ? 1 : 0;
     if (deviceChunkSize) c.deviceChunkSize = *deviceChunkSize;
+    if (metricsPort) c.metricsPort = *metricsPort;
     return c;
   }
 };

@@ -23,7 +23,7 @@ _FIELDS = [
     ("ibTimeout", ctypes.c_int), ("ibRetryCnt", ctypes.c_int), ("ibDisable", ctypes.c_int),
     ("ibQpsPerPeer", ctypes.c_int), ("compression", ctypes.c_char_p), ("autotune", ctypes.c_int),
     ("autotuneFile", ctypes.c_char_p), ("deviceCalls", ctypes.c_int), ("encrypt", ctypes.c_int),
-    ("deviceChunkSize", ctypes.c_size_t),
+    ("deviceChunkSize", ctypes.c_size_t), ("metricsPort", ctypes.c_int),
 ]
 
 

@@ -61,6 +61,7 @@ TEST(CommConfigTest, BadFieldsAreInvalidArgumentsNamingTheField) {
       {"probe flag", [](chorusConfig_t& c) { c.topoProbe = -4; }, "config->topoProbe = -4"},
       {"device calls", [](chorusConfig_t& c) { c.deviceCalls = 3; }, "config->deviceCalls = 3"},
       {"device chunk", [](chorusConfig_t& c) { c.deviceChunkSize = 128 << 20; }, "config->deviceChunkSize = 134217728"},
+      {"metrics port", [](chorusConfig_t& c) { c.metricsPort = 70000; }, "config->metricsPort = 70000"},
   };
   for (const BadField& b : cases) {
     SCOPED_TRACE(b.what);

@@ -97,7 +97,7 @@ void CallRunner::runSendsAndReceives(std::span<CallArgs> ops, Call& call) {
                            static_cast<int>(pointToPoint.size()));
   }
   if (metrics_ != nullptr) {
-    for (const CallArgs* o : pointToPoint) metrics_->ran(o->collective, "", countBytes(*o), 1);
+    for (const CallArgs* o : pointToPoint) metrics_->ran(o->collective, CommMetrics::kNoAlgorithm, countBytes(*o), 1);
   }
 }
 
@@ -146,7 +146,9 @@ void CallRunner::runCollective(const CallArgs& o, int fused, Call& call) {
   const auto began = startedIf(plan.trial);
   plan.run(io, run);
   if (io.compressor().active()) compression_.roundResults(run);
-  if (metrics_ != nullptr) metrics_->ran(o.collective, algorithmName(plan.algorithm), countBytes(o), fused);
+  if (metrics_ != nullptr) {
+    metrics_->ran(o.collective, CommMetrics::algorithmSlot(plan.algorithm), countBytes(o), fused);
+  }
   if (plan.trial) planner_->recordTrial(secondsSince(began), [&](std::vector<double>& t) { agreeTimes(t, io); });
   if (call.trace) {
     call.trace->recordCall(o, algorithmName(plan.algorithm), io.sliceBytes(), start, CallTrace::nowUs(), call.times,

@@ -40,19 +40,11 @@ CommMetrics::CommMetrics(Identity identity, int port, int localIndex)
 
 CommMetrics::~CommMetrics() { metrics::ProcessMetrics::instance().remove(this); }
 
-size_t CommMetrics::algorithmIndex(const char* algorithm) {
-  // The algorithm's name is algorithmName()'s static string: its address finds it after one look (a handful).
-  for (size_t i = 0; i < std::size(kAllAlgorithms); ++i) {
-    if (algorithmName(kAllAlgorithms[i]) == algorithm) return i;
-  }
-  return kAlgorithms - 1;
-}
-
-void CommMetrics::ran(Collective collective, const char* algorithm, size_t bytes, int calls) {
+void CommMetrics::ran(Collective collective, size_t algorithm, size_t bytes, int calls) {
   const uint64_t now = nowNs();
   const uint64_t took = now - mark_;
   mark_ = now;
-  Cell& cell = cells_[static_cast<size_t>(collective)][algorithmIndex(algorithm)];
+  Cell& cell = cells_[static_cast<size_t>(collective)][algorithm < kAlgorithms ? algorithm : kNoAlgorithm];
   cell.calls.fetch_add(static_cast<uint64_t>(calls), std::memory_order_relaxed);
   cell.bytes.fetch_add(bytes, std::memory_order_relaxed);
   cell.duration.observe(took);
@@ -81,7 +73,7 @@ void CommMetrics::collect(metrics::MetricText& out) const {
       if (calls == 0) continue;  // series appear with their first call
       metrics::Labels labels = base;
       labels.push_back({"collective", collectiveName(static_cast<Collective>(c))});
-      labels.push_back({"algorithm", a + 1 < kAlgorithms ? algorithmName(kAllAlgorithms[a]) : "none"});
+      labels.push_back({"algorithm", a != kNoAlgorithm ? algorithmName(static_cast<AlgorithmId>(a)) : "none"});
       labels.push_back({"transport", transport_});
       out.counter("chorus_calls_total", "Calls completed, by collective, algorithm and transport.", labels,
                   static_cast<double>(calls));

@@ -41,7 +41,9 @@ class CommMetrics final : public metrics::MetricSource {
   }
   // ... runs `calls` of the application's calls as one (a fused group's allreduces: several) of `bytes`, timed from
   // the call's start or the previous run of the same call, whichever is later ...
-  void ran(Collective collective, const char* algorithm, size_t bytes, int calls);
+  // `algorithm`: algorithmSlot(the plan's algorithm), or kNoAlgorithm for sends and receives.
+  void ran(Collective collective, size_t algorithm, size_t bytes, int calls);
+  static constexpr size_t algorithmSlot(AlgorithmId id) { return static_cast<size_t>(id); }
   // ... and ends, done or failed.
   void callEnded() { pendingSinceNs_.store(0, std::memory_order_relaxed); }
   // A failed call, by its kind (`breaks`: the communicator's first failure, which counts a lost peer).
@@ -76,13 +78,17 @@ class CommMetrics final : public metrics::MetricSource {
             .count());
   }
   static constexpr size_t kCollectives = static_cast<size_t>(Collective::kRecv) + 1;
+
+ public:
   static constexpr size_t kAlgorithms = std::size(kAllAlgorithms) + 1;  // the last: none (sends and receives)
+  static constexpr size_t kNoAlgorithm = kAlgorithms - 1;
+
+ private:
   static constexpr size_t kFailures = static_cast<size_t>(Failure::kLinkDown) + 1;
   struct Cell {
     std::atomic<uint64_t> calls{0}, bytes{0};
     metrics::DurationHistogram duration;
   };
-  static size_t algorithmIndex(const char* algorithm);
 
   const int rank_, size_;
   const std::string comm_, transport_;

@@ -18,6 +18,10 @@ size_t deviceChunkSize() {
   return static_cast<size_t>(
       params::asBytes("CHORUS_DEVICE_CHUNK_SIZE", params::deviceChunkSize(), L::kMinChunk, L::kMaxChunk));
 }
+int metricsPort() {
+  if (params::metricsPort().empty()) return 0;
+  return static_cast<int>(params::asInt("CHORUS_METRICS_PORT", params::metricsPort(), 0, L::kMaxPort));
+}
 int socketsPerPeer() {
   return static_cast<int>(params::asInt("CHORUS_NSOCKS", params::nsocks(), L::kMinSockets, L::kMaxSockets));
 }
@@ -122,6 +126,7 @@ CommConfig CommConfig::fromEnvironment() {
   c.autotuneFile = env_config::autotuneFile();
   c.deviceCalls = env_config::deviceCalls();
   c.encrypt = env_config::encrypt();
+  c.metricsPort = env_config::metricsPort();
   return c;
 }
 

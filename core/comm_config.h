@@ -14,6 +14,7 @@ struct CommConfig {
   std::string transports;       // CHORUS_TRANSPORT syntax; empty: every transport, in probe order
   size_t chunkSize = 512 << 10;  // CHORUS_CHUNK_SIZE
   size_t deviceChunkSize = size_t{8} << 20;  // CHORUS_DEVICE_CHUNK_SIZE: device-buffer calls' slices
+  int metricsPort = 0;                       // CHORUS_METRICS_PORT: Prometheus metrics on port + local rank; 0 off
   int socketsPerPeer = 1;        // CHORUS_NSOCKS
   bool checkMismatch = true;     // CHORUS_CHECK_MISMATCH
   std::string commName;          // empty: unnamed
@@ -62,6 +63,7 @@ struct CommConfigLimits {
   static constexpr int kMinIbTimeout = 1, kMaxIbTimeout = 31;
   static constexpr int kMaxIbRetryCnt = 7;
   static constexpr int kMinIbQps = 1, kMaxIbQps = 16;
+  static constexpr int kMaxPort = 65535;
 };
 
 // One setting from its variable, each as fromEnvironment() reads it (for fields the caller left unset).
@@ -71,6 +73,7 @@ std::string algo();
 std::string transports();
 size_t chunkSize();
 size_t deviceChunkSize();
+int metricsPort();
 int socketsPerPeer();
 bool checkMismatch();
 size_t shmBufferBytes();

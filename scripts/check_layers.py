@@ -16,6 +16,7 @@ LAYERS = [
     ("core", "core/"),                  # errors, logging, config, datatypes, the call description
     ("security", "core/security/"),
     ("bootstrap", "core/bootstrap/"),
+    ("metrics", "core/metrics/"),       # Prometheus's text format, the HTTP server it is scraped from
     ("reduce", "reduce/"),
     ("device", "device/"),
     ("topology", "topology/"),

@@ -18,6 +18,8 @@ TESTS=(build-essential git procps iproute2 libgtest-dev libgmock-dev googletest
        python3-numpy
        # Multipath TCP beside Chorus's own striping (mptcpize, perf/scripts/multirail_bench.sh).
        mptcpize
+       # A real Prometheus server scrapes a running job (tests/metrics/prometheus_scrape_test.sh).
+       prometheus
        # The loopback ceiling that perf/scripts/steady_bench.sh measures beside each job.
        iperf3
        # The launchers the launch tests start jobs under: Open MPI's mpirun (a PMIx server; brings libpmix2) and a

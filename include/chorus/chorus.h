@@ -120,6 +120,7 @@ typedef struct {
   int flightRecords;        /* CHORUS_FLIGHT_RECORDS: calls the flight recorder keeps (0 off, at most 1048576) */
   const char* flightDir;    /* CHORUS_FLIGHT_DIR: directory for flight-record dumps ("" none) */
   const char* socketFamily; /* CHORUS_SOCKET_FAMILY: "AF_INET", "AF_INET6" or "" (either) for TCP's interfaces */
+  int metricsPort;          /* CHORUS_METRICS_PORT: Prometheus metrics on this port + the local rank (0 off) */
 } chorusConfig_t;
 
 #define CHORUS_CONFIG_MAGIC 0x43484346u /* "CHCF" */
@@ -138,7 +139,7 @@ typedef struct {
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_PTR,  \
         CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_INT, CHORUS_CONFIG_UNDEF_SIZE, CHORUS_CONFIG_UNDEF_INT, \
-        CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_PTR                                                     \
+        CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_PTR, CHORUS_CONFIG_UNDEF_INT                            \
   }
 
 /* Writes the library version (MAJOR*10000 + MINOR*100 + PATCH). */

@@ -101,6 +101,7 @@ struct Config {
   std::optional<int> flightRecords{};         // CHORUS_FLIGHT_RECORDS
   std::optional<std::string> flightDir{};     // CHORUS_FLIGHT_DIR
   std::optional<std::string> socketFamily{};  // CHORUS_SOCKET_FAMILY: "AF_INET", "AF_INET6", "" either
+  std::optional<int> metricsPort{};           // CHORUS_METRICS_PORT: 0 off
 
   // The C struct; its strings point into this object.
   chorusConfig_t toC() const {
@@ -136,6 +137,7 @@ struct Config {
     if (flightRecords) c.flightRecords = *flightRecords;
     if (flightDir) c.flightDir = flightDir->c_str();
     if (socketFamily) c.socketFamily = socketFamily->c_str();
+    if (metricsPort) c.metricsPort = *metricsPort;
     return c;
   }
 };

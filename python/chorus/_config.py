@@ -24,7 +24,7 @@ _FIELDS = [
     ("ibQpsPerPeer", ctypes.c_int), ("compression", ctypes.c_char_p), ("autotune", ctypes.c_int),
     ("autotuneFile", ctypes.c_char_p), ("deviceCalls", ctypes.c_int), ("encrypt", ctypes.c_int),
     ("deviceChunkSize", ctypes.c_size_t), ("flightRecords", ctypes.c_int), ("flightDir", ctypes.c_char_p),
-    ("socketFamily", ctypes.c_char_p),
+    ("socketFamily", ctypes.c_char_p), ("metricsPort", ctypes.c_int),
 ]
 
 

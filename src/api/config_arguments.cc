@@ -154,6 +154,8 @@ CommConfig resolveConfig(const chorusConfig_t* config, const char* call, const C
                L::kMaxFlightRecords, otherwise(env_config::flightRecords, &CommConfig::flightRecords));
   r.flightDir =
       f.text(CHORUS_FIELD_END(flightDir), c.flightDir, otherwise(env_config::flightDir, &CommConfig::flightDir));
+  r.metricsPort = f.number(CHORUS_FIELD_END(metricsPort), "metricsPort", c.metricsPort, int{CHORUS_CONFIG_UNDEF_INT}, 0,
+                           L::kMaxPort, otherwise(env_config::metricsPort, &CommConfig::metricsPort));
   r.encrypt = f.flag(CHORUS_FIELD_END(encrypt), "encrypt", c.encrypt, otherwise(env_config::encrypt, &CommConfig::encrypt));
   r.deviceCalls = f.number(CHORUS_FIELD_END(deviceCalls), "deviceCalls", c.deviceCalls, int{CHORUS_CONFIG_UNDEF_INT}, 0,
                            2, otherwise(env_config::deviceCalls, &CommConfig::deviceCalls));

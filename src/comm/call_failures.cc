@@ -21,6 +21,7 @@ void CallFailures::openWakeDescriptor(const std::string& who) {
 
 void CallFailures::abort() {
   state_.abort();
+  if (metrics_ != nullptr) metrics_->aborted();
   uint64_t one = 1;
   ssize_t ignored = write(wakeFd_, &one, sizeof(one));
   (void)ignored;
@@ -54,6 +55,7 @@ Error CallFailures::failCall(const Error& raw, const CallArgs& op, bool deviceCa
     }
   }
   state_.record(e, breaks);
+  if (metrics_ != nullptr) metrics_->failed(e, breaks);
   return e;
 }
 

@@ -11,6 +11,7 @@
 #include "core/bootstrap/store.h"
 #include "core/collective.h"
 #include "core/error.h"
+#include "src/comm/comm_metrics.h"
 #include "src/comm/failure_state.h"
 #include "src/comm/mismatch_report.h"
 #include "transports/connection.h"
@@ -31,6 +32,8 @@ class CallFailures {
   // `who` begins the message if it cannot be made.
   void openWakeDescriptor(const std::string& who);
   int wakeDescriptor() const { return wakeFd_; }
+  // Failed calls and aborts are counted in `metrics` (config metricsPort); null: not counted.
+  void countIn(CommMetrics* metrics) { metrics_ = metrics; }
   // chorusCommAbort: raises the abort flag and wakes a CommIO asleep in poll.
   void abort();
 
@@ -69,6 +72,7 @@ class CallFailures {
   std::unique_ptr<MismatchReport> mismatchReport_;  // null when checkMismatch is off
   std::vector<std::unique_ptr<Connection>>* hostConns_ = nullptr;
   std::vector<std::unique_ptr<Connection>>* deviceConns_ = nullptr;
+  CommMetrics* metrics_ = nullptr;
 };
 
 }  // namespace chorus

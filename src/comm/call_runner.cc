@@ -32,6 +32,7 @@ CallRunner::CallRunner(int rank, int size, const CommConfig& config, CallFailure
 
 void CallRunner::execute(std::span<const CallArgs> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
   std::lock_guard<std::mutex> lock(*callMutex_);
+  const CommMetrics::UnderWay counted(metrics_);
   CommLogScope logScope(commName_);
   CallArgs single;
   const std::span<CallArgs> ops = number(requests, single);
@@ -120,6 +121,9 @@ void CallRunner::runSendsAndReceives(std::span<CallArgs> ops, Call& call) {
     call.trace->recordCall(*call.current, nullptr, 0, start, CallTrace::nowUs(), call.times,
                            static_cast<int>(pointToPoint.size()));
   }
+  if (metrics_ != nullptr) {
+    for (const CallArgs* o : pointToPoint) metrics_->ran(o->collective, CommMetrics::kNoAlgorithm, countBytes(*o), 1);
+  }
 }
 
 void CallRunner::runCollectives(std::span<CallArgs> ops, Call& call) {
@@ -179,6 +183,9 @@ void CallRunner::runCollective(const CallArgs& o, int fused, Call& call) {
   const auto began = startedIf(plan.trial);
   plan.run(io, run);
   if (io.compressor().active()) compression_.roundResults(run);
+  if (metrics_ != nullptr) {
+    metrics_->ran(o.collective, CommMetrics::algorithmSlot(plan.algorithm), countBytes(o), fused);
+  }
   if (plan.trial) planner_->recordTrial(secondsSince(began), [&](std::vector<double>& t) { agreeTimes(t, io); });
   if (call.trace) {
     call.trace->recordCall(o, algorithmName(plan.algorithm), io.sliceBytes(), start, CallTrace::nowUs(), call.times,

@@ -19,6 +19,7 @@
 #include "src/comm/call_tags.h"
 #include "src/comm/call_trace.h"
 #include "src/comm/comm_io.h"
+#include "src/comm/comm_metrics.h"
 #include "src/comm/compression_agreement.h"
 #include "src/comm/tensor_fusion.h"
 #include "src/flight/comm_flight.h"
@@ -52,6 +53,8 @@ class CallRunner {
   // it (their calls take turns, as those of one communicator do).
   std::mutex& callMutex() const { return *callMutex_; }
   void shareCallMutexOf(const CallRunner& parent) { callMutex_ = parent.callMutex_; }
+  // Every call is counted in `metrics` (config metricsPort); null: not counted.
+  void countIn(CommMetrics* metrics) { metrics_ = metrics; }
   // The algorithm of the last collective ("" before any, and after point-to-point calls): a static name.
   const char* lastAlgorithm() const { return lastAlgorithm_.load(std::memory_order_relaxed); }
 
@@ -105,6 +108,7 @@ class CallRunner {
     FusionBuffer fusion;                   // its fused allreduces
   } scratch_;
   std::atomic<const char*> lastAlgorithm_{""};
+  CommMetrics* metrics_ = nullptr;
 };
 
 }  // namespace chorus

@@ -94,6 +94,17 @@ void CommEngine::finishSetup(Deadline deadline) {
     return calls_.planner()->levelAlgorithm(op, groupSize, acrossHosts);
   };
   loadAutotuneFile(*calls_.planner(), config_, peers_.store(), family_.spec().keyPrefix, rank_, deadline);
+  startMetrics();
+}
+
+void CommEngine::startMetrics() {
+  if (config_.metricsPort <= 0) return;
+  const std::vector<bool>& sameMachine = peers_.sameMachine();
+  const int localIndex = static_cast<int>(std::count(sameMachine.begin(), sameMachine.begin() + rank_, true));
+  metrics_ = std::make_unique<CommMetrics>(CommMetrics::Identity{rank_, size_, identity(), transportsInUse()},
+                                           config_.metricsPort, localIndex);
+  calls_.countIn(metrics_.get());
+  failures_.countIn(metrics_.get());
 }
 
 CommEngine::~CommEngine() {

@@ -20,6 +20,7 @@
 #include "src/comm/call_runner.h"
 #include "src/comm/comm_family.h"
 #include "src/comm/comm_io.h"
+#include "src/comm/comm_metrics.h"
 #include "src/comm/device_side.h"
 #include "src/comm/host_call_order.h"
 #include "src/comm/peer_connections.h"
@@ -130,6 +131,8 @@ class CommEngine {
   // What both constructors share once the connections and staging are in place: the host CommIO,
   // compression, topology, trace, the call planner and its tuned table.
   void finishSetup(Deadline deadline);
+  // config metricsPort: this communicator's metrics, served on the port + its rank's index on its machine.
+  void startMetrics();
   // A split child or shrunk successor over `members` (ranks of this one): over this one's connections (`share`),
   // or over connections of its own, made through the same store.
   std::unique_ptr<CommEngine> makeRelative(const std::vector<int>& members, const LaunchSpec& spec, bool share,
@@ -148,6 +151,8 @@ class CommEngine {
   PeerConnections peers_;  // the store, every rank's card, the connections
   // Shared with children of the same slice size (they share the call mutex).
   std::shared_ptr<StagingMemory> staging_;
+  // Counted by the call runner and the failures (config metricsPort; null: off); outlives both.
+  std::unique_ptr<CommMetrics> metrics_;
   WaitPolicy waitPolicy_;  // the CommIOs', host and device
   CallFailures failures_;  // refusal once unusable, failed calls, abort (its wake descriptor outlives every CommIO)
   Hierarchy hierarchy_;    // the host grouping two-level algorithms use

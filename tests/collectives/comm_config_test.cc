@@ -63,6 +63,7 @@ TEST(CommConfigTest, BadFieldsAreInvalidArgumentsNamingTheField) {
       {"device chunk", [](chorusConfig_t& c) { c.deviceChunkSize = 128 << 20; }, "config->deviceChunkSize = 134217728"},
       {"flight records", [](chorusConfig_t& c) { c.flightRecords = -1; }, "config->flightRecords = -1"},
       {"socket family", [](chorusConfig_t& c) { c.socketFamily = "AF_UNIX"; }, "config->socketFamily = \"AF_UNIX\""},
+      {"metrics port", [](chorusConfig_t& c) { c.metricsPort = 70000; }, "config->metricsPort = 70000"},
   };
   for (const BadField& b : cases) {
     SCOPED_TRACE(b.what);

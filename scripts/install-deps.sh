@@ -23,8 +23,9 @@ TESTS=(build-essential git procps iproute2 libgtest-dev libgmock-dev googletest
        # The loopback ceiling that perf/scripts/steady_bench.sh measures beside each job.
        iperf3
        # The launchers the launch tests start jobs under: Open MPI's mpirun (a PMIx server; brings libpmix2) and a
-       # real Slurm with munge (tests/lab/slurm_harness.sh).
-       openmpi-bin slurm-wlm munge)
+       # real Slurm with munge (tests/lab/slurm_harness.sh). Slurm's PMIx plugin loads the unversioned libpmix.so,
+       # which only libpmix-dev provides.
+       openmpi-bin slurm-wlm munge libpmix-dev)
 case "${1:-all}" in
   quickstart) PKGS=("${BUILD[@]}") ;;
   all) PKGS=("${BUILD[@]}" "${TESTS[@]}") ;;

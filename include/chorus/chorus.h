@@ -298,6 +298,46 @@ CHORUS_API chorusResult_t chorusEventQuery(chorusEvent_t event);
 CHORUS_API chorusResult_t chorusEventSynchronize(chorusEvent_t event);
 CHORUS_API chorusResult_t chorusEventDestroy(chorusEvent_t event);
 
+/* Windows: one-sided put and signal, shaped after NCCL 2.29's ncclCommWindowRegister, ncclPutSignal, ncclSignal and
+   ncclWaitSignal. Host memory, NULL stream, outside groups (a stream, or a call inside a group, is
+   chorusInvalidUsage); see docs/windows.md for the transports and what is not yet supported.
+   Semantics:
+   - chorusCommWindowRegister is collective: every rank registers its own buffer (sizes may differ, 0 allowed) and
+     gets a handle naming the whole window; ranks register and deregister their windows in the same order.
+   - chorusPutSignal writes count elements from localbuff into peer's window at byte offset peerWinOffset, then raises
+     signal sigIdx (in context ctx) at the peer: the peer sees the bytes before it sees the signal. A put beyond the
+     peer's registered size is chorusInvalidArgument naming rank, peer and the peer's window size.
+   - Puts and signals from one rank to one peer are delivered in the order they were made; a signal is raised only
+     after every put made before it to that peer is visible there.
+   - Signals are counted per (sender, sigIdx, ctx) at the receiver. chorusWaitSignal returns once, for each desc,
+     opCnt signals from desc.peer on (sigIdx, ctx) have arrived, and consumes them (the count drops by opCnt).
+   - A put is complete locally when the call returns: localbuff may be reused. The bytes are visible at the peer
+     once its chorusWaitSignal has seen the signal that follows them (not before: the receiver's wait is what
+     delivers them). chorusWindowFlush returns once this rank's puts on win are complete locally (always so now).
+   - Puts and signals travel in the pair's ordered two-sided stream: a chorusRecv from a peer after a put from it
+     must follow the chorusWaitSignal that consumes that put's signal. A put waits, as chorusSend does, until the
+     transport has taken its bytes: large puts between two ranks that both put before they wait need an order
+     (one side waits first). */
+typedef struct chorusWindow* chorusWindow_t;
+#define CHORUS_WIN_DEFAULT 0
+typedef struct {
+  int opCnt;  /* signals to wait for (and consume) */
+  int peer;   /* the rank that raises them */
+  int sigIdx; /* signal index (>= 0) */
+  int ctx;    /* context (>= 0), as NCCL's */
+} chorusWaitSignalDesc_t;
+CHORUS_API chorusResult_t chorusCommWindowRegister(chorusComm_t comm, void* buff, size_t size, chorusWindow_t* win,
+                                                   int flags);
+CHORUS_API chorusResult_t chorusCommWindowDeregister(chorusComm_t comm, chorusWindow_t win);
+CHORUS_API chorusResult_t chorusPutSignal(const void* localbuff, size_t count, chorusDataType_t datatype, int peer,
+                                          chorusWindow_t win, size_t peerWinOffset, int sigIdx, int ctx,
+                                          unsigned int flags, chorusComm_t comm, chorusStream_t stream);
+CHORUS_API chorusResult_t chorusSignal(int peer, int sigIdx, int ctx, unsigned int flags, chorusComm_t comm,
+                                       chorusStream_t stream);
+CHORUS_API chorusResult_t chorusWaitSignal(int nDesc, const chorusWaitSignalDesc_t* signalDescs, chorusComm_t comm,
+                                           chorusStream_t stream);
+CHORUS_API chorusResult_t chorusWindowFlush(chorusComm_t comm, chorusWindow_t win);
+
 /* Extensions beyond NCCL's set. */
 /* Size in bytes of one element of datatype, or 0 when out of range. */
 CHORUS_API size_t chorusTypeSize(chorusDataType_t datatype);

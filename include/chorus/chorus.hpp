@@ -314,6 +314,27 @@ class Communicator {
   void send(std::span<const T> data, int peer, chorusStream_t stream = nullptr) {
     detail::check(chorusSend(data.data(), data.size(), dataTypeOf<T>(), peer, comm_, stream), comm_);
   }
+  // One-sided calls (chorus.h's windows): this rank's part of a window, registered collectively; deregister with
+  // windowDeregister (collective) before the buffer goes.
+  chorusWindow_t windowRegister(void* buff, size_t bytes, int flags = CHORUS_WIN_DEFAULT) {
+    chorusWindow_t win = nullptr;
+    detail::check(chorusCommWindowRegister(comm_, buff, bytes, &win, flags), comm_);
+    return win;
+  }
+  void windowDeregister(chorusWindow_t win) { detail::check(chorusCommWindowDeregister(comm_, win), comm_); }
+  // Writes data into peer's window at byte offset peerOffset, then raises signal sigIdx there.
+  template <class T>
+  void putSignal(std::span<const T> data, int peer, chorusWindow_t win, size_t peerOffset, int sigIdx, int ctx = 0) {
+    detail::check(chorusPutSignal(data.data(), data.size(), dataTypeOf<T>(), peer, win, peerOffset, sigIdx, ctx, 0,
+                                  comm_, nullptr),
+                  comm_);
+  }
+  void signal(int peer, int sigIdx, int ctx = 0) {
+    detail::check(chorusSignal(peer, sigIdx, ctx, 0, comm_, nullptr), comm_);
+  }
+  void waitSignal(std::span<const chorusWaitSignalDesc_t> descs) {
+    detail::check(chorusWaitSignal(static_cast<int>(descs.size()), descs.data(), comm_, nullptr), comm_);
+  }
   // Receives exactly data.size() elements from `peer`'s send().
   template <class T>
   void recv(std::span<T> data, int peer, chorusStream_t stream = nullptr) {

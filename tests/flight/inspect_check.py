@@ -150,9 +150,9 @@ def check_timeout(folder):
 
 def main():
     for path in (WORKER, INSPECT):
-        if not os.path.exists(path):
-            print("missing %s" % path)
-            return 1
+        if not os.path.exists(path):  # a tree that built only some targets (scripts/test.sh's sanitizer trees)
+            print("skipped: %s is not built" % path)
+            return 77
     check_stall()
     check_killed()
     with tempfile.TemporaryDirectory() as folder:

@@ -12,6 +12,10 @@ count=256  # float32s: 1 KiB per call
 ranks=4
 deadline_seconds=40
 
+if [[ ! -x "$metrics_job" ]]; then  # a tree that built only some targets (scripts/test.sh's sanitizer trees)
+  echo "SKIP: $metrics_job is not built"
+  exit 77
+fi
 prometheus_bin=$(command -v prometheus || true)
 if [[ -z "$prometheus_bin" ]]; then
   echo "SKIP: prometheus not installed (scripts/install-deps.sh installs it)"

@@ -25,7 +25,6 @@
 #include "src/api/host_stream.h"
 #include "src/api/pmix_store.h"
 #include "src/comm/comm_engine.h"
-#include "src/flight/flight_dump.h"
 #include "topology/network_interfaces.h"
 
 using chorus::Collective;
@@ -304,40 +303,6 @@ chorusResult_t chorusCommUserRank(const chorusComm_t comm, int* rank) {
   if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, "chorusCommUserRank: comm is NULL");
   if (!rank) return fail(comm, chorusInvalidArgument, "chorusCommUserRank: rank is NULL");
   *rank = comm->impl->rank();
-  return chorusSuccess;
-}
-
-chorusResult_t chorusCommDumpFlightRecord(chorusComm_t comm, const char* path) {
-  if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, "chorusCommDumpFlightRecord: comm is NULL");
-  const chorus::CommFlight& flight = comm->impl->flight();
-  const std::string target = path != nullptr ? std::string(path) : flight.dumpFile().path();
-  if (target.empty()) {
-    return fail(comm, chorusInvalidArgument,
-                "chorusCommDumpFlightRecord: path is NULL and no CHORUS_FLIGHT_DIR (config flightDir) is set");
-  }
-  if (!chorus::writeFlightFile(flight.recorder(), target.c_str(), (target + ".tmp").c_str())) {
-    const int err = errno;
-    return fail(comm, chorusSystemError,
-                chorus::errorContext(comm->impl->rank(), "chorusCommDumpFlightRecord to " + target) + ": " +
-                    std::strerror(err));
-  }
-  return chorusSuccess;
-}
-
-chorusResult_t chorusCommFlightRecord(chorusComm_t comm, int newest, char* buffer, size_t* size) {
-  if (!comm || !comm->impl) return fail(comm, chorusInvalidArgument, "chorusCommFlightRecord: comm is NULL");
-  if (!size) return fail(comm, chorusInvalidArgument, "chorusCommFlightRecord: size is NULL");
-  if (newest < 0) return fail(comm, chorusInvalidArgument, "chorusCommFlightRecord: newest is negative");
-  const std::string json = comm->impl->flight().json(newest == 0 ? SIZE_MAX : static_cast<size_t>(newest));
-  const size_t given = *size;
-  *size = json.size() + 1;
-  if (buffer == nullptr) return chorusSuccess;
-  if (given < json.size() + 1) {
-    return fail(comm, chorusInvalidArgument,
-                "chorusCommFlightRecord: the buffer holds " + std::to_string(given) + " bytes, the record needs " +
-                    std::to_string(json.size() + 1));
-  }
-  std::memcpy(buffer, json.c_str(), json.size() + 1);
   return chorusSuccess;
 }
 

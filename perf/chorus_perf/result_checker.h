@@ -125,21 +125,11 @@ struct NativeFloatCodec {
   static Storage average(Storage sum, int nranks) { return sum / static_cast<T>(nranks); }
 };
 
-template <uint16_t (*kFromFloat)(float), float (*kToFloat)(uint16_t), int kMantissaBits>
-struct HalfCodec {
-  using Storage = uint16_t;
-  static constexpr bool kFloating = true;
-  static constexpr double kEpsilon = 1.0 / static_cast<double>(1 << kMantissaBits);
-  static Storage fromDouble(double v) { return kFromFloat(static_cast<float>(v)); }
-  static double toDouble(Storage v) { return kToFloat(v); }
-  // Halves average in float and round once, as the library's reducer does.
-  static Storage average(Storage sum, int nranks) { return kFromFloat(kToFloat(sum) / static_cast<float>(nranks)); }
-};
-
-// fp8 likewise: averages in float, rounded once (saturating).
-template <uint8_t (*kFromFloat)(float), float (*kToFloat)(uint8_t), int kMantissaBits>
-struct Fp8Codec {
-  using Storage = uint8_t;
+// 16-bit and 8-bit floats: stored as their bits, averaged in float and rounded once (fp8 saturating), as the
+// library's reducer does.
+template <class Bits, Bits (*kFromFloat)(float), float (*kToFloat)(Bits), int kMantissaBits>
+struct NarrowFloatCodec {
+  using Storage = Bits;
   static constexpr bool kFloating = true;
   static constexpr double kEpsilon = 1.0 / static_cast<double>(1 << kMantissaBits);
   static Storage fromDouble(double v) { return kFromFloat(static_cast<float>(v)); }
@@ -147,10 +137,10 @@ struct Fp8Codec {
   static Storage average(Storage sum, int nranks) { return kFromFloat(kToFloat(sum) / static_cast<float>(nranks)); }
 };
 
-using Float8e4m3Codec = Fp8Codec<floatToFp8e4m3Bits, fp8e4m3BitsToFloat, 3>;
-using Float8e5m2Codec = Fp8Codec<floatToFp8e5m2Bits, fp8e5m2BitsToFloat, 2>;
-using Float16Codec = HalfCodec<floatToHalfBits, halfBitsToFloat, 10>;
-using Bfloat16Codec = HalfCodec<floatToBfloat16Bits, bfloat16BitsToFloat, 7>;
+using Float8e4m3Codec = NarrowFloatCodec<uint8_t, floatToFp8e4m3Bits, fp8e4m3BitsToFloat, 3>;
+using Float8e5m2Codec = NarrowFloatCodec<uint8_t, floatToFp8e5m2Bits, fp8e5m2BitsToFloat, 2>;
+using Float16Codec = NarrowFloatCodec<uint16_t, floatToHalfBits, halfBitsToFloat, 10>;
+using Bfloat16Codec = NarrowFloatCodec<uint16_t, floatToBfloat16Bits, bfloat16BitsToFloat, 7>;
 
 template <class Codec>
 class TypedResultChecker final : public ResultChecker {

@@ -8,31 +8,19 @@
 namespace chorus {
 namespace {
 
-struct Float16Codec {
-  using Bits = uint16_t;
-  static float decode(uint16_t h) { return halfToFloat(h); }
-  static uint16_t encode(float f) { return floatToHalf(f); }
+// A narrow float widened to float for the reduction and rounded back: float16 and bfloat16 through half.h, fp8
+// through fp8.h's branch-free conversions (a table of the 256 values would need dynamic initialization, and the
+// table here is constant-initialized).
+template <class B, float (*kDecode)(B), B (*kEncode)(float)>
+struct NarrowCodec {
+  using Bits = B;
+  static float decode(B b) { return kDecode(b); }
+  static B encode(float f) { return kEncode(f); }
 };
-
-struct Bfloat16Codec {
-  using Bits = uint16_t;
-  static float decode(uint16_t h) { return bfloat16ToFloat(h); }
-  static uint16_t encode(float f) { return floatToBfloat16(f); }
-};
-
-// fp8 through fp8.h's branch-free conversions (a table of the 256 values would need dynamic initialization,
-// and the table here is constant-initialized).
-struct Float8e4m3Codec {
-  using Bits = uint8_t;
-  static float decode(uint8_t b) { return fp8e4m3ToFloat(b); }
-  static uint8_t encode(float f) { return floatToFp8e4m3(f); }
-};
-
-struct Float8e5m2Codec {
-  using Bits = uint8_t;
-  static float decode(uint8_t b) { return fp8e5m2ToFloat(b); }
-  static uint8_t encode(float f) { return floatToFp8e5m2(f); }
-};
+using Float16Codec = NarrowCodec<uint16_t, halfToFloat, floatToHalf>;
+using Bfloat16Codec = NarrowCodec<uint16_t, bfloat16ToFloat, floatToBfloat16>;
+using Float8e4m3Codec = NarrowCodec<uint8_t, fp8e4m3ToFloat, floatToFp8e4m3>;
+using Float8e5m2Codec = NarrowCodec<uint8_t, fp8e5m2ToFloat, floatToFp8e5m2>;
 
 constexpr ReduceKernelTable makePortableTable() {
   ReduceKernelTable table{};

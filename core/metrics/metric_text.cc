@@ -38,13 +38,15 @@ std::string MetricText::text() const {
   return out;
 }
 
-std::string MetricText::escapeLabelValue(std::string_view value) {
+namespace {
+// The text format's escapes: backslash and newline everywhere, the double quote inside label values only.
+std::string escaped(std::string_view text, bool quotes) {
   std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
+  out.reserve(text.size());
+  for (char c : text) {
     if (c == '\\') {
       out += "\\\\";
-    } else if (c == '"') {
+    } else if (c == '"' && quotes) {
       out += "\\\"";
     } else if (c == '\n') {
       out += "\\n";
@@ -54,21 +56,11 @@ std::string MetricText::escapeLabelValue(std::string_view value) {
   }
   return out;
 }
+}  // namespace
 
-std::string MetricText::escapeHelp(std::string_view help) {
-  std::string out;
-  out.reserve(help.size());
-  for (char c : help) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string MetricText::escapeLabelValue(std::string_view value) { return escaped(value, true); }
+
+std::string MetricText::escapeHelp(std::string_view help) { return escaped(help, false); }
 
 std::string MetricText::formatValue(double value) {
   if (std::isnan(value)) return "NaN";

@@ -15,7 +15,7 @@
 namespace chorus {
 namespace {
 
-std::string hex(std::span<const uint8_t> bytes) {
+std::string cipherHex(std::span<const uint8_t> bytes) {
   static const char* digits = "0123456789abcdef";
   std::string s;
   for (uint8_t b : bytes) {
@@ -32,8 +32,8 @@ TEST(RecordCipherTest, MatchesTheGcmSpecificationsTestCase2) {
   RecordCipher c(RecordCipher::Key{});
   std::vector<uint8_t> plain(16, 0), sealed(16 + RecordCipher::kTagBytes);
   c.seal(0, {}, plain, sealed.data());
-  EXPECT_EQ(hex(std::span(sealed).first(16)), "0388dace60b6a392f328c2b971b2fe78");
-  EXPECT_EQ(hex(std::span(sealed).last(16)), "ab6e47d42cec13bdf53a67b21257bddf");
+  EXPECT_EQ(cipherHex(std::span(sealed).first(16)), "0388dace60b6a392f328c2b971b2fe78");
+  EXPECT_EQ(cipherHex(std::span(sealed).last(16)), "ab6e47d42cec13bdf53a67b21257bddf");
   std::vector<uint8_t> back(16, 0xEE);
   EXPECT_TRUE(c.open(0, {}, sealed, back.data()));
   EXPECT_EQ(back, plain);
@@ -44,7 +44,7 @@ TEST(RecordCipherTest, HkdfMatchesRfc5869Case1) {
   const std::vector<uint8_t> salt = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c};
   const std::string info = "\xf0\xf1\xf2\xf3\xf4\xf5\xf6\xf7\xf8\xf9";
   // The first 16 of the case's 42 bytes.
-  EXPECT_EQ(hex(deriveRecordKey(ikm, salt, info)), "3cb25f25faacd57a90434f64d0362f2a");
+  EXPECT_EQ(cipherHex(deriveRecordKey(ikm, salt, info)), "3cb25f25faacd57a90434f64d0362f2a");
 }
 
 TEST(RecordCipherTest, EveryAlterationFailsToOpen) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Chorus needs, builds it with its tests, and runs the whole test suite (the gtest binaries in halves,
-# the rest under ctest); then the whole suite again under ASan+UBSan and the unit tests under TSan (library and tools instrumented); with
-# CHORUS_CI_FULL_SANITIZERS=1 also both suites fully instrumented (scripts/sanitize.sh, 1-2 hours on 2 cores).
-# CHORUS_SKIP_SANITIZERS=1 runs the plain build and suite only.
+# the rest under ctest); then the whole suite again under ASan+UBSan and the unit tests under TSan (library and tools
+# instrumented); with CHORUS_CI_FULL_SANITIZERS=1 also both suites fully instrumented (scripts/sanitize.sh, 1-2 hours
+# on 2 cores). CHORUS_SKIP_SANITIZERS=1 runs the plain build and suite only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -19,19 +19,7 @@ rm -rf build/test-install
 cmake --install build --prefix "$PWD/build/test-install" >/dev/null
 # The test binaries run as two halves each (halves, in scripts/gtest_halves.sh).
 source scripts/gtest_halves.sh
-phase "plain tests"
-(
-  cd build
-  rc=0
-  halves chorus_unit_tests || rc=1
-  halves chorus_collective_tests || rc=1
-  ctest -j 2 --output-on-failure --timeout 600 -LE "unit|collective" || rc=1
-  exit $rc
-)
-if [ "${CHORUS_SKIP_SANITIZERS:-0}" = 1 ]; then
-  phase "done (sanitizers skipped)"
-  exit 0
-fi
+
 # Sanitizers within CI's budget on 2 cores: the library and tools instrumented, the tests' own files not
 # (CHORUS_SANITIZE_TEST_CODE=OFF: what the sanitizers are there to check), and not even compiled again: each
 # sanitizer tree links the objects the plain tree compiled for its tests (CHORUS_TEST_OBJECTS_FROM;
@@ -42,17 +30,42 @@ fi
 # The sanitizer trees are compiled by clang: in half g++'s time (the ASan+UBSan library 160 CPU-s against 330), and
 # its UBSan also catches offsets from null pointers and its order of evaluation differs from g++'s (both found bugs
 # that g++'s trees passed). The test objects they link come from the g++ tree: one C++ library, libstdc++, for all.
-# sanitized_suite BUILD_DIR SANITIZERS SAMPLE "TARGETS" "TEST BINARIES" [ctest arguments for the other tests...]
-lsan=$PWD/tests/lsan.supp  # libcrypto's per-thread state (see the file)
-sanitized_suite() {
-  local dir=$1 san=$2 sample=$3 targets=$4 binaries=$5
-  shift 5
+sanitize=1
+[ "${CHORUS_SKIP_SANITIZERS:-0}" = 1 ] && sanitize=0
+# sanitized_build BUILD_DIR SANITIZERS "TARGETS": configures and builds a sanitizer tree.
+sanitized_build() {
+  local dir=$1 san=$2 targets=$3
   cmake -S . -B "$dir" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1" \
     -DCHORUS_SANITIZE="$san" -DCHORUS_SANITIZE_TEST_CODE=OFF -DCHORUS_TEST_OBJECTS_FROM="$PWD/build" \
     -DCHORUS_BUILD_BENCHMARKS=OFF >/dev/null || return 1
   # shellcheck disable=SC2086
-  cmake --build "$dir" -j "$(nproc)" --target $targets || return 1
+  cmake --build "$dir" -j "$(nproc)" --target $targets
+}
+# Each sanitizer tree builds beside the suite before it, at nice 19: the tests spend much of their time waiting
+# (process worlds starting, timeouts, shaped links, torch's imports), and the build takes only what the tests leave
+# of the cores. begin_build BUILD_DIR SANITIZERS "TARGETS" starts it in a process group of its own (set -m), which an
+# early exit ends; end_build BUILD_DIR waits for it and shows its log's end if it failed.
+declare -A builds=()
+begin_build() {
+  set -m
+  (renice -n 19 -p "$BASHPID" >/dev/null && sanitized_build "$@") >"$1.log" 2>&1 &
+  builds[$1]=$!
+  set +m
+}
+end_build() {
+  local rc=0
+  wait "${builds[$1]}" || rc=$?
+  unset "builds[$1]"
+  [ $rc = 0 ] || { echo "$1: build failed (exit $rc)"; tail -n 40 "$1.log"; }
+  return $rc
+}
+trap 'for pid in "${builds[@]}"; do kill -- "-$pid" 2>/dev/null || true; done' EXIT
+lsan=$PWD/tests/lsan.supp  # libcrypto's per-thread state (see the file)
+# sanitized_run BUILD_DIR SAMPLE "TEST BINARIES" [ctest arguments for the other tests...]
+sanitized_run() {
+  local dir=$1 sample=$2 binaries=$3
+  shift 3
   (
     cd "$dir"
     export CHORUS_TEST_CASE_SAMPLE=$sample UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -64,17 +77,46 @@ sanitized_suite() {
     exit $rc
   )
 }
+
+if [ $sanitize = 1 ]; then
+  begin_build build-asan address,undefined "chorus_unit_tests chorus_collective_tests chorus-faults"
+fi
+phase "plain tests"
+(
+  cd build
+  rc=0
+  halves chorus_unit_tests || rc=1
+  halves chorus_collective_tests || rc=1
+  ctest -j 2 --output-on-failure --timeout 600 -LE "unit|collective" || rc=1
+  exit $rc
+)
+if [ $sanitize = 0 ]; then
+  phase "done (sanitizers skipped)"
+  exit 0
+fi
 failed=()
-phase "ASan+UBSan build and whole suite"
-INSTANCE_SAMPLE=3 sanitized_suite build-asan address,undefined 25 "chorus_unit_tests chorus_collective_tests chorus-faults" \
-  "chorus_unit_tests chorus_collective_tests" -LE "unit|collective" || failed+=("ASan+UBSan")
-# TSan: the unit tests (chorus_unit_tests), where the threaded machinery is tested piece by piece: the store server
-# and its sessions, handshakes, connections of every transport, emulated device streams and their progress threads,
-# host streams, abort and timeouts from other threads. (die_after_fork=0: one test forks a process that starts
-# threads.) The collective suites under TSan (thread worlds, device calls, strangers, mismatches) run with
-# CHORUS_CI_FULL_SANITIZERS=1: within CI's 25 minutes on 2 cores there is room for one instrumented build of them.
-phase "TSan build and the unit tests"
-INSTANCE_SAMPLE=3 HALVES_ALONE='Fork' sanitized_suite build-tsan thread 5 chorus_unit_tests chorus_unit_tests || failed+=("TSan")
+phase "ASan+UBSan: the rest of its build"
+if end_build build-asan; then
+  # TSan: the unit tests (chorus_unit_tests), where the threaded machinery is tested piece by piece: the store server
+  # and its sessions, handshakes, connections of every transport, emulated device streams and their progress
+  # threads, host streams, abort and timeouts from other threads. (die_after_fork=0: one test forks a process that
+  # starts threads.) The collective suites under TSan (thread worlds, device calls, strangers, mismatches) run with
+  # CHORUS_CI_FULL_SANITIZERS=1: within CI's budget on 2 cores there is room for one instrumented build of them.
+  begin_build build-tsan thread chorus_unit_tests
+  phase "ASan+UBSan: the whole suite"
+  INSTANCE_SAMPLE=3 sanitized_run build-asan 25 "chorus_unit_tests chorus_collective_tests" -LE "unit|collective" ||
+    failed+=("ASan+UBSan")
+else
+  failed+=("ASan+UBSan build")
+  begin_build build-tsan thread chorus_unit_tests
+fi
+phase "TSan: the rest of its build"
+if end_build build-tsan; then
+  phase "TSan: the unit tests"
+  INSTANCE_SAMPLE=3 HALVES_ALONE='Fork' sanitized_run build-tsan 5 chorus_unit_tests || failed+=("TSan")
+else
+  failed+=("TSan build")
+fi
 if [ "${CHORUS_CI_FULL_SANITIZERS:-0}" = 1 ]; then
   phase "fully instrumented ASan+UBSan and TSan suites"
   bash scripts/sanitize.sh address,undefined || failed+=("ASan+UBSan, fully instrumented")

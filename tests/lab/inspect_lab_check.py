@@ -4,7 +4,7 @@ host 0, asks every rank at the address its card names, and must name rank 3 as o
 Once over IPv4 and once over IPv6-only hosts (ULA addresses: the cards and listeners are IPv6 there; skipped where the
 kernel has no IPv6). It reports chorus-inspect's answer time (median of 7 askings). Nothing of the lab is left after.
 Skipped (77) without root or network namespaces.
-Usage: inspect_lab_check.py BUILD_DIR"""
+Usage: inspect_lab_check.py BUILD_DIR [HOSTS RANKS_PER_HOST]   (2 2 in CI; the last rank is the one held)"""
 
 import json
 import os
@@ -22,6 +22,8 @@ build = sys.argv[1]
 lab = os.path.join(build, "perf", "chorus-lab")
 inspect = os.path.join(build, "perf", "chorus-inspect")
 worker = os.path.join(build, "tests", "flight_worker")
+HOSTS, PER_HOST = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else (2, 2)
+RANKS, HELD = HOSTS * PER_HOST, HOSTS * PER_HOST - 1
 STORES = {"ipv4": ("10.77.0.1:29411", "10.77.0."), "ipv6": ("[fd00:77::1]:29411", "[fd00:77::")}
 
 for path in (worker, lab):
@@ -56,31 +58,32 @@ def check(addresses, folder):
     # The link's figures given, so that the lab measures nothing before the job: it is up in a few seconds.
     lab_file = os.path.join(folder, f"{addresses}.json")
     with open(lab_file, "w") as f:
-        json.dump({"format": "chorus-lab/1", "name": f"ci-inspect-{addresses}", "hosts": 2, "ranks_per_host": 2,
-                   "link": {"rate": "1gbit", "latency_us": 30}, "addresses": addresses}, f)
-    proc = subprocess.Popen([sys.executable, lab, "run", lab_file, "--timeout", "60", "--", worker, "stall", "3"],
+        json.dump({"format": "chorus-lab/1", "name": f"ci-inspect-{addresses}", "hosts": HOSTS,
+                   "ranks_per_host": PER_HOST, "link": {"rate": "1gbit", "latency_us": 30}, "addresses": addresses}, f)
+    proc = subprocess.Popen([sys.executable, lab, "run", lab_file, "--timeout", "60", "--", worker, "stall", str(HELD)],
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 30
         out = ""
-        while not re.search(r"rank 3 is outside Chorus", out):
+        while not re.search(rf"rank {HELD} is outside Chorus", out):
             assert time.monotonic() < deadline and proc.poll() is None, f"no verdict; last reading:\n{out}"
             time.sleep(0.2)  # polling interval, not synchronization: the loop waits for the reading itself
             out = ask(store, job, secret)
-        assert "1 communicator(s), 4 process(es) asked, 4 answered" in out, out
+        assert f"1 communicator(s), {RANKS} process(es) asked, {RANKS} answered" in out, out
         raw = ask(store, job, secret, "--raw")
         cards = re.findall(r"^card (\S+) rank ([0-9]+)", raw, re.M)
-        assert len(cards) == 4 and all(a.startswith(prefix) for a, _ in cards), raw[:2000]
+        assert len(cards) == RANKS and all(a.startswith(prefix) for a, _ in cards), raw[:2000]
         hosts = sorted({a.rsplit(":", 1)[0] for a, _ in cards})
-        assert len(hosts) == 2, cards  # each host's ranks at that host's address
+        assert len(hosts) == HOSTS, cards  # each host's ranks at that host's address
         took = []
         for _ in range(7):
             reading = ask(store, job, secret)
             took.append(float(re.search(r"answered, in ([0-9.]+) s", reading).group(1)))
-        print(f"{addresses}: cards at {', '.join(hosts)}; chorus-inspect from host 1, median of 7: "
+        print(f"{addresses}, {HOSTS} hosts x {PER_HOST} ranks: cards at {', '.join(hosts)}; chorus-inspect from "
+              f"host 1, median of 7: "
               f"{statistics.median(took):.3f} s (range {min(took):.3f}-{max(took):.3f})")
         print(out)
-        fd = os.open(gate, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO unless rank 3 holds the FIFO open: it does
+        fd = os.open(gate, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO unless the held rank has the FIFO open: it does
         os.write(fd, b"go\n")
         os.close(fd)
         code = proc.wait(timeout=60)

@@ -82,6 +82,7 @@ def check(addresses, folder):
         print(f"{addresses}, {HOSTS} hosts x {PER_HOST} ranks: cards at {', '.join(hosts)}; chorus-inspect from "
               f"host 1, median of 7: "
               f"{statistics.median(took):.3f} s (range {min(took):.3f}-{max(took):.3f})")
+        print("\n".join(line for line in raw.splitlines() if line.startswith("card ")))
         print(out)
         fd = os.open(gate, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO unless the held rank has the FIFO open: it does
         os.write(fd, b"go\n")

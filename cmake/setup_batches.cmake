@@ -13,7 +13,7 @@
 
 # group -> layer and files, relative to the source root.
 set(chorus_setup_group_bootstrap core
-  core/bootstrap/launch_spec.cc core/bootstrap/peer_card.cc core/bootstrap/store_client.cc
+  core/bootstrap/job_file.cc core/bootstrap/launch_spec.cc core/bootstrap/peer_card.cc core/bootstrap/store_client.cc
   core/bootstrap/store_protocol.cc core/bootstrap/store_server.cc core/bootstrap/store_session.cc
   core/bootstrap/pmix_exchange.cc)
 set(chorus_setup_group_core_settings core

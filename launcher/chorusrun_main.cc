@@ -12,14 +12,36 @@
 #include <exception>
 #include <string>
 
-#include "launcher/launch_options.h"
-#include "launcher/rank_environment.h"
-#include "launcher/rank_supervisor.h"
+#include "core/bootstrap/job_file.h"
 #include "core/bootstrap/store.h"
 #include "core/error.h"
 #include "core/logging.h"
 #include "core/params.h"
+#include "launcher/launch_options.h"
+#include "launcher/rank_environment.h"
+#include "launcher/rank_supervisor.h"
 #include "topology/host_identity.h"
+
+namespace {
+
+// The job file (core/bootstrap/job_file.h) lives as long as the job: removed however main's block ends, a signal too
+// (they reach the signalfd and end the supervisor's run). Without one the job still runs; chorus-inspect then needs
+// the job id and secret given.
+struct JobFile {
+  std::string path;
+  explicit JobFile(const chorus::job_file::JobCredentials& job) {
+    try {
+      path = chorus::job_file::write(job);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "chorusrun: no job file (chorus-inspect will need --job and CHORUS_SECRET): %s\n", e.what());
+    }
+  }
+  ~JobFile() { chorus::job_file::remove(path); }
+  JobFile(const JobFile&) = delete;
+  JobFile& operator=(const JobFile&) = delete;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace chorus::launcher;
@@ -75,6 +97,9 @@ int main(int argc, char** argv) {
     CHORUS_INFO(-1, "chorusrun: " << options.ranks << " ranks of " << programPath << ", store " << job.store << ", job "
                                   << job.jobId
                                   << (job.hosts > 0 ? ", " + std::to_string(job.hosts) + " emulated hosts" : ""));
+    const JobFile jobFile({job.store, job.jobId, job.secret, static_cast<long>(getpid())});
+    std::fprintf(stderr, "chorusrun: store %s; to look inside the running job: chorus-inspect %s\n", job.store.c_str(),
+                 job.store.c_str());
     RankSupervisor supervisor(options, programPath, job, signalFd, original);
     exitCode = supervisor.run();
   } catch (const std::exception& e) {

@@ -79,6 +79,9 @@ class StoreClient {
   void barrier(const std::string& name, int count, Deadline deadline);
   // "host:port", for messages.
   const std::string& address() const;
+  // This end's address of the connection (numeric, IPv6 without brackets, a link-local one with its zone): the
+  // address the store's host reaches this process by. "" when the connection is closed.
+  std::string localHost() const;
 
  private:
   struct Impl;

@@ -409,4 +409,17 @@ void StoreClient::barrier(const std::string& name, int count, Deadline deadline)
 
 const std::string& StoreClient::address() const { return impl_->address; }
 
+std::string StoreClient::localHost() const {
+  sockaddr_storage self{};
+  socklen_t length = sizeof(self);
+  if (impl_->fd < 0 || ::getsockname(impl_->fd, reinterpret_cast<sockaddr*>(&self), &length) != 0) return "";
+  char host[NI_MAXHOST];
+  if (::getnameinfo(reinterpret_cast<sockaddr*>(&self), length, host, sizeof(host), nullptr, 0, NI_NUMERICHOST) != 0) {
+    return "";
+  }
+  const std::string text = host;
+  // An IPv4 peer reached through an IPv6 socket: the plain IPv4 address is what others dial.
+  return text.rfind("::ffff:", 0) == 0 && text.find('.') != std::string::npos ? text.substr(7) : text;
+}
+
 }  // namespace chorus

@@ -49,6 +49,20 @@ void ProcessMetrics::remove(MetricSource* source) {
   stopping.reset();
 }
 
+void ProcessMetrics::keep(std::unique_ptr<MetricSource> source) {
+  std::unique_ptr<MetricSource> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kept_.push_back(std::move(source));
+    if (kept_.size() > kKept) {
+      dropped = std::move(kept_.front());
+      kept_.pop_front();
+    }
+  }
+  // Destroyed without the lock: its destructor removes it.
+  dropped.reset();
+}
+
 std::string ProcessMetrics::render() const {
   MetricText out;
   std::lock_guard<std::mutex> lock(mutex_);

@@ -1,7 +1,9 @@
 // The metrics of one process: the sources that report (a communicator each) and the one HTTP server they are
-// scraped from, started with the first source and stopped with the last, or at exit.
+// scraped from, started with the first source and stopped with the last, or at exit. A source handed to keep() stays
+// until the process ends: a failed or aborted communicator's counters outlive the communicator the application freed.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +31,11 @@ class ProcessMetrics {
   void add(MetricSource* source, int port, int rank);
   // Stops serving `source` (no scrape reads it after this returns); the last one stops the server.
   void remove(MetricSource* source);
+  // Serves `source` (added before) until the process ends: the last figures of a communicator that failed or was
+  // aborted, which chorusCommAbort or the application's destroy would otherwise take away before any scrape saw them.
+  // Beyond kKept, the oldest kept goes.
+  void keep(std::unique_ptr<MetricSource> source);
+  static constexpr size_t kKept = 16;
   // What GET /metrics answers: every source's samples.
   std::string render() const;
   // The port served, or 0 when no server runs.
@@ -40,6 +47,7 @@ class ProcessMetrics {
 
   mutable std::mutex mutex_;
   std::vector<MetricSource*> sources_;
+  std::deque<std::unique_ptr<MetricSource>> kept_;
   std::unique_ptr<MetricsHttpServer> server_;
   int requestedPort_ = 0;
   bool stopRegistered_ = false;

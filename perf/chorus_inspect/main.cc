@@ -1,22 +1,30 @@
 // chorus-inspect: asks every rank of a running job where it is, and says in words who holds the others up.
 //
-//   chorus-inspect HOST:PORT [--job ID] [--timeout S] [--newest K] [--raw]
-//       the job's store (as chorusrun prints it and CHORUS_STORE names it); the job id is CHORUS_JOB_ID unless
-//       --job gives it, the secret CHORUS_SECRET. Each process is asked once, all at once, within S seconds
-//       (default 1.5); a rank that does not answer within them is named so.
+//   chorus-inspect HOST:PORT [--job ID | --job-file PATH] [--timeout S] [--newest K] [--raw]
+//       the job's store (as chorusrun prints it and CHORUS_STORE names it). The job id and secret: --job ID (or
+//       CHORUS_JOB_ID) with CHORUS_SECRET; else the job file --job-file names; else the one chorusrun left for this
+//       address (core/bootstrap/job_file.h). Each process is asked once, all at once, within S seconds (default
+//       1.5); a rank that does not answer within them is named so.
 //   chorus-inspect --dumps DIR     the same reading from the flight-record files CHORUS_FLIGHT_DIR holds.
 //
 // Exit status: 0 when it could read the job (whatever it found), 1 when it could not, 2 on a usage error.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
+#include "core/bootstrap/job_file.h"
 #include "core/error.h"
 #include "core/host_port.h"
 #include "perf/chorus_inspect/flight_view.h"
@@ -28,7 +36,7 @@ namespace {
 using namespace chorus::inspect;
 
 constexpr const char* kUsage =
-    "usage: chorus-inspect HOST:PORT [--job ID] [--timeout SECONDS] [--newest K] [--raw]\n"
+    "usage: chorus-inspect HOST:PORT [--job ID | --job-file PATH] [--timeout SECONDS] [--newest K] [--raw]\n"
     "       chorus-inspect --dumps DIR\n";
 
 void print(const std::map<std::string, CommView>& comms) {
@@ -77,21 +85,43 @@ int fromDumps(const std::string& dir) {
   return 0;
 }
 
-int live(const std::string& address, std::string job, double timeout, size_t newest, bool raw) {
-  if (job.empty() && std::getenv("CHORUS_JOB_ID") != nullptr) job = std::getenv("CHORUS_JOB_ID");
-  if (job.empty()) {
-    std::fprintf(stderr, "chorus-inspect: the job id: --job ID or CHORUS_JOB_ID\n");
-    return 2;
+// Connects to the job's store with the credentials given, or with those chorusrun left in its job file.
+std::unique_ptr<chorus::StoreClient> connectStore(std::string address, std::string job, const std::string& jobFile) {
+  if (job.empty() && jobFile.empty() && std::getenv("CHORUS_JOB_ID") != nullptr) job = std::getenv("CHORUS_JOB_ID");
+  std::string secret;
+  const bool fromFile = job.empty();
+  if (fromFile) {
+    const std::string path = jobFile.empty() ? chorus::job_file::pathFor(address) : jobFile;
+    if (jobFile.empty() && access(path.c_str(), F_OK) != 0) {
+      throw std::runtime_error("the job id: --job ID or CHORUS_JOB_ID, or --job-file PATH (no job file for " + address +
+                               " at " + path + ": is the job chorusrun's, run by this user?)");
+    }
+    const chorus::job_file::JobCredentials credentials = chorus::job_file::read(path);
+    if (credentials.pid > 0 && kill(static_cast<pid_t>(credentials.pid), 0) != 0 && errno == ESRCH) {
+      std::fprintf(stderr, "chorus-inspect: %s names chorusrun pid %ld, which is gone: the file may be stale\n",
+                   path.c_str(), credentials.pid);
+    }
+    if (address.empty()) address = credentials.store;
+    job = credentials.jobId;
+    secret = credentials.secret;
   }
   std::string host;
   uint16_t port = 0;
   chorus::splitHostPort(address, "the store's address", &host, &port);
+  if (!fromFile) return std::make_unique<chorus::StoreClient>(host, port, job, -1, chorus::Deadline::after(5));
+  return std::make_unique<chorus::StoreClient>(host, port, job, secret, -1, chorus::Deadline::after(5));
+}
+
+int live(const std::string& address, const std::string& job, const std::string& jobFile, double timeout, size_t newest,
+         bool raw) {
   const auto began = std::chrono::steady_clock::now();
-  chorus::StoreClient store(host, port, job, -1, chorus::Deadline::after(5));
+  const std::unique_ptr<chorus::StoreClient> client = connectStore(address, job, jobFile);
+  chorus::StoreClient& store = *client;
   const std::vector<Card> cards = readCards(store, chorus::Deadline::after(5));
   std::set<std::string> addresses;
   std::map<std::string, CommView> comms;
   for (const Card& c : cards) {
+    if (raw) std::printf("card %s rank %d of %d %s\n", c.address.c_str(), c.rank, c.size, c.identity.c_str());
     addresses.insert(c.address);
     CommView& comm = comms[c.identity];
     comm.identity = c.identity;
@@ -126,7 +156,7 @@ int live(const std::string& address, std::string job, double timeout, size_t new
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string address, job, dumps;
+  std::string address, job, jobFile, dumps;
   double timeout = 1.5;
   size_t newest = 16;
   bool raw = false;
@@ -137,6 +167,8 @@ int main(int argc, char** argv) {
       dumps = argv[++i];
     } else if (a == "--job" && hasValue) {
       job = argv[++i];
+    } else if (a == "--job-file" && hasValue) {
+      jobFile = argv[++i];
     } else if (a == "--timeout" && hasValue) {
       timeout = std::atof(argv[++i]);
     } else if (a == "--newest" && hasValue) {
@@ -153,12 +185,13 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (dumps.empty() == address.empty() || timeout <= 0 || newest == 0) {
+  const bool asksLive = !address.empty() || !jobFile.empty();
+  if (dumps.empty() != asksLive || (!job.empty() && !jobFile.empty()) || timeout <= 0 || newest == 0) {
     std::fprintf(stderr, "%s", kUsage);
     return 2;
   }
   try {
-    return dumps.empty() ? live(address, job, timeout, newest, raw) : fromDumps(dumps);
+    return dumps.empty() ? live(address, job, jobFile, timeout, newest, raw) : fromDumps(dumps);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chorus-inspect: %s\n", e.what());
     return 1;

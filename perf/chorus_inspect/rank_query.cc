@@ -1,6 +1,5 @@
 #include "perf/chorus_inspect/rank_query.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
@@ -11,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <sstream>
 
 #include "core/error.h"
@@ -48,19 +48,24 @@ void start(Query& q) {
     finish(q, false, e.what());
     return;
   }
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  if (inet_pton(AF_INET, host.c_str(), &to.sin_addr) != 1) {
-    finish(q, false, "not an IPv4 address: " + host);
+  // A numeric address (IPv4, or IPv6 with its zone when link-local), as the card names it: nothing to look up.
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  addrinfo* to = nullptr;
+  const int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &to);
+  if (rc != 0 || to == nullptr) {
+    finish(q, false, "not a numeric address: " + host + " (" + gai_strerror(rc) + ")");
     return;
   }
-  q.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(to, &freeaddrinfo);
+  q.fd = socket(to->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (q.fd < 0) {
     finish(q, false, std::string("socket: ") + std::strerror(errno));
     return;
   }
-  if (connect(q.fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0 && errno != EINPROGRESS) {
+  if (connect(q.fd, to->ai_addr, to->ai_addrlen) != 0 && errno != EINPROGRESS) {
     finish(q, false, std::string("connect: ") + std::strerror(errno));
   }
 }

@@ -79,7 +79,7 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
 
 void CommEngine::finishSetup(Deadline deadline) {
   calls_.recordFlightIn(&flight_);
-  flight_.publishCard(peers_.store(), family_.spec().storeHost, family_.spec().storePort, deadline);
+  flight_.publishCard(peers_.store(), deadline);
   failures_.watchHostConnections(&peers_.conns());
   waitPolicy_ = WaitPolicy::forRanksOnMachine(peers_.localRanks());
   io_ = std::make_unique<CommIO>(rank_, size_, peers_.conns(), *staging_, hostReducer(), waitPolicy_,
@@ -115,6 +115,9 @@ CommEngine::~CommEngine() {
   writeAutotuneFile(calls_.planner(), config_, rank_);
   failures_.closeConnections(peers_.conns());
   peers_.conns().clear();
+  // A failure's or an abort's counts stay scraped after the communicator goes (the call runner and the failures,
+  // destroyed after this, still point at them: they stay alive).
+  if (metrics_ && metrics_->sawFailure()) metrics::ProcessMetrics::instance().keep(std::move(metrics_));
 }
 
 void CommEngine::runIssued(uint64_t number, std::span<const CallArgs> ops, bool passTurn) {

@@ -55,6 +55,14 @@ void CommMetrics::failed(const Error& e, bool breaks) {
   if (breaks && e.lostPeer() != kNoRank) lostPeers_.fetch_add(1, std::memory_order_relaxed);
 }
 
+bool CommMetrics::sawFailure() const {
+  if (aborts_.load(std::memory_order_relaxed) != 0) return true;
+  for (const auto& e : errors_) {
+    if (e.load(std::memory_order_relaxed) != 0) return true;
+  }
+  return false;
+}
+
 std::string CommMetrics::shortId(const std::string& identity) {
   uint32_t h = 2166136261u;  // FNV-1a
   for (unsigned char c : identity) h = (h ^ c) * 16777619u;

@@ -49,6 +49,8 @@ class CommMetrics final : public metrics::MetricSource {
   // A failed call, by its kind (`breaks`: the communicator's first failure, which counts a lost peer).
   void failed(const Error& e, bool breaks);
   void aborted() { aborts_.fetch_add(1, std::memory_order_relaxed); }
+  // Whether a call failed or the communicator was aborted: then its figures outlive it (ProcessMetrics::keep).
+  bool sawFailure() const;
 
   void collect(metrics::MetricText& out) const override;
 

@@ -32,9 +32,10 @@ class CommFlight {
   const FlightDumpFile& dumpFile() const { return file_; }
   // The record as JSON (its newest `newest` calls): chorusCommFlightRecord's answer.
   std::string json(size_t newest = SIZE_MAX) const;
-  // Puts this rank's card in the job's store: "host:port rank size identity", host being the address this host
-  // reaches the store from. Best effort: a failure is logged, the communicator goes on.
-  void publishCard(StoreClient& store, const std::string& storeHost, uint16_t storePort, Deadline deadline) const;
+  // Puts this rank's card in the job's store: "host:port rank size identity", host being this end's address of the
+  // store connection (IPv4 or IPv6, in brackets), which whoever reaches the store reaches too, across the lab's
+  // namespaces as well. Best effort: a failure is logged, the communicator goes on.
+  void publishCard(StoreClient& store, Deadline deadline) const;
 
  private:
   FlightRecorder recorder_;

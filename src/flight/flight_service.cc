@@ -149,7 +149,44 @@ void drain(int fd) {
   }
 }
 
-// Any address, a port the kernel picks: the card names the address the store sees this host by.
+// A socket listening on every address of both families, a port the kernel picks; IPv4 alone where the kernel has no
+// IPv6. The card names this host's end of the store connection, IPv4 or IPv6 as the store's address made it, and
+// one dual-stack socket answers either.
+int openListener(uint16_t* boundPort) {
+  int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_storage any{};
+  socklen_t length = sizeof(sockaddr_in6);
+  if (fd >= 0) {
+    const int off = 0;
+    if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) != 0) {
+      const int saved = errno;
+      close(fd);
+      errno = saved;
+      return -1;
+    }
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&any);
+    v6->sin6_family = AF_INET6;
+    v6->sin6_addr = in6addr_any;
+  } else if (errno == EAFNOSUPPORT) {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&any);
+    v4->sin_family = AF_INET;
+    v4->sin_addr.s_addr = htonl(INADDR_ANY);
+    length = sizeof(sockaddr_in);
+  }
+  if (fd < 0) return -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&any), length) != 0 || ::listen(fd, 64) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&any), &length) != 0) {
+    const int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  *boundPort = ntohs(any.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&any)->sin6_port
+                                               : reinterpret_cast<sockaddr_in*>(&any)->sin_port);
+  return fd;
+}
+
 void startListener() {
   int pipeFds[2];
   if (pipe2(pipeFds, O_NONBLOCK | O_CLOEXEC) != 0) {
@@ -158,19 +195,13 @@ void startListener() {
   }
   wakeRead = pipeFds[0];
   wakeWrite.store(pipeFds[1]);
-  listenFd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in any{};
-  any.sin_family = AF_INET;
-  any.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t length = sizeof(any);
-  if (listenFd < 0 || bind(listenFd, reinterpret_cast<sockaddr*>(&any), sizeof(any)) != 0 ||
-      ::listen(listenFd, 64) != 0 || getsockname(listenFd, reinterpret_cast<sockaddr*>(&any), &length) != 0) {
+  uint16_t bound = 0;
+  listenFd = openListener(&bound);
+  if (listenFd < 0) {
     CHORUS_WARN(-1, "flight recorder: inspect listener: " << std::strerror(errno) << "; chorus-inspect cannot ask "
                                                           << "this process");
-    if (listenFd >= 0) close(listenFd);
-    listenFd = -1;
   } else {
-    port.store(ntohs(any.sin_port));
+    port.store(bound);
   }
   // Without a listener the thread still serves SIGUSR1 (poll ignores a negative descriptor). Detached: it owns nothing
   // that needs freeing and must never keep the process from exiting.

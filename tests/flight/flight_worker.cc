@@ -1,7 +1,9 @@
 // A rank of the flight-recorder checks (inspect_check.py), through the public API only, launched with CHORUS_RANK,
 // CHORUS_WORLD_SIZE, CHORUS_STORE and CHORUS_JOB_ID:
 //   flight_worker stall K      a few allreduces and a broadcast; then rank K waits for a line on its stdin (the
-//                              check holds it there) before the next allreduce, which the others are already in
+//                              check holds it there), or on the FIFO FLIGHT_GATE names where the rank's stdin is
+//                              not the check's (under chorusrun or chorus-lab), before the next allreduce, which the
+//                              others are already in
 //   flight_worker mismatch     as stall's start, then rank 1 calls a broadcast where the others call an allreduce
 // Prints "rank R: done" or "rank R: failed: <error>"; exit status 0 done, 3 failed (with FLIGHT_HOLD=1, once its
 // stdin ends).
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -51,7 +54,13 @@ int main(int argc, char** argv) {
   if (r != chorusSuccess) return failed(rank, comm, r);
   if (mode == "stall" && argc > 2 && rank == std::atoi(argv[2])) {
     std::string line;
-    std::getline(std::cin, line);  // the check lets it go on (or kills it here)
+    const char* gate = std::getenv("FLIGHT_GATE");
+    if (gate != nullptr && gate[0] != '\0') {
+      std::ifstream fifo(gate);  // opening blocks until the check opens it for writing
+      std::getline(fifo, line);
+    } else {
+      std::getline(std::cin, line);  // the check lets it go on (or kills it here)
+    }
   }
   if (mode == "mismatch" && rank == 1) {
     r = chorusBroadcast(value, value, 1, chorusFloat64, 0, comm, nullptr);

@@ -2,6 +2,9 @@
 # A real Prometheus server scrapes a running 4-rank job (CHORUS_METRICS_PORT) every second; its HTTP API must then
 # show what the job did: 4 targets up, 4*N allreduces of B bytes each, histograms that count them, no error, no call
 # under way. The job stays alive (each rank waits on a FIFO this script holds) until the figures are checked.
+# Then the script kills rank 3 (chorusrun --elastic lets the others go on); each survivor's next allreduce fails and
+# it aborts its communicator, and Prometheus must show rank 3's target down and, on each survivor, the one error of
+# the kind its call returned, the lost peer and the abort.
 # Usage: prometheus_scrape_test.sh CHORUSRUN METRICS_JOB (tests/metrics/metrics_job.c). Exits 77 (skipped) without
 # Debian's prometheus.
 set -euo pipefail
@@ -60,9 +63,10 @@ else:
 PY
 )
 
-mkfifo "$tmp/release"
-CHORUS_METRICS_PORT=$metrics_port "$chorusrun" -n $ranks --timeout $deadline_seconds \
-  "$metrics_job" "$tmp" $calls $count $deadline_seconds >"$tmp/job.log" 2>&1 &
+mkfifo "$tmp/release" "$tmp/end"
+# CHORUS_TIMEOUT bounds the failing call, should a survivor not hear of the loss otherwise.
+CHORUS_METRICS_PORT=$metrics_port CHORUS_TIMEOUT=10 "$chorusrun" -n $ranks --elastic --timeout $deadline_seconds \
+  "$metrics_job" "$tmp" $calls $count $deadline_seconds lose >"$tmp/job.log" 2>&1 &
 job_pid=$!
 
 targets=$(python3 -c "import sys; b=int(sys.argv[1]); print(', '.join(\"'127.0.0.1:%d'\" % (b+i) for i in range($ranks)))" "$metrics_port")
@@ -79,11 +83,15 @@ YML
   --web.listen-address="127.0.0.1:$prom_port" >"$tmp/prometheus.log" 2>&1 &
 prom_pid=$!
 
-# Until every figure matches (or the deadline): Prometheus starts, the ranks finish their calls, a scrape follows.
-python3 - "$prom_port" "$tmp" $job_pid $ranks $calls $((count * 4)) 30 <<'PY'
+cat >"$tmp/check.py" <<'PY'
 import json, os, sys, time, urllib.parse, urllib.request
-port, tmp, job, ranks, calls, size, seconds = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
-expected = {
+port, tmp, phase = sys.argv[1], sys.argv[2], sys.argv[3]
+job, ranks, calls, size, seconds = map(int, sys.argv[4:])
+survivors = range(ranks - 1)
+def failed_kinds():
+    """Each survivor's failed call, as it reported it (DIR/failed.R: chorusGetErrorString's text, ": ", the message)."""
+    return {r: open(os.path.join(tmp, "failed.%d" % r)).read().split(":", 1)[0] for r in survivors}
+before = {
     'count(up{job="chorus"} == 1)': ranks,
     'count(count by (rank) (chorus_calls_total{world_size="%d"}))' % ranks: ranks,
     'count(count by (comm) (chorus_calls_total))': 1,
@@ -97,6 +105,20 @@ expected = {
     'sum(chorus_errors_total)': 0,
     'count(chorus_errors_total{kind="timeout"})': ranks,
 }
+after = {
+    'count(up{job="chorus"} == 1)': ranks - 1,
+    'count(up{job="chorus"} == 0)': 1,
+    'sum(chorus_errors_total)': ranks - 1,
+    'sum(chorus_aborts_total)': ranks - 1,
+    'sum(chorus_lost_peers_total)': ranks - 1,
+    'max(chorus_oldest_pending_call_age_seconds)': 0,
+    'sum(chorus_calls_total{collective="allreduce"})': (ranks - 1) * calls,
+}
+for r in survivors:
+    after['sum(chorus_errors_total{rank="%d"})' % r] = 1
+    after['sum(chorus_aborts_total{rank="%d"})' % r] = 1
+    after['sum(chorus_lost_peers_total{rank="%d"})' % r] = 1
+expected = before if phase == "before" else after
 def state(pid):  # the process's state letter; None when it is gone (an exited job stays a zombie until reaped)
     try:
         with open("/proc/%d/stat" % pid) as f:
@@ -112,7 +134,10 @@ def query(q):
 deadline = time.monotonic() + seconds
 seen = {}
 while True:
-    ready = all(os.path.exists(os.path.join(tmp, "ready.%d" % r)) for r in range(ranks))
+    if phase == "before":
+        ready = all(os.path.exists(os.path.join(tmp, "ready.%d" % r)) for r in range(ranks))
+    else:
+        ready = all(os.path.exists(os.path.join(tmp, "failed.%d" % r)) for r in survivors)
     try:
         seen = {q: query(q) for q in expected}
     except OSError as e:  # Prometheus not listening yet
@@ -126,16 +151,39 @@ while True:
             print("  %s = %s, expected %s" % (q, seen.get(q), v))
         sys.exit(1)
     time.sleep(0.2)
-print("prometheus saw:")
+print("prometheus saw (%s rank %d was killed):" % (phase, ranks - 1))
 for q, v in expected.items():
     print("  %s = %g" % (q, v))
-# The median call time, as a Grafana panel would show it (histogram_quantile over the buckets).
-q = 'histogram_quantile(0.5, sum by (le) (chorus_call_duration_seconds_bucket{collective="allreduce"}))'
-print("  %s = %s s" % (q, query(q)))
+if phase == "before":
+    # The median call time, as a Grafana panel would show it (histogram_quantile over the buckets).
+    q = 'histogram_quantile(0.5, sum by (le) (chorus_call_duration_seconds_bucket{collective="allreduce"}))'
+    print("  %s = %s s" % (q, query(q)))
+else:
+    # The kind each survivor's counter names against what its call returned: a lost peer, or a peer's failure reaching
+    # it, is chorusRemoteError ("remote error"); a timeout would be chorusTimeout ("timeout").
+    returned = failed_kinds()
+    for r in survivors:
+        url = "http://127.0.0.1:%s/api/v1/query?%s" % (port, urllib.parse.urlencode(
+            {"query": 'chorus_errors_total{rank="%d"} > 0' % r}))
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            kinds = [s["metric"]["kind"] for s in json.load(resp)["data"]["result"]]
+        print("  rank %d: its call returned %s; chorus_errors_total counts kind %s" % (r, returned[r], kinds))
+        code = {"peer_lost": "remote error", "remote_error": "remote error", "timeout": "timeout"}
+        assert len(kinds) == 1 and code.get(kinds[0]) == returned[r], (r, kinds, returned[r])
 PY
 
-# Release the ranks (a writer opening the FIFO wakes every reader) and expect a clean exit.
+# Until every figure matches (or the deadline): Prometheus starts, the ranks finish their calls, a scrape follows.
+python3 "$tmp/check.py" "$prom_port" "$tmp" before $job_pid $ranks $calls $((count * 4)) 30
+
+# Kill the last rank, release the others (a writer opening the FIFO wakes every reader): their next call fails.
+kill -KILL "$(cat "$tmp/ready.$((ranks - 1))")"
 timeout 10 bash -c "echo go > '$tmp/release'"
+python3 "$tmp/check.py" "$prom_port" "$tmp" after $job_pid $ranks $calls $((count * 4)) 30
+
+# The survivors end cleanly; chorusrun --elastic reports the killed rank and exits 0 (every rank not lost did).
+timeout 10 bash -c "echo go > '$tmp/end'"
 wait "$job_pid"
 job_pid=
-echo "PASS: prometheus scraped $ranks ranks and saw $((ranks * calls)) allreduces"
+grep -q "rank $((ranks - 1)) (pid [0-9]*) was killed by signal 9" "$tmp/job.log" ||
+  { echo "chorusrun did not report the killed rank"; exit 1; }
+echo "PASS: prometheus scraped $ranks ranks and saw $((ranks * calls)) allreduces, then a killed rank's peers' errors"

@@ -70,7 +70,9 @@ TEST(ChorusrunTest, TagOutputPrefixesEveryLineOfBothStreams) {
   RunResult r = runChorusrun({"-n", "2", "--tag-output", "sh", "-c", "echo a; echo b >&2; echo c; printf tail"});
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(sortedLines(r.out), (std::vector<std::string>{"[0] a", "[0] c", "[0] tail", "[1] a", "[1] c", "[1] tail"}));
-  EXPECT_EQ(sortedLines(r.err), (std::vector<std::string>{"[0] b", "[1] b"}));
+  // chorusrun's own line first (the store's address, for chorus-inspect), then the ranks' tagged lines.
+  ASSERT_EQ(r.err.rfind("chorusrun: store 127.0.0.1:", 0), 0u) << r.err;
+  EXPECT_EQ(sortedLines(r.err.substr(r.err.find('\n') + 1)), (std::vector<std::string>{"[0] b", "[1] b"}));
 }
 
 // CHORUS_SECRET of every rank, sorted.

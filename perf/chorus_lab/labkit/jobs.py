@@ -50,7 +50,8 @@ def pinned_to(cpu):
 def run_ranks(spec, tag, command, timeout, stop, topo_file=None, rank0_out=None, bind=True):
     """Runs command once per rank; returns the first failing rank's exit code (0 when all pass, 124 on timeout,
     128 + signal when stopped). bind: each emulated host's ranks on its share of the cores (plan.rank_cpus)."""
-    job = f"{tag}-{secrets.token_hex(4)}"
+    # The user's job id and secret are kept (chorus-inspect, run beside the job, needs both); otherwise fresh ones.
+    job = os.environ.get("CHORUS_JOB_ID") or f"{tag}-{secrets.token_hex(4)}"
     secret = os.environ.get("CHORUS_SECRET") or secrets.token_hex(32)
     cpus = plan.rank_cpus(spec, os.sched_getaffinity(0)) if bind else [None] * spec.nranks
     procs = []

@@ -19,7 +19,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -118,17 +117,17 @@ int live(const std::string& address, const std::string& job, const std::string& 
   const std::unique_ptr<chorus::StoreClient> client = connectStore(address, job, jobFile);
   chorus::StoreClient& store = *client;
   const std::vector<Card> cards = readCards(store, chorus::Deadline::after(5));
-  std::set<std::string> addresses;
+  std::map<std::string, std::string> listeners;  // address -> token
   std::map<std::string, CommView> comms;
   for (const Card& c : cards) {
     if (raw) std::printf("card %s rank %d of %d %s\n", c.address.c_str(), c.rank, c.size, c.identity.c_str());
-    addresses.insert(c.address);
+    listeners[c.address] = c.token;
     CommView& comm = comms[c.identity];
     comm.identity = c.identity;
     comm.size = c.size;
     comm.ranks[c.rank].rank = c.rank;
   }
-  const auto answers = askAll({addresses.begin(), addresses.end()}, newest, timeout);
+  const auto answers = askAll(listeners, newest, timeout);
   int answered = 0;
   for (const auto& [where, answer] : answers) {
     if (!answer.ok) continue;
@@ -147,7 +146,7 @@ int live(const std::string& address, const std::string& job, const std::string& 
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   std::printf("chorus-inspect: %zu communicator(s), %zu process(es) asked, %d answered, in %.3f s\n", comms.size(),
-              addresses.size(), answered, took);
+              listeners.size(), answered, took);
   if (cards.empty()) std::printf("no inspect card in the store: no communicator of this job is up yet\n");
   print(comms);
   return 0;

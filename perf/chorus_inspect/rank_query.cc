@@ -107,17 +107,19 @@ std::vector<Card> readCards(StoreClient& store, Deadline deadline) {
   for (int64_t i = 1; i <= count; ++i) {
     std::istringstream card(textOf(store.get(inspectCardKey(i), deadline)));
     Card c;
-    if (card >> c.address >> c.rank >> c.size >> c.identity) cards.push_back(c);
+    if (card >> c.address >> c.rank >> c.size >> c.identity >> c.token) cards.push_back(c);
   }
   return cards;
 }
 
-std::map<std::string, Answer> askAll(const std::vector<std::string>& addresses, size_t newest, double timeoutSeconds) {
-  std::vector<Query> queries(addresses.size());
-  for (size_t i = 0; i < addresses.size(); ++i) {
-    queries[i].address = addresses[i];
-    queries[i].request = std::string(flight_service::kRequestPrefix) + std::to_string(newest) + "\n";
-    start(queries[i]);
+std::map<std::string, Answer> askAll(const std::map<std::string, std::string>& listeners, size_t newest,
+                                     double timeoutSeconds) {
+  std::vector<Query> queries(listeners.size());
+  size_t i = 0;
+  for (const auto& [address, token] : listeners) {
+    queries[i].address = address;
+    queries[i].request = flight_service::requestLine(token, newest);
+    start(queries[i++]);
   }
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSeconds);
   for (;;) {

@@ -14,6 +14,7 @@ struct Card {
   std::string address;  // host:port of the rank's process's listener
   int rank = -1, size = 0;
   std::string identity;
+  std::string token;  // the process's inspect token, which its listener asks for
 };
 
 // Every card in the store (cards that cannot be read within the deadline are skipped).
@@ -24,7 +25,9 @@ struct Answer {
   std::string text;     // the process's JSON
   std::string problem;  // why not (ok false): "refused", "no answer within 1.5 s", ...
 };
-// Asks every address in parallel for its newest `newest` calls per communicator, all within timeoutSeconds.
-std::map<std::string, Answer> askAll(const std::vector<std::string>& addresses, size_t newest, double timeoutSeconds);
+// Asks every listener (address -> its token) in parallel for its newest `newest` calls per communicator, all within
+// timeoutSeconds.
+std::map<std::string, Answer> askAll(const std::map<std::string, std::string>& listeners, size_t newest,
+                                     double timeoutSeconds);
 
 }  // namespace chorus::inspect

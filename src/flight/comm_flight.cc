@@ -40,8 +40,8 @@ void CommFlight::publishCard(StoreClient& store, Deadline deadline) const {
   const FlightIdentity& id = recorder_.identity();
   const std::string host = store.localHost();
   if (port == 0 || host.empty()) return;
-  const std::string card =
-      joinHostPort(host, port) + " " + std::to_string(id.rank) + " " + std::to_string(id.size) + " " + id.identity;
+  const std::string card = joinHostPort(host, port) + " " + std::to_string(id.rank) + " " + std::to_string(id.size) +
+                           " " + id.identity + " " + flight_service::listenerToken();
   try {
     const int64_t index = store.add(kInspectCardCount, 1, deadline);
     store.set(inspectCardKey(index), bytesOf(card), deadline);

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,6 +34,7 @@ std::mutex registryMutex;        // add, remove and the listener's reads; never 
 std::atomic<int> wakeWrite{-1};  // SIGUSR1's handler writes a byte here
 int wakeRead = -1, listenFd = -1;
 std::atomic<uint16_t> port{0};
+std::string token;  // written once before the listener thread starts, read-only after
 std::once_flag listenerStarted, handlersInstalled;
 std::atomic<bool> fatalSeen{false};
 
@@ -94,7 +96,18 @@ bool waitFor(int fd, short events, int64_t until) {
   }
 }
 
-// One inspector: its request line ("chorus-inspect/1 newest=K"), then the answer, each within its bound.
+constexpr const char* kRequestPrefix = "chorus-inspect/1 token=";
+constexpr size_t kTokenBytes = 16;
+
+// Compares without stopping at the first difference: how long the refusal takes says nothing of the token.
+bool sameToken(const char* given, size_t length) {
+  if (token.empty() || length != token.size()) return false;
+  unsigned char differ = 0;
+  for (size_t i = 0; i < length; ++i) differ |= static_cast<unsigned char>(given[i] ^ token[i]);
+  return differ == 0;
+}
+
+// One inspector: its request line ("chorus-inspect/1 token=T newest=K"), then the answer, each within its bound.
 void serve(int fd) {
   char request[kMaxRequestBytes + 1];
   size_t got = 0;
@@ -109,9 +122,14 @@ void serve(int fd) {
     got += static_cast<size_t>(r);
   }
   request[got] = '\0';
+  // Anything but an inspector that holds this process's token gets nothing, not even a refusal.
   const size_t prefix = strlen(kRequestPrefix);
-  if (strncmp(request, kRequestPrefix, prefix) != 0) return;  // not an inspector: say nothing
-  const size_t newest = strtoull(request + prefix, nullptr, 10);
+  if (strncmp(request, kRequestPrefix, prefix) != 0) return;
+  const char* given = request + prefix;
+  const char* end = strchr(given, ' ');
+  if (end == nullptr || !sameToken(given, static_cast<size_t>(end - given))) return;
+  if (strncmp(end, " newest=", 8) != 0) return;
+  const size_t newest = strtoull(end + 8, nullptr, 10);
   const std::string text = answer(newest == 0 ? kDefaultNewest : newest);
   size_t sent = 0;
   const int64_t answerUntil = nowMs() + kAnswerMs;
@@ -187,6 +205,25 @@ int openListener(uint16_t* boundPort) {
   return fd;
 }
 
+// 32 hex digits from the kernel's random source; empty (no listener) if it has none to give.
+std::string randomToken() {
+  unsigned char bytes[kTokenBytes];
+  size_t got = 0;
+  while (got < sizeof(bytes)) {
+    const ssize_t r = getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return "";
+    got += static_cast<size_t>(r);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (unsigned char b : bytes) {
+    text += kHex[b >> 4];
+    text += kHex[b & 15];
+  }
+  return text;
+}
+
 void startListener() {
   int pipeFds[2];
   if (pipe2(pipeFds, O_NONBLOCK | O_CLOEXEC) != 0) {
@@ -196,8 +233,11 @@ void startListener() {
   wakeRead = pipeFds[0];
   wakeWrite.store(pipeFds[1]);
   uint16_t bound = 0;
-  listenFd = openListener(&bound);
-  if (listenFd < 0) {
+  token = randomToken();
+  if (token.empty()) {
+    CHORUS_WARN(-1, "flight recorder: getrandom: " << std::strerror(errno) << "; chorus-inspect cannot ask "
+                                                   << "this process");
+  } else if ((listenFd = openListener(&bound)) < 0) {
     CHORUS_WARN(-1, "flight recorder: inspect listener: " << std::strerror(errno) << "; chorus-inspect cannot ask "
                                                           << "this process");
   } else {
@@ -231,6 +271,12 @@ void remove(CommFlight* flight) {
 }
 
 uint16_t listenerPort() { return port.load(); }
+
+const std::string& listenerToken() { return token; }
+
+std::string requestLine(const std::string& token, size_t newest) {
+  return kRequestPrefix + token + " newest=" + std::to_string(newest) + "\n";
+}
 
 std::string answer(size_t newestPerComm) {
   std::string text;

@@ -20,13 +20,18 @@ void add(CommFlight* flight, bool dumps);
 void remove(CommFlight* flight);
 // The listener's TCP port (0: none could be opened; then no card is published).
 uint16_t listenerPort();
+// The process's inspect token (32 hex digits, random per process): the listener answers only a request that carries
+// it, and only the job's store hands it out (in the cards, behind the job's secret), so a port found by scanning
+// tells nothing.
+const std::string& listenerToken();
 // The answer to an inspector: {"format":"chorus-inspect/1","host":...,"pid":...,"comms":[records]}.
 std::string answer(size_t newestPerComm);
 // Writes every registered communicator's dump file (SIGUSR1's work).
 void dumpAll(const char* why);
 
-// The request line an inspector sends, and how many calls per communicator it asks for by default.
-inline constexpr const char* kRequestPrefix = "chorus-inspect/1 newest=";
+// The request line an inspector sends, "chorus-inspect/1 token=T newest=K", and how many calls per communicator it
+// asks for by default.
+std::string requestLine(const std::string& token, size_t newest);
 inline constexpr size_t kDefaultNewest = 16;
 
 }  // namespace flight_service

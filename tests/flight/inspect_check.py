@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The flight recorder and chorus-inspect on live 4-rank jobs (flight_worker, launched here with CHORUS_* so that
 the check holds each rank's stdin and pid):
-  stall     rank 3 held before a call: chorus-inspect names it as outside Chorus within a few seconds
+  stall     rank 3 held before a call: chorus-inspect names it as outside Chorus within a few seconds; the
+            listeners the cards name answer nothing to a request without their token, or with a wrong one
   killed    rank 3 killed while held: reported as not answering
   mismatch  rank 1 calls a broadcast where the others call an allreduce: the ranks are listed in different calls
   timeout   CHORUS_TIMEOUT=2 with rank 3 held: ranks 0-2 dump their records, rank 3 dumps on SIGUSR1, and
@@ -97,12 +98,29 @@ def check_stall():
         print(out)
         print("stall: answered in %.3f s" % took)
         assert re.search(r"ranks 0-2 have waited [0-9.]+ s in allreduce #6 for rank 3", out), out
+        check_tokens_asked(job)
         job.procs[3].stdin.write("go\n")
         job.procs[3].stdin.flush()
         results = job.finish()
         assert all(code == 0 for code, _ in results), results
     finally:
         job.kill()
+
+
+def check_tokens_asked(job):
+    """A listener found by its port alone (as a scan would) says nothing: it closes a request without its process's
+    token, or with a wrong token, unanswered."""
+    raw = subprocess.run([INSPECT, job.store, "--job", JOB, "--raw"], capture_output=True, text=True, timeout=20)
+    addresses = sorted(set(re.findall(r"^card (\S+) rank", raw.stdout, re.M)))
+    assert len(addresses) == RANKS, raw.stdout[:2000]
+    for request in (b"chorus-inspect/1 newest=4\n", b"chorus-inspect/1 token=" + b"0" * 32 + b" newest=4\n"):
+        for address in addresses:
+            host, port = address.rsplit(":", 1)
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=5) as s:
+                s.sendall(request)
+                s.settimeout(5)
+                assert s.recv(4096) == b"", (address, request)
+    print("stall: %d listeners answered nothing without their token" % len(addresses))
 
 
 def check_ipv6():

@@ -243,6 +243,27 @@ void ShmConnection::readFromPeer(char* dst, uint64_t address, size_t len) {
   if (peerState() == SideState::kAbandoned) peerGaveUp();
 }
 
+int ShmConnection::writePeerMemory(uint64_t address, const void* src, size_t bytes) {
+  // A peer in this process (ranks as threads): a copy; the caller's release store publishes it.
+  if (peerPid_ == getpid()) {
+    if (bytes) std::memcpy(reinterpret_cast<void*>(address), src, bytes);
+    return 0;
+  }
+  size_t done = 0;
+  while (done < bytes) {
+    iovec local{const_cast<char*>(static_cast<const char*>(src)) + done, bytes - done};
+    iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
+    ssize_t r = ::process_vm_writev(peerPid_, &local, 1, &remote, 1, 0);
+    if (r > 0) {
+      done += static_cast<size_t>(r);
+      continue;
+    }
+    const int err = r < 0 ? errno : EFAULT;
+    if (err != EINTR) return err;
+  }
+  return 0;
+}
+
 bool ShmConnection::pullRecords() {
   bool moved = false;
   while (!recvs_.empty()) {

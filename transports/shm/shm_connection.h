@@ -39,7 +39,7 @@ struct ShmPairSetup {
   ShmTuning tuning;
 };
 
-class ShmConnection final : public Connection, public SingleCopyHint, public TagPeeking {
+class ShmConnection final : public Connection, public SingleCopyHint, public TagPeeking, public PeerMemoryWrites {
  public:
   explicit ShmConnection(ShmPairSetup setup);
   ~ShmConnection() override;
@@ -59,12 +59,15 @@ class ShmConnection final : public Connection, public SingleCopyHint, public Tag
   void abandon(int lostPeer = kNoRank) override;
   bool peekIncomingTag(uint32_t* tag) override;
   void setSingleCopyHint(bool on) override { singleCopyHint_ = on; }
+  int writePeerMemory(uint64_t address, const void* src, size_t bytes) override;
   void addHangupFds(std::vector<pollfd>& fds) const override;
   void checkAlive() override;
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
   ConnectionCapabilities capabilities() override {
-    return ConnectionCapabilities{.singleCopy = this, .peeking = this};
+    // Writes into the peer need the same permission as reads: only where this side may read it (peerPid_).
+    return ConnectionCapabilities{
+        .singleCopy = this, .peeking = this, .peerWrites = peerPid_ != 0 ? static_cast<PeerMemoryWrites*>(this) : nullptr};
   }
 
  private:

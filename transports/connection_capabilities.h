@@ -92,6 +92,8 @@ class PeerMemoryWrites {
   // peer that later acquires a flag this side releases). 0 on success, else the errno the system gave (EPERM,
   // ENOSYS: the caller falls back to messages; ESRCH: the peer is gone). Throws nothing.
   virtual int writePeerMemory(uint64_t address, const void* src, size_t bytes) = 0;
+  // Smaller puts go as messages: below this a store costs more than the message path (a system call).
+  virtual size_t peerWriteMinBytes() const = 0;
 
  protected:
   ~PeerMemoryWrites() = default;

@@ -57,8 +57,8 @@ chorusResult_t submitWindow(const char* call, chorusComm_t comm, chorus::WindowO
   return guarded(comm, call, [&] {
     std::shared_ptr<chorus::api::HostStream> host = chorus::api::hostStreamOf(stream, call);
     if (stream && !host) {
-      throw chorus::Error(chorusInvalidUsage, whereOf(comm, call) +
-                                                  "a CUDA stream: windows take host memory; pass NULL or a host stream");
+      throw chorus::Error(chorusInvalidUsage,
+                          whereOf(comm, call) + "a CUDA stream: windows take host memory; pass NULL or a host stream");
     }
     if (chorus::api::inGroup()) {
       chorus::api::recordWindowInGroup(comm, std::move(op), stream);

@@ -64,7 +64,8 @@ chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>
   }
   if (!puts.empty() || !waits.empty()) {
     if (calls.front()->device) {
-      return fail(comm, chorusInvalidUsage, where + "window calls take host memory: their group cannot hold device calls");
+      return fail(comm, chorusInvalidUsage,
+                  where + "window calls take host memory: their group cannot hold device calls");
     }
     return runWithWindows(comm, calls.front()->stream, puts, host, waits);
   }

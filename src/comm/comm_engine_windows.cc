@@ -31,8 +31,8 @@ void CommEngine::windowCall(uint64_t number, bool passTurn, const char* call, F 
 Window* CommEngine::registerWindow(void* base, size_t bytes) {
   // Every rank's size and base address, in rank order.
   std::vector<uint64_t> mine{bytes, reinterpret_cast<uint64_t>(base)}, all(2 * static_cast<size_t>(size_));
-  run(CallArgs{.collective = Collective::kAllGather, .send = mine.data(), .recv = all.data(), .count = 2,
-               .type = chorusUint64});
+  run(CallArgs{
+      .collective = Collective::kAllGather, .send = mine.data(), .recv = all.data(), .count = 2, .type = chorusUint64});
   Window* added = nullptr;
   windowCall(issueHostCall(), true, "chorusCommWindowRegister", [&](const WindowWaiting&) {
     if (!windows_.isOpen()) {
@@ -49,8 +49,8 @@ Window* CommEngine::registerWindow(void* base, size_t bytes) {
       // the calibration found for two-sided messages (which copy twice either way, the receiver once).
       CommConfig windowConfig = config_;
       if (windowConfig.shmCma == 1) windowConfig.shmCma = 2;
-      windows_.open(PeerConnections::connect(spec, windowConfig, peers_.storeServer(),
-                                             Deadline::after(config_.timeoutSeconds)));
+      windows_.open(
+          PeerConnections::connect(spec, windowConfig, peers_.storeServer(), Deadline::after(config_.timeoutSeconds)));
       io_->setSideProgress(&windows_);
     }
     auto w = std::make_unique<Window>();
@@ -72,7 +72,10 @@ void CommEngine::deregisterWindow(Window* win) {
   windowCall(issueHostCall(), true, "chorusCommWindowDeregister",
              [&](const WindowWaiting&) { sent = windows_.sentCounts(); });
   sent.resize(static_cast<size_t>(size_), 0);
-  run(CallArgs{.collective = Collective::kAllToAll, .send = sent.data(), .recv = expected.data(), .count = 1,
+  run(CallArgs{.collective = Collective::kAllToAll,
+               .send = sent.data(),
+               .recv = expected.data(),
+               .count = 1,
                .type = chorusUint64});
   windowCall(issueHostCall(), true, "chorusCommWindowDeregister", [&](const WindowWaiting& waiting) {
     windows_.drain(expected, waiting);
@@ -87,7 +90,8 @@ void CommEngine::runWindowIssued(uint64_t number, std::span<const WindowOp> ops,
   }
   windowCall(number, passTurn, ops[0].callName(), [&](WindowWaiting waiting) {
     if (!windows_.isOpen()) {
-      throw Error(chorusInvalidUsage, errorContext(rank_, waiting.call) + ": no window is registered on this communicator");
+      throw Error(chorusInvalidUsage,
+                  errorContext(rank_, waiting.call) + ": no window is registered on this communicator");
     }
     for (const WindowOp& op : ops) {
       waiting.call = op.callName();

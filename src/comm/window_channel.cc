@@ -195,8 +195,8 @@ void WindowChannel::sendFrame(int peer, const WindowFrame& frame, const void* by
   driveUntil([&] { return p.conn->sendsDone() > last; }, peer, waiting);
 }
 
-void WindowChannel::put(const Window& win, int peer, const void* src, uint64_t bytes, uint64_t offset,
-                        uint32_t sigIdx, uint32_t ctx, const WindowWaiting& waiting) {
+void WindowChannel::put(const Window& win, int peer, const void* src, uint64_t bytes, uint64_t offset, uint32_t sigIdx,
+                        uint32_t ctx, const WindowWaiting& waiting) {
   if (peer == rank_) {
     if (bytes > 0) std::memmove(static_cast<char*>(win.base) + offset, src, bytes);
     table_.raise(peer, sigIdx, ctx);
@@ -210,7 +210,7 @@ void WindowChannel::put(const Window& win, int peer, const void* src, uint64_t b
                     .windowId = win.id,
                     .offset = offset,
                     .bytes = bytes};
-  if (bytes > 0 && p.writes) {
+  if (bytes > 0 && p.writes && bytes >= p.writes->peerWriteMinBytes()) {
     // Stored before the frame is sent: the frame's publication (a release on shared memory) orders them.
     const int err = p.writes->writePeerMemory(win.bases[static_cast<size_t>(peer)] + offset, src, bytes);
     if (err == 0) {

@@ -56,8 +56,8 @@ class WindowChannel final : public SideProgress {
 
   // Writes `bytes` from src into peer's part of `win` at `offset`, then raises (sigIdx, ctx) there; returns once
   // src may be reused. To this rank itself: a copy and the signal.
-  void put(const Window& win, int peer, const void* src, uint64_t bytes, uint64_t offset, uint32_t sigIdx,
-           uint32_t ctx, const WindowWaiting& waiting);
+  void put(const Window& win, int peer, const void* src, uint64_t bytes, uint64_t offset, uint32_t sigIdx, uint32_t ctx,
+           const WindowWaiting& waiting);
   void signal(int peer, uint32_t sigIdx, uint32_t ctx, const WindowWaiting& waiting);
   // Returns once every wait's signals have arrived, and consumes them.
   void waitSignals(std::span<const SignalWait> waits, const WindowWaiting& waiting);

@@ -18,23 +18,23 @@ namespace {
 int rank = -1, nranks = 0;
 chorusComm_t comm = nullptr;
 
-#define CHECK_CALL(call)                                                                                         \
-  do {                                                                                                           \
-    chorusResult_t r_ = (call);                                                                                  \
-    if (r_ != chorusSuccess) {                                                                                   \
+#define CHECK_CALL(call)                                                                                               \
+  do {                                                                                                                 \
+    chorusResult_t r_ = (call);                                                                                        \
+    if (r_ != chorusSuccess) {                                                                                         \
       std::printf("rank %d: %s failed: %s: %s\n", rank, #call, chorusGetErrorString(r_), chorusGetLastError(nullptr)); \
-      return false;                                                                                              \
-    }                                                                                                            \
+      return false;                                                                                                    \
+    }                                                                                                                  \
   } while (0)
 
-#define CHECK_THAT(cond, ...)                 \
-  do {                                        \
-    if (!(cond)) {                            \
-      std::printf("rank %d: ", rank);         \
-      std::printf(__VA_ARGS__);               \
-      std::printf("\n");                      \
-      return false;                           \
-    }                                         \
+#define CHECK_THAT(cond, ...)         \
+  do {                                \
+    if (!(cond)) {                    \
+      std::printf("rank %d: ", rank); \
+      std::printf(__VA_ARGS__);       \
+      std::printf("\n");              \
+      return false;                   \
+    }                                 \
   } while (0)
 
 uint8_t byteOf(int from, int to, size_t i) { return static_cast<uint8_t>(from * 31 + to * 7 + i * 13 + (i >> 8)); }
@@ -51,8 +51,8 @@ bool allToAllPuts() {
     const size_t b = 4096 + 24 * static_cast<size_t>(to);
     std::vector<uint8_t> out(b);
     for (size_t i = 0; i < b; ++i) out[i] = byteOf(rank, to, i);
-    CHECK_CALL(chorusPutSignal(out.data(), b, chorusUint8, to, win, b * static_cast<size_t>(rank), 0, 0, 0, comm,
-                               nullptr));
+    CHECK_CALL(
+        chorusPutSignal(out.data(), b, chorusUint8, to, win, b * static_cast<size_t>(rank), 0, 0, 0, comm, nullptr));
   }
   std::vector<chorusWaitSignalDesc_t> waits;
   for (int from = 0; from < nranks; ++from) waits.push_back({.opCnt = 1, .peer = from, .sigIdx = 0, .ctx = 0});
@@ -134,8 +134,8 @@ bool moeDispatchCombine() {
     const int j = static_cast<int>((static_cast<size_t>(rank) + k) % n);
     size_t off = 0;  // expert j's receive displacement for this rank
     for (int q = 0; q < rank; ++q) off += count(q, j);
-    CHECK_CALL(chorusPutSignal(tokens.data() + sd[static_cast<size_t>(j)], sc[static_cast<size_t>(j)], chorusFloat32,
-                               j, inWin, off * sizeof(float), 1, 0, 0, comm, nullptr));
+    CHECK_CALL(chorusPutSignal(tokens.data() + sd[static_cast<size_t>(j)], sc[static_cast<size_t>(j)], chorusFloat32, j,
+                               inWin, off * sizeof(float), 1, 0, 0, comm, nullptr));
   }
   std::vector<chorusWaitSignalDesc_t> waits;
   for (int q = 0; q < nranks; ++q) waits.push_back({.opCnt = 1, .peer = q, .sigIdx = 1, .ctx = 0});
@@ -145,8 +145,8 @@ bool moeDispatchCombine() {
     const int q = static_cast<int>((static_cast<size_t>(rank) + k) % n);
     size_t off = 0;  // origin q's send displacement for this expert
     for (int j = 0; j < rank; ++j) off += count(q, j);
-    CHECK_CALL(chorusPutSignal(inbox.data() + rd[static_cast<size_t>(q)], rc[static_cast<size_t>(q)], chorusFloat32,
-                               q, outWin, off * sizeof(float), 2, 0, 0, comm, nullptr));
+    CHECK_CALL(chorusPutSignal(inbox.data() + rd[static_cast<size_t>(q)], rc[static_cast<size_t>(q)], chorusFloat32, q,
+                               outWin, off * sizeof(float), 2, 0, 0, comm, nullptr));
   }
   for (auto& w : waits) w.sigIdx = 2;
   CHECK_CALL(chorusWaitSignal(nranks, waits.data(), comm, nullptr));

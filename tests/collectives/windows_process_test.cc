@@ -1,6 +1,7 @@
-// Windows (chorus.h's put and signal) in process worlds of 1 to 5 ranks: shared memory (puts stored straight into
-// the target's window by process_vm_writev; with CHORUS_SHM_CMA=0 through the ring), TCP, and the ib transport on the software verbs device across
-// emulated hosts. Each rank runs chorus_window_worker's checks (tests/collectives/window_worker.cc).
+// Windows (chorus.h's put and signal) in process worlds of 1 to 5 ranks: shared memory (with CHORUS_SHM_CMA=2 puts
+// stored straight into the target's window by process_vm_writev; with 0 through the ring), TCP, and the ib transport on
+// the software verbs device across emulated hosts. Each rank runs chorus_window_worker's checks
+// (tests/collectives/window_worker.cc).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -17,7 +18,7 @@ struct WindowWorld {
   int nranks;
   std::string transport;  // CHORUS_TRANSPORT
   std::string hosts;      // CHORUS_TEST_HOSTS ("" one host)
-  std::string cma = "";   // CHORUS_SHM_CMA ("" the default: shared memory stores puts directly)
+  std::string cma = "";   // CHORUS_SHM_CMA ("" the default; 2: puts stored directly; 0: through the ring)
 };
 
 class WindowsProcess : public ::testing::TestWithParam<WindowWorld> {};
@@ -30,8 +31,11 @@ TEST_P(WindowsProcess, EveryCheckRight) {
   ProcessWorldOptions o;
   o.nranks = w.nranks;
   o.worker = buildTreePath("tests/chorus_window_worker");
-  o.env = {{"CHORUS_TIMEOUT", "60"}, {"CHORUS_TRANSPORT", w.transport}, {"CHORUS_TEST_HOSTS", w.hosts},
-           {"CHORUS_IB_EMULATION", w.transport == "ib" ? "1" : ""}, {"CHORUS_SHM_CMA", w.cma}};
+  o.env = {{"CHORUS_TIMEOUT", "60"},
+           {"CHORUS_TRANSPORT", w.transport},
+           {"CHORUS_TEST_HOSTS", w.hosts},
+           {"CHORUS_IB_EMULATION", w.transport == "ib" ? "1" : ""},
+           {"CHORUS_SHM_CMA", w.cma}};
   o.deadline = 180s;
   ProcessWorldResult result = runProcessWorld(o);
   EXPECT_TRUE(result.allSucceeded()) << result.describe();
@@ -43,13 +47,15 @@ TEST_P(WindowsProcess, EveryCheckRight) {
 
 INSTANTIATE_TEST_SUITE_P(Worlds, WindowsProcess,
                          ::testing::Values(WindowWorld{1, "shm", ""}, WindowWorld{2, "shm", ""},
-                                           WindowWorld{5, "shm", ""}, WindowWorld{3, "shm", "", "0"},
-                                           WindowWorld{2, "tcp", ""},
+                                           WindowWorld{2, "shm", "", "2"}, WindowWorld{5, "shm", "", "2"},
+                                           WindowWorld{3, "shm", "", "0"}, WindowWorld{2, "tcp", ""},
                                            WindowWorld{5, "tcp", ""}, WindowWorld{2, "ib", "2"},
                                            WindowWorld{5, "ib", "3"}),
                          [](const auto& info) {
                            return std::to_string(info.param.nranks) + "ranks_" + info.param.transport +
-                                  (info.param.cma == "0" ? "_ring" : "");
+                                  (info.param.cma == "0"   ? "_ring"
+                                   : info.param.cma == "2" ? "_direct"
+                                                           : "");
                          });
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Windows with put and signal (chorus.h's one-sided calls) over shared memory and TCP, 1 to 5 ranks as threads: windows of
-// different sizes, puts at offsets, signals counted and consumed, ordering, bounds, and two uses checked against the
+// Windows with put and signal (chorus.h's one-sided calls) over shared memory and TCP, 1 to 5 ranks as threads: windows
+// of different sizes, puts at offsets, signals counted and consumed, ordering, bounds, and two uses checked against the
 // two-sided calls (a pipeline stage hand-off, an MoE-style dispatch with uneven counts).
 #include <gtest/gtest.h>
 
@@ -200,7 +200,8 @@ TEST_P(Windows, GroupsAndHostStreams) {
         ASSERT_EQ(chorusGroupStart(), chorusSuccess);
         ASSERT_EQ(chorusWaitSignal(1, &d, comm, nullptr), chorusSuccess);
         ASSERT_EQ(chorusRecv(&got, 1, chorusInt32, peer, comm, nullptr), chorusSuccess);
-        ASSERT_EQ(chorusPutSignal(out.data(), kCount, chorusInt32, peer, win, 0, 0, 0, 0, comm, nullptr), chorusSuccess);
+        ASSERT_EQ(chorusPutSignal(out.data(), kCount, chorusInt32, peer, win, 0, 0, 0, 0, comm, nullptr),
+                  chorusSuccess);
         ASSERT_EQ(chorusSend(&token, 1, chorusInt32, peer, comm, nullptr), chorusSuccess);
         ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(comm);
         EXPECT_EQ(got, peer + 10);

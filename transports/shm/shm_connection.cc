@@ -33,6 +33,7 @@ ShmConnection::ShmConnection(ShmPairSetup setup)
       out_(std::move(setup.outbound)),
       peerPid_(setup.peerPid),
       cmaSend_(setup.cmaSend),
+      peerInThisProcess_(setup.peerInThisProcess),
       tuning_(setup.tuning) {
   in_.closeFd();
   out_.closeFd();
@@ -245,7 +246,7 @@ void ShmConnection::readFromPeer(char* dst, uint64_t address, size_t len) {
 
 int ShmConnection::writePeerMemory(uint64_t address, const void* src, size_t bytes) {
   // A peer in this process (ranks as threads): a copy; the caller's release store publishes it.
-  if (peerPid_ == getpid()) {
+  if (peerInThisProcess_) {
     if (bytes) std::memcpy(reinterpret_cast<void*>(address), src, bytes);
     return 0;
   }

@@ -275,6 +275,11 @@ std::vector<std::unique_ptr<Connection>> ShmTransport::connectAll(const PeerCard
     s.outbound = std::move(outbound);
     for (const PeerCard* p : ordered) {
       if (p->rank == peer && readable[peer]) s.peerPid = p->pid;
+      // Ranks as threads of one process (one pid in one pid namespace) may store into each other's memory.
+      if (p->rank == peer) {
+        s.peerInThisProcess = p->pid == static_cast<int>(getpid()) && !entry(self, "shm.pidns").empty() &&
+                              entry(self, "shm.pidns") == entry(*p, "shm.pidns");
+      }
     }
     s.cmaSend = cma_ && theirs.canReadYou == 1;
     s.tuning = tuning_;

@@ -25,7 +25,7 @@ void CommEngine::windowCall(uint64_t number, bool passTurn, const char* call, F 
   std::lock_guard<std::mutex> lock(calls_.callMutex());
   CommLogScope logScope(config_.commName);
   failures_.refuseIfUnusable([&] { return errorContext(rank_, call); });
-  f(WindowWaiting{Deadline::after(config_.timeoutSeconds), &failures_.state().abortFlag(), call});
+  f(WindowWaiting{Deadline::after(config_.timeoutSeconds), &failures_.state().abortFlag(), call, waitPolicy_});
 }
 
 Window* CommEngine::registerWindow(void* base, size_t bytes) {

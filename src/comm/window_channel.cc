@@ -163,17 +163,20 @@ void WindowChannel::driveUntil(Pred done, int peer, const WindowWaiting& waiting
       continue;
     }
     ++idle;
-    if (idle < 256) continue;
-    if ((idle & 63) == 0 && waiting.deadline.expired()) {
+    const unsigned spin = static_cast<unsigned>(waiting.policy.spinRounds);
+    const unsigned yields = spin + static_cast<unsigned>(waiting.policy.yieldRounds);
+    if (idle < spin) continue;
+    // Checked now and then while yielding, and before every sleep.
+    if ((idle >= yields || (idle & 63) == 0) && waiting.deadline.expired()) {
       throw Error(chorusTimeout, errorContext(rank_, peer, waiting.call) +
                                      ": timed out (CHORUS_TIMEOUT) waiting on the window connection" +
                                      (peer >= 0 ? " to rank " + std::to_string(peer) : std::string()));
     }
-    if (idle < 1024) {
+    if (idle < yields) {
       sched_yield();
       continue;
     }
-    // Sleep until a window connection has something, at most a millisecond (a doorbell may be missed).
+    // Sleep until a window connection has something (their doorbells and sockets), at most a millisecond.
     fds.clear();
     for (const Peer& p : state_) {
       if (p.conn && !p.failed) p.conn->addPollFds(fds);
@@ -181,7 +184,7 @@ void WindowChannel::driveUntil(Pred done, int peer, const WindowWaiting& waiting
     if (::poll(fds.data(), fds.size(), 1) < 0 && errno != EINTR) {
       throw Error(chorusSystemError, errorContext(rank_, waiting.call) + ": poll: " + std::strerror(errno));
     }
-    idle = 1024 - 64;
+    idle = spin;  // after a wakeup, yield a little before sleeping again
   }
 }
 

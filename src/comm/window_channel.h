@@ -16,6 +16,7 @@
 #include "core/deadline.h"
 #include "src/comm/peer_connections.h"
 #include "src/comm/side_progress.h"
+#include "src/comm/wait_policy.h"
 #include "src/comm/window_op.h"
 #include "src/comm/window_table.h"
 
@@ -37,11 +38,13 @@ inline constexpr uint32_t kWindowFrameMagic = 0x57494e44u;  // "WIND"
 inline constexpr uint32_t kStoredDirectly = 1;
 inline constexpr uint64_t kNoWindow = ~uint64_t{0};
 
-// How a blocking window call waits: its deadline, the communicator's abort flag, and its name for errors.
+// How a blocking window call waits: its deadline, the communicator's abort flag, its name for errors, and how long
+// it spins and yields before it sleeps (the communicator's, from the ranks sharing the machine's cores).
 struct WindowWaiting {
   Deadline deadline;
   const std::atomic<bool>* aborted;
   const char* call;
+  WaitPolicy policy;
 };
 
 class WindowChannel final : public SideProgress {

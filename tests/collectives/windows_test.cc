@@ -181,6 +181,30 @@ TEST_P(Windows, BoundsAndUnsupportedUsesAreRefused) {
       kDeadline, configFor(GetParam()));
 }
 
+// A wait for a signal that never comes ends at the communicator's timeout with chorusTimeout naming the peer; the
+// peer meanwhile waits in a barrier (its progress lands nothing, since nothing was put).
+TEST_P(Windows, WaitForASignalNeverRaisedTimesOut) {
+  Config config = configFor(GetParam());
+  config.timeoutSeconds = 2;
+  runThreadWorld(
+      2,
+      [&](chorusComm_t comm, int rank) {
+        std::vector<uint8_t> mine(16);
+        chorusWindow_t win = nullptr;
+        ASSERT_EQ(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0), chorusSuccess);
+        if (rank == 0) {
+          chorusWaitSignalDesc_t d{.opCnt = 1, .peer = 1, .sigIdx = 9, .ctx = 0};
+          EXPECT_EQ(chorusWaitSignal(1, &d, comm, nullptr), chorusTimeout);
+          const std::string error = chorusGetLastError(nullptr);
+          EXPECT_NE(error.find("rank 1"), std::string::npos) << error;
+          EXPECT_NE(error.find("chorusWaitSignal"), std::string::npos) << error;
+        }
+        ASSERT_EQ(chorusBarrier(comm, nullptr), chorusSuccess) << chorusGetLastError(comm);
+        ASSERT_EQ(chorusCommWindowDeregister(comm, win), chorusSuccess) << chorusGetLastError(comm);
+      },
+      kDeadline, config);
+}
+
 // Inside a group a rank's puts and signals go first, then its sends and receives, then its waits: a group that
 // puts to its peer, trades a message with it and waits for the peer's put completes on both ranks. On a host
 // stream the same calls are queued and run in order; chorusStreamSynchronize returns once they have.

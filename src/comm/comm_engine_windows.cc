@@ -44,13 +44,11 @@ Window* CommEngine::registerWindow(void* base, size_t bytes) {
       LaunchSpec spec = family_.spec();
       spec.keyPrefix += "windows/";
       spec.serveStore = false;
-      // Shared memory stores puts straight into the target's window wherever the system permits (CHORUS_SHM_CMA
-      // 1 or 2; 0 keeps them in the ring): one copy instead of the ring's two, and none by the target, whatever
-      // the calibration found for two-sided messages (which copy twice either way, the receiver once).
-      CommConfig windowConfig = config_;
-      if (windowConfig.shmCma == 1) windowConfig.shmCma = 2;
+      // The communicator's own settings: shared memory stores puts into the target's window between ranks that
+      // are threads of one process, and between processes by process_vm_writev with CHORUS_SHM_CMA=2
+      // (transports/shm/shm_connection.h says why only then).
       windows_.open(
-          PeerConnections::connect(spec, windowConfig, peers_.storeServer(), Deadline::after(config_.timeoutSeconds)));
+          PeerConnections::connect(spec, config_, peers_.storeServer(), Deadline::after(config_.timeoutSeconds)));
       io_->setSideProgress(&windows_);
     }
     auto w = std::make_unique<Window>();

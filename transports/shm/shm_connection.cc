@@ -34,6 +34,7 @@ ShmConnection::ShmConnection(ShmPairSetup setup)
       peerPid_(setup.peerPid),
       cmaSend_(setup.cmaSend),
       peerInThisProcess_(setup.peerInThisProcess),
+      cmaWrites_(setup.cmaWrites),
       tuning_(setup.tuning) {
   in_.closeFd();
   out_.closeFd();

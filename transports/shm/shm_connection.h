@@ -37,6 +37,9 @@ struct ShmPairSetup {
   pid_t peerPid = 0;     // for process_vm_readv when the peer publishes addresses
   bool cmaSend = false;  // the peer can read this process's memory: large sends may publish addresses
   bool peerInThisProcess = false;  // ranks as threads: the peer's memory is this process's
+  // Window puts may be stored by process_vm_writev (CHORUS_SHM_CMA=2 only: where measured, it copied at a third of
+  // the ring's speed even where process_vm_readv kept up; perf/results/windows.md).
+  bool cmaWrites = false;
   ShmTuning tuning;
 };
 
@@ -115,6 +118,7 @@ class ShmConnection final : public Connection, public SingleCopyHint, public Tag
   pid_t peerPid_;
   bool cmaSend_;
   bool peerInThisProcess_;
+  bool cmaWrites_;
   bool singleCopyHint_ = false;
   ShmTuning tuning_;
   std::string description_;

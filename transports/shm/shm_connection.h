@@ -72,10 +72,11 @@ class ShmConnection final : public Connection, public SingleCopyHint, public Tag
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
   ConnectionCapabilities capabilities() override {
-    // Writes into the peer need the same permission as reads: only where this side may read it (peerPid_).
-    return ConnectionCapabilities{.singleCopy = this,
-                                  .peeking = this,
-                                  .peerWrites = peerPid_ != 0 ? static_cast<PeerMemoryWrites*>(this) : nullptr};
+    // Writes into the peer need the same permission as reads: only where this side may read it (peerPid_) and
+    // CHORUS_SHM_CMA=2 asks for them, or where the peer is this process.
+    const bool writes = (peerPid_ != 0 && cmaWrites_) || peerInThisProcess_;
+    return ConnectionCapabilities{
+        .singleCopy = this, .peeking = this, .peerWrites = writes ? static_cast<PeerMemoryWrites*>(this) : nullptr};
   }
 
  private:

@@ -3,6 +3,7 @@
 // two-sided calls (a pipeline stage hand-off, an MoE-style dispatch with uneven counts).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -182,10 +183,11 @@ TEST_P(Windows, BoundsAndUnsupportedUsesAreRefused) {
 }
 
 // A wait for a signal that never comes ends at the communicator's timeout with chorusTimeout naming the peer; the
-// peer meanwhile waits in a barrier (its progress lands nothing, since nothing was put).
+// peer meanwhile makes no call (it waits, outside the library, until the wait has failed).
 TEST_P(Windows, WaitForASignalNeverRaisedTimesOut) {
   Config config = configFor(GetParam());
   config.timeoutSeconds = 2;
+  std::atomic<bool> waited{false};
   runThreadWorld(
       2,
       [&](chorusComm_t comm, int rank) {
@@ -198,6 +200,10 @@ TEST_P(Windows, WaitForASignalNeverRaisedTimesOut) {
           const std::string error = chorusGetLastError(nullptr);
           EXPECT_NE(error.find("rank 1"), std::string::npos) << error;
           EXPECT_NE(error.find("chorusWaitSignal"), std::string::npos) << error;
+          waited.store(true);
+          waited.notify_one();
+        } else {
+          waited.wait(false);
         }
         ASSERT_EQ(chorusBarrier(comm, nullptr), chorusSuccess) << chorusGetLastError(comm);
         ASSERT_EQ(chorusCommWindowDeregister(comm, win), chorusSuccess) << chorusGetLastError(comm);

@@ -316,9 +316,9 @@ CHORUS_API chorusResult_t chorusEventDestroy(chorusEvent_t event);
    - Progress: puts travel on connections of their own, apart from the two-sided calls', and the target lands them
      (writes the bytes, counts the signal) whenever its communicator progresses: inside chorusWaitSignal, inside
      its own puts, and during the progress rounds of any other call on the communicator that waits on its
-     connections. Over shared memory the sender stores the bytes into the target's window itself. A rank that makes
-     no call on the communicator lands nothing, as in NCCL; its window's memory may change only while it is inside
-     a call, or at any time where the sender stores directly.
+     connections. A rank that makes no call on the communicator lands nothing; its window's memory
+     may change only while it is inside a call, or at any time where the sender stores directly (shared memory
+     between threads of one process, or with CHORUS_SHM_CMA=2: docs/windows.md).
    - A put is complete locally when the call returns (NULL stream) or the host stream has run it: localbuff may be
      reused. It returns once the transport has taken its bytes, which may need the target to progress; puts between
      ranks that are both putting land each other's meanwhile. chorusWindowFlush returns once this rank's puts on win

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/logging.h"
@@ -150,6 +151,7 @@ WindowChannel::Peer& WindowChannel::peerFor(int peer, const WindowWaiting&) {
 template <class Pred>
 void WindowChannel::driveUntil(Pred done, int peer, const WindowWaiting& waiting) {
   std::vector<pollfd> fds;
+  std::vector<std::tuple<size_t, size_t, size_t>> hangups;
   for (unsigned idle = 0;;) {
     const bool moved = progressAll();
     if (done()) return;
@@ -176,13 +178,32 @@ void WindowChannel::driveUntil(Pred done, int peer, const WindowWaiting& waiting
       sched_yield();
       continue;
     }
-    // Sleep until a window connection has something (their doorbells and sockets), at most a millisecond.
+    // Sleep until a window connection has something, or hangs up (a peer gone without a goodbye: shared memory
+    // learns it only from its socket), at most a millisecond.
     fds.clear();
     for (const Peer& p : state_) {
       if (p.conn && !p.failed) p.conn->addPollFds(fds);
     }
+    hangups.clear();  // (peer, first descriptor, end)
+    for (size_t q = 0; q < state_.size(); ++q) {
+      const Peer& p = state_[q];
+      if (!p.conn || p.failed) continue;
+      const size_t first = fds.size();
+      p.conn->addHangupFds(fds);
+      hangups.push_back({q, first, fds.size()});
+    }
     if (::poll(fds.data(), fds.size(), 1) < 0 && errno != EINTR) {
       throw Error(chorusSystemError, errorContext(rank_, waiting.call) + ": poll: " + std::strerror(errno));
+    }
+    for (const auto& [q, first, end] : hangups) {
+      bool hungUp = false;
+      for (size_t i = first; i < end; ++i) hungUp |= (fds[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+      if (!hungUp) continue;
+      try {
+        state_[q].conn->checkAlive();
+      } catch (...) {
+        state_[q].failed = std::current_exception();
+      }
     }
     idle = spin;  // after a wakeup, yield a little before sleeping again
   }

@@ -192,6 +192,26 @@ bool pipelineHandOff() {
   return true;
 }
 
+// Rank 1 exits without a word once the window is registered; rank 0 waits for a signal from it, which must fail
+// promptly as a lost peer naming rank 1 (not at the timeout). Prints "peer loss seen" on rank 0.
+int peerDies() {
+  std::vector<uint8_t> mine(64);
+  chorusWindow_t win = nullptr;
+  chorusResult_t r = chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0);
+  if (r != chorusSuccess) {
+    std::printf("rank %d: register failed: %s\n", rank, chorusGetLastError(nullptr));
+    return 1;
+  }
+  if (rank == 1) std::_Exit(0);
+  chorusWaitSignalDesc_t d{.opCnt = 1, .peer = 1, .sigIdx = 0, .ctx = 0};
+  r = chorusWaitSignal(1, &d, comm, nullptr);
+  const std::string error = chorusGetLastError(nullptr);
+  std::printf("rank %d: wait returned %s: %s\n", rank, chorusGetErrorString(r), error.c_str());
+  if (r == chorusRemoteError && error.find("peer 1") != std::string::npos) std::printf("peer loss seen\n");
+  std::fflush(stdout);
+  std::_Exit(r == chorusRemoteError ? 0 : 1);
+}
+
 }  // namespace
 
 int main() {
@@ -207,6 +227,8 @@ int main() {
   chorusCommCount(comm, &nranks);
   int passed = 0;
   bool ok = true;
+  const char* scenario = std::getenv("CHORUS_WINDOW_WORKER_SCENARIO");
+  if (scenario && std::string(scenario) == "peer_dies") return peerDies();
   const bool verbose = std::getenv("CHORUS_WINDOW_WORKER_VERBOSE") != nullptr;
   for (bool (*check)() : {allToAllPuts, putLandsWhileTargetReceives, moeDispatchCombine, pipelineHandOff}) {
     if (verbose) std::printf("rank %d: check %d\n", rank, passed), std::fflush(stdout);

@@ -45,6 +45,35 @@ TEST_P(WindowsProcess, EveryCheckRight) {
   }
 }
 
+// A rank that exits without a word while its peer waits for its signal: the wait fails promptly as a lost peer
+// naming it (far before CHORUS_TIMEOUT), on each transport.
+class WindowsPeerLoss : public ::testing::TestWithParam<WindowWorld> {};
+
+TEST_P(WindowsPeerLoss, AWaitOnALostPeerFailsNamingIt) {
+  const WindowWorld& w = GetParam();
+#ifndef CHORUS_HAVE_VERBS
+  if (w.transport == "ib") GTEST_SKIP() << "built without verbs";
+#endif
+  ProcessWorldOptions o;
+  o.nranks = 2;
+  o.worker = buildTreePath("tests/chorus_window_worker");
+  o.env = {{"CHORUS_TIMEOUT", "120"},
+           {"CHORUS_TRANSPORT", w.transport},
+           {"CHORUS_TEST_HOSTS", w.hosts},
+           {"CHORUS_IB_EMULATION", w.transport == "ib" ? "1" : ""},
+           {"CHORUS_WINDOW_WORKER_SCENARIO", "peer_dies"}};
+  o.deadline = 60s;  // half the timeout: only a prompt failure passes
+  o.killOnFirstFailure = false;
+  ProcessWorldResult result = runProcessWorld(o);
+  EXPECT_TRUE(result.allSucceeded()) << result.describe();
+  EXPECT_NE(result.ranks[0].output.find("peer loss seen"), std::string::npos) << result.ranks[0].output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, WindowsPeerLoss,
+                         ::testing::Values(WindowWorld{2, "shm", ""}, WindowWorld{2, "tcp", ""},
+                                           WindowWorld{2, "ib", "2"}),
+                         [](const auto& info) { return info.param.transport; });
+
 INSTANTIATE_TEST_SUITE_P(Worlds, WindowsProcess,
                          ::testing::Values(WindowWorld{1, "shm", ""}, WindowWorld{2, "shm", ""},
                                            WindowWorld{2, "shm", "", "2"}, WindowWorld{5, "shm", "", "2"},

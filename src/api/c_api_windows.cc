@@ -16,11 +16,8 @@ using chorus::api::fail;
 using chorus::api::guarded;
 using chorus::api::checks::whereOf;
 
-// A window handle: the engine's window and the communicator it was registered on.
-struct chorusWindow {
-  chorus::Window* win = nullptr;
-  chorusComm* comm = nullptr;
-};
+// A window handle is the engine's Window itself (owned by the communicator, freed with it if never deregistered).
+chorus::Window* windowOf(chorusWindow_t win) { return reinterpret_cast<chorus::Window*>(win); }
 
 namespace {
 
@@ -31,7 +28,7 @@ std::string checkComm(const char* call, chorusComm_t comm) {
 }
 
 std::string checkWindow(const char* call, chorusComm_t comm, chorusWindow_t win) {
-  if (!win || win->comm != comm) return whereOf(comm, call) + "win is NULL or not comm's";
+  if (!win || windowOf(win)->owner != comm) return whereOf(comm, call) + "win is NULL or not comm's";
   return "";
 }
 
@@ -83,12 +80,8 @@ chorusResult_t chorusCommWindowRegister(chorusComm_t comm, void* buff, size_t si
   }
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   if (chorusResult_t r = refuseInGroup(call, comm); r != chorusSuccess) return r;
-  return guarded(comm, call, [&] {
-    auto handle = std::make_unique<chorusWindow>();
-    handle->comm = comm;
-    handle->win = comm->impl->registerWindow(buff, size);
-    *win = handle.release();
-  });
+  return guarded(comm, call,
+                 [&] { *win = reinterpret_cast<chorusWindow_t>(comm->impl->registerWindow(buff, size, comm)); });
 }
 
 chorusResult_t chorusCommWindowDeregister(chorusComm_t comm, chorusWindow_t win) {
@@ -97,10 +90,7 @@ chorusResult_t chorusCommWindowDeregister(chorusComm_t comm, chorusWindow_t win)
   if (bad.empty()) bad = checkWindow(call, comm, win);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   if (chorusResult_t r = refuseInGroup(call, comm); r != chorusSuccess) return r;
-  return guarded(comm, call, [&] {
-    comm->impl->deregisterWindow(win->win);
-    delete win;
-  });
+  return guarded(comm, call, [&] { comm->impl->deregisterWindow(windowOf(win)); });
 }
 
 chorusResult_t chorusPutSignal(const void* localbuff, size_t count, chorusDataType_t datatype, int peer,
@@ -116,17 +106,17 @@ chorusResult_t chorusPutSignal(const void* localbuff, size_t count, chorusDataTy
     bad = whereOf(comm, call) + "count overflows";
   if (bad.empty() && bytes > 0 && !localbuff) bad = whereOf(comm, call) + "localbuff is NULL";
   if (bad.empty()) {
-    const uint64_t size = win->win->sizes[static_cast<size_t>(peer)];
+    const uint64_t size = windowOf(win)->sizes[static_cast<size_t>(peer)];
     if (peerWinOffset > size || bytes > size - peerWinOffset) {
       bad = whereOf(comm, call) + "peer " + std::to_string(peer) + ": " + std::to_string(bytes) + " bytes at offset " +
-            std::to_string(peerWinOffset) + " run past the peer's window " + std::to_string(win->win->id) + " of " +
-            std::to_string(size) + " bytes";
+            std::to_string(peerWinOffset) + " run past the peer's window " + std::to_string(windowOf(win)->id) +
+            " of " + std::to_string(size) + " bytes";
     }
   }
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   (void)flags;
   chorus::WindowOp op{.kind = chorus::WindowOp::Kind::kPut,
-                      .win = win->win,
+                      .win = windowOf(win),
                       .peer = peer,
                       .src = localbuff,
                       .bytes = bytes,

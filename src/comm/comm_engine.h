@@ -105,7 +105,8 @@ class CommEngine {
   // Windows (chorus.h's put and signal; window_channel.h): each runs in host call order under the call mutex, after
   // the device calls enqueued before it. Registration and deregistration are collective; the first registration
   // connects the window connections. Errors are thrown as chorus::Error.
-  Window* registerWindow(void* base, size_t bytes);
+  // The window lives until deregisterWindow or the communicator's end; `owner` is kept in it for the caller.
+  Window* registerWindow(void* base, size_t bytes, const void* owner);
   void deregisterWindow(Window* win);
   // Puts, signals and waits, in order (a group's, or one call's).
   void runWindowOps(std::span<const WindowOp> ops) { runWindowIssued(issueHostCall(), ops); }

@@ -28,7 +28,7 @@ void CommEngine::windowCall(uint64_t number, bool passTurn, const char* call, F 
   f(WindowWaiting{Deadline::after(config_.timeoutSeconds), &failures_.state().abortFlag(), call, waitPolicy_});
 }
 
-Window* CommEngine::registerWindow(void* base, size_t bytes) {
+Window* CommEngine::registerWindow(void* base, size_t bytes, const void* owner) {
   // Every rank's size and base address, in rank order.
   std::vector<uint64_t> mine{bytes, reinterpret_cast<uint64_t>(base)}, all(2 * static_cast<size_t>(size_));
   run(CallArgs{
@@ -54,6 +54,7 @@ Window* CommEngine::registerWindow(void* base, size_t bytes) {
     auto w = std::make_unique<Window>();
     w->id = windows_.table().nextId();
     w->base = base;
+    w->owner = owner;
     for (int r = 0; r < size_; ++r) {
       w->sizes.push_back(all[2 * static_cast<size_t>(r)]);
       w->bases.push_back(all[2 * static_cast<size_t>(r) + 1]);

@@ -16,6 +16,7 @@ struct Window {
   void* base = nullptr;         // this rank's part
   std::vector<uint64_t> sizes;  // every rank's registered size, in bytes
   std::vector<uint64_t> bases;  // every rank's base address, in its own address space (for direct stores)
+  const void* owner = nullptr;  // the handle of the communicator it was registered on (the C API's check)
 };
 
 class WindowTable {

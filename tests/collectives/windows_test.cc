@@ -5,9 +5,12 @@
 
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "src/api/comm_handle.h"
 #include "tests/collectives/suite_knobs.h"
 #include "tests/harness/thread_world.h"
 
@@ -347,6 +350,47 @@ TEST_P(Windows, UnevenDispatchMatchesAllToAllv) {
         },
         kDeadline, configFor(GetParam()));
   }
+}
+
+// chorusCommAbort from another thread returns a rank blocked in chorusWaitSignal within a second, with
+// chorusRemoteError saying it was aborted.
+TEST(WindowsAbort, AbortReturnsABlockedWait) {
+  chorusUniqueId id;
+  ASSERT_EQ(chorusGetUniqueId(&id), chorusSuccess);
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 60;
+  std::vector<chorusComm_t> comms(2, nullptr);
+  std::vector<chorusWindow_t> wins(2, nullptr);
+  std::vector<std::vector<uint8_t>> mem(2, std::vector<uint8_t>(64));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      ASSERT_EQ(chorusCommInitRankConfig(&comms[r], 2, id, r, &config), chorusSuccess) << r;
+      ASSERT_EQ(chorusCommWindowRegister(comms[r], mem[r].data(), mem[r].size(), &wins[r], 0), chorusSuccess) << r;
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(comms[0] && comms[1] && wins[0] && wins[1]);
+  chorusComm_t victim = comms[0];
+  auto call = std::async(std::launch::async, [victim] {
+    chorusWaitSignalDesc_t d{.opCnt = 1, .peer = 1, .sigIdx = 0, .ctx = 0};
+    const chorusResult_t r = chorusWaitSignal(1, &d, victim, nullptr);
+    return std::make_pair(r, std::string(chorusGetLastError(nullptr)));
+  });
+  // Abort only once the wait is inside the communicator (earlier would free it under the caller).
+  const auto start = std::chrono::steady_clock::now();
+  while (!victim->impl->callInProgress()) {
+    ASSERT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "the wait never started";
+    std::this_thread::yield();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(chorusCommAbort(victim), chorusSuccess);
+  ASSERT_EQ(call.wait_for(std::chrono::seconds(5)), std::future_status::ready) << "the wait did not return";
+  const auto [result, error] = call.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  EXPECT_EQ(result, chorusRemoteError) << error;
+  EXPECT_NE(error.find("aborted"), std::string::npos) << error;
+  chorusCommDestroy(comms[1]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Windows, ::testing::Values("", "tcp"),

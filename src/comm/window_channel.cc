@@ -78,7 +78,10 @@ void WindowChannel::land(int peer) {
                         std::to_string(f.windowId) +
                         (win ? " (" + std::to_string(size) + " bytes here)" : " (not registered here)"));
     }
-    if (f.bytes > 0 && !(f.flags & kStoredDirectly)) {
+    if (f.flags & kInlined) {
+      if (f.bytes > WindowFrame::kInlineBytes) invalid(peer, "an inlined put of " + std::to_string(f.bytes) + " bytes");
+      std::memcpy(static_cast<char*>(win->base) + f.offset, f.inlined, f.bytes);
+    } else if (f.bytes > 0 && !(f.flags & kStoredDirectly)) {
       p.inPayload = true;
       p.recvId = p.conn->irecv(static_cast<char*>(win->base) + f.offset, f.bytes, kTag);
       return;
@@ -212,7 +215,9 @@ void WindowChannel::driveUntil(Pred done, int peer, const WindowWaiting& waiting
 void WindowChannel::sendFrame(int peer, const WindowFrame& frame, const void* bytes, const WindowWaiting& waiting) {
   Peer& p = peerFor(peer, waiting);
   uint64_t last = p.conn->isend(&frame, sizeof(frame), kTag);
-  if (frame.bytes > 0 && !(frame.flags & kStoredDirectly)) last = p.conn->isend(bytes, frame.bytes, kTag);
+  if (frame.bytes > 0 && !(frame.flags & (kStoredDirectly | kInlined))) {
+    last = p.conn->isend(bytes, frame.bytes, kTag);
+  }
   ++p.sent;
   // Complete locally: the frame (on the caller's stack) and the bytes may go. Receives go on meanwhile, so two
   // ranks putting to each other at once both land what the other sends.
@@ -234,7 +239,10 @@ void WindowChannel::put(const Window& win, int peer, const void* src, uint64_t b
                     .windowId = win.id,
                     .offset = offset,
                     .bytes = bytes};
-  if (bytes > 0 && p.writes && bytes >= p.writes->peerWriteMinBytes()) {
+  if (bytes > 0 && bytes <= WindowFrame::kInlineBytes && !(p.writes && p.writes->peerWriteMinBytes() == 0)) {
+    std::memcpy(frame.inlined, src, bytes);
+    frame.flags = kInlined;
+  } else if (bytes > 0 && p.writes && bytes >= p.writes->peerWriteMinBytes()) {
     // Stored before the frame is sent: the frame's publication (a release on shared memory) orders them.
     const int err = p.writes->writePeerMemory(win.bases[static_cast<size_t>(peer)] + offset, src, bytes);
     if (err == 0) {

@@ -1,6 +1,7 @@
 // The connections a communicator's windows travel on (chorus.h's put and signal), apart from its two-sided ones so
 // that a put never sits in front of a receive: each put or signal is a WindowFrame, followed by the put's bytes
-// unless the connection stored them in the peer's window itself (PeerMemoryWrites: shared memory). A header
+// unless they fit in the frame or the connection stored them in the peer's window itself (PeerMemoryWrites: shared
+// memory). A header
 // receive is always posted on each of them; whenever this rank progresses the channel (its own calls, and every
 // progress round of the communicator's other calls: SideProgress) a frame that arrived lands: its bytes are received
 // straight into the window at the offset, then its signal is counted.
@@ -28,14 +29,18 @@ struct WindowFrame {
   uint32_t magic = 0;
   uint32_t sigIdx = 0;
   uint32_t ctx = 0;
-  uint32_t flags = 0;     // kStoredDirectly: the sender already wrote the bytes into the window
+  uint32_t flags = 0;     // kStoredDirectly, kInlined
   uint64_t windowId = 0;  // kNoWindow: a bare signal
   uint64_t offset = 0;
   uint64_t bytes = 0;
+  // A small put's bytes travel in the frame: one message instead of two (88 bytes fill the frame to 128).
+  static constexpr size_t kInlineBytes = 88;
+  unsigned char inlined[kInlineBytes] = {};
 };
-static_assert(sizeof(WindowFrame) == 40);
+static_assert(sizeof(WindowFrame) == 128);
 inline constexpr uint32_t kWindowFrameMagic = 0x57494e44u;  // "WIND"
-inline constexpr uint32_t kStoredDirectly = 1;
+inline constexpr uint32_t kStoredDirectly = 1;              // the sender already wrote the bytes into the window
+inline constexpr uint32_t kInlined = 2;                     // the bytes are in the frame's `inlined`
 inline constexpr uint64_t kNoWindow = ~uint64_t{0};
 
 // How a blocking window call waits: its deadline, the communicator's abort flag, its name for errors, and how long

@@ -84,6 +84,21 @@ class DescriptorlessProgress {
   ~DescriptorlessProgress() = default;
 };
 
+// Stores straight into the peer process's memory (shared memory's process_vm_writev, or a plain copy when the peer
+// is this process): a window put's bytes reach the peer's registered buffer without a receive there.
+class PeerMemoryWrites {
+ public:
+  // Copies `bytes` from src to `address` in the peer's address space and returns once they are there (visible to a
+  // peer that later acquires a flag this side releases). 0 on success, else the errno the system gave (EPERM,
+  // ENOSYS: the caller falls back to messages; ESRCH: the peer is gone). Throws nothing.
+  virtual int writePeerMemory(uint64_t address, const void* src, size_t bytes) = 0;
+  // Smaller puts go as messages: below this a store costs more than the message path (a system call).
+  virtual size_t peerWriteMinBytes() const = 0;
+
+ protected:
+  ~PeerMemoryWrites() = default;
+};
+
 // What one connection supports beyond the core: null where it does not. A wrapper answers with what its inner
 // connection supports (or its own), which a dynamic_cast on the wrapper would get wrong. The pointers live as long
 // as the connection; callers look them up once per connection (per call or at setup), never per message.
@@ -94,6 +109,7 @@ struct ConnectionCapabilities {
   DeviceMemorySends* deviceMemory = nullptr;
   MemoryRegistration* registration = nullptr;
   DescriptorlessProgress* descriptorless = nullptr;
+  PeerMemoryWrites* peerWrites = nullptr;
 };
 
 }  // namespace chorus

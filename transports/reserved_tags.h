@@ -18,10 +18,12 @@ inline constexpr uint32_t kLinkProbe = 0xfffffff0u;
 inline constexpr uint32_t kClockOffset = 0xffffffefu;
 // CUDA IPC: the control messages (announcements, credits) on the host connection under the device connection.
 inline constexpr uint32_t kIpcControl = 0xffffffe1u;
+// Windows (chorus.h's put and signal): every frame on a communicator's window connections.
+inline constexpr uint32_t kWindow = 0xffffffe2u;
 // Device connections: the setup messages (ring offers, mapping results) on the host connections.
 inline constexpr uint32_t kDeviceSetup = 0xffffffe0u;
 
-static_assert(kDeviceSetup >= kFirstReservedTag && kIpcControl >= kFirstReservedTag &&
+static_assert(kDeviceSetup >= kFirstReservedTag && kWindow >= kFirstReservedTag && kIpcControl >= kFirstReservedTag &&
               kLinkProbe >= kFirstReservedTag && kClockOffset >= kFirstReservedTag && kAbandon >= kFirstReservedTag);
 
 }  // namespace chorus::reserved_tags

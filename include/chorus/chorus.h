@@ -299,11 +299,13 @@ CHORUS_API chorusResult_t chorusEventSynchronize(chorusEvent_t event);
 CHORUS_API chorusResult_t chorusEventDestroy(chorusEvent_t event);
 
 /* Windows: one-sided put and signal, shaped after NCCL 2.29's ncclCommWindowRegister, ncclPutSignal, ncclSignal and
-   ncclWaitSignal. Host memory, NULL stream, outside groups (a stream, or a call inside a group, is
-   chorusInvalidUsage); see docs/windows.md for the transports and what is not yet supported.
+   ncclWaitSignal. Host memory; NULL or a host stream (a CUDA stream is chorusInvalidUsage); inside groups too.
+   See docs/windows.md for how each transport moves them.
    Semantics:
    - chorusCommWindowRegister is collective: every rank registers its own buffer (sizes may differ, 0 allowed) and
-     gets a handle naming the whole window; ranks register and deregister their windows in the same order.
+     gets a handle naming the whole window; ranks register and deregister their windows in the same order, outside
+     groups. Deregistration returns once every put made to this rank's part before the peers deregistered has
+     landed, and no peer may put into the window afterwards.
    - chorusPutSignal writes count elements from localbuff into peer's window at byte offset peerWinOffset, then raises
      signal sigIdx (in context ctx) at the peer: the peer sees the bytes before it sees the signal. A put beyond the
      peer's registered size is chorusInvalidArgument naming rank, peer and the peer's window size.
@@ -311,13 +313,18 @@ CHORUS_API chorusResult_t chorusEventDestroy(chorusEvent_t event);
      after every put made before it to that peer is visible there.
    - Signals are counted per (sender, sigIdx, ctx) at the receiver. chorusWaitSignal returns once, for each desc,
      opCnt signals from desc.peer on (sigIdx, ctx) have arrived, and consumes them (the count drops by opCnt).
-   - A put is complete locally when the call returns: localbuff may be reused. The bytes are visible at the peer
-     once its chorusWaitSignal has seen the signal that follows them (not before: the receiver's wait is what
-     delivers them). chorusWindowFlush returns once this rank's puts on win are complete locally (always so now).
-   - Puts and signals travel in the pair's ordered two-sided stream: a chorusRecv from a peer after a put from it
-     must follow the chorusWaitSignal that consumes that put's signal. A put waits, as chorusSend does, until the
-     transport has taken its bytes: large puts between two ranks that both put before they wait need an order
-     (one side waits first). */
+   - Progress: puts travel on connections of their own, apart from the two-sided calls', and the target lands them
+     (writes the bytes, counts the signal) whenever its communicator progresses: inside chorusWaitSignal, inside
+     its own puts, and during the progress rounds of any other call on the communicator that waits on its
+     connections. A rank that makes no call on the communicator lands nothing; its window's memory
+     may change only while it is inside a call, or at any time where the sender stores directly (shared memory
+     between threads of one process, or with CHORUS_SHM_CMA=2: docs/windows.md).
+   - A put is complete locally when the call returns (NULL stream) or the host stream has run it: localbuff may be
+     reused. It returns once the transport has taken its bytes, which may need the target to progress; puts between
+     ranks that are both putting land each other's meanwhile. chorusWindowFlush returns once this rank's puts on win
+     made with a NULL stream are complete locally (always so when it is called).
+   - Inside a group a rank's puts and signals on a communicator run at chorusGroupEnd first, then its other calls,
+     then its waits. */
 typedef struct chorusWindow* chorusWindow_t;
 #define CHORUS_WIN_DEFAULT 0
 typedef struct {

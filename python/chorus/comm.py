@@ -15,6 +15,7 @@ from .groups import defer, in_group
 from .point_to_point import PointToPoint
 from .request import Request
 from .unique_id import as_unique_id, from_struct
+from .windows import Windows
 
 SPLIT_NOCOLOR = -1
 _SHRINK_DEFAULT, _SHRINK_ABORT = 0, 1
@@ -56,7 +57,7 @@ class _Native:
         return code
 
 
-class Comm(Collectives, PointToPoint):
+class Comm(Collectives, PointToPoint, Windows):
     """A communicator. ``Comm(unique_id, size, rank, **settings)`` joins rank ``rank`` of ``size`` to the job the
     unique id names; ``Comm.from_env(**settings)`` reads rank, size and store from chorusrun, torchrun, mpirun or
     srun. Settings are chorusConfig_t's fields in snake_case (timeout_seconds=30, algo="ring", comm_name="grads").

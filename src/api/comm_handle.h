@@ -3,11 +3,8 @@
 
 #include <memory>
 
-#include "src/api/window_table.h"
 #include "src/comm/comm_engine.h"
 
 struct chorusComm {
   std::unique_ptr<chorus::CommEngine> impl;
-  // The windows registered on this communicator and the signals counted for it (window_table.h).
-  chorus::api::WindowTable windows;
 };

@@ -23,6 +23,7 @@ struct RecordedCall {
   bool device;
   int gpu;
   chorusStream_t stream;
+  std::shared_ptr<const WindowOp> window;  // a window call (args unused)
 };
 
 struct GroupState {
@@ -33,13 +34,25 @@ struct GroupState {
 
 thread_local GroupState group;
 
+// A part with window calls (host memory only): its puts and signals, its other calls, its waits, in that order.
+chorusResult_t runWithWindows(chorusComm_t comm, chorusStream_t streamHandle, const std::vector<WindowOp>& puts,
+                              const std::vector<CallArgs>& others, const std::vector<WindowOp>& waits);
+
 // Runs one communicator's part of a group, or queues it on the host stream its calls name; returns its result (the
 // communicator has recorded any error).
 chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>& calls) {
   const std::string where = checks::whereOf(comm, "chorusGroupEnd");
   thread_local std::vector<CallArgs> host;  // reused: a group per training step should not allocate
+  std::vector<WindowOp> puts, waits;
   host.clear();
   for (const RecordedCall* c : calls) {
+    if (c->window) {
+      if (c->stream != calls.front()->stream) {
+        return fail(comm, chorusInvalidUsage, where + "a group's calls on one communicator must use one stream");
+      }
+      (c->window->kind == WindowOp::Kind::kWait ? waits : puts).push_back(*c->window);
+      continue;
+    }
     if (c->stream != calls.front()->stream) {
       return fail(comm, chorusInvalidUsage, where + "a group's calls on one communicator must use one stream");
     }
@@ -48,6 +61,13 @@ chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>
                   where + "a group's calls on one communicator must all use device buffers or all host buffers");
     }
     host.push_back(c->args);
+  }
+  if (!puts.empty() || !waits.empty()) {
+    if (calls.front()->device) {
+      return fail(comm, chorusInvalidUsage,
+                  where + "window calls take host memory: their group cannot hold device calls");
+    }
+    return runWithWindows(comm, calls.front()->stream, puts, host, waits);
   }
   if (calls.front()->device) {
     // Device buffers: the group's calls are enqueued together on their stream, run together by the progress thread.
@@ -68,12 +88,36 @@ chorusResult_t runPart(chorusComm_t comm, const std::vector<const RecordedCall*>
   });
 }
 
+chorusResult_t runWithWindows(chorusComm_t comm, chorusStream_t streamHandle, const std::vector<WindowOp>& puts,
+                              const std::vector<CallArgs>& others, const std::vector<WindowOp>& waits) {
+  return guarded(comm, "chorusGroupEnd", [&] {
+    std::shared_ptr<HostStream> stream = hostStreamOf(streamHandle, "chorusGroupEnd");
+    auto check = [](const StreamStatus& queued) {
+      if (queued.code != chorusSuccess) throw Error(queued.code, queued.message);
+    };
+    if (!stream) {
+      if (!puts.empty()) comm->impl->runWindowOps(puts);
+      if (!others.empty()) comm->impl->runBatch(others);
+      if (!waits.empty()) comm->impl->runWindowOps(waits);
+      return;
+    }
+    if (!puts.empty()) check(stream->enqueueWindow(*comm->impl, puts));
+    if (!others.empty()) check(stream->enqueue(*comm->impl, others));
+    if (!waits.empty()) check(stream->enqueueWindow(*comm->impl, waits));
+  });
+}
+
 }  // namespace
 
 bool inGroup() { return group.depth > 0; }
 
 void recordInGroup(chorusComm_t comm, const CallArgs& op, bool device, int gpu, chorusStream_t stream) {
-  group.calls.push_back(RecordedCall{comm, op, device, gpu, stream});
+  group.calls.push_back(RecordedCall{comm, op, device, gpu, stream, nullptr});
+}
+
+void recordWindowInGroup(chorusComm_t comm, WindowOp op, chorusStream_t stream) {
+  group.calls.push_back(
+      RecordedCall{comm, CallArgs{}, false, -1, stream, std::make_shared<const WindowOp>(std::move(op))});
 }
 
 void recordGroupFailure(const std::string& message) {

@@ -6,6 +6,7 @@
 
 #include "chorus/chorus.h"
 #include "core/collective.h"
+#include "src/comm/window_op.h"
 
 namespace chorus::api {
 
@@ -14,6 +15,9 @@ bool inGroup();
 // Records a call whose arguments were checked; it runs at the outermost chorusGroupEnd. The CallArgs's alltoallv arrays
 // must be owned by op.keepAlive.
 void recordInGroup(chorusComm_t comm, const CallArgs& op, bool device, int gpu, chorusStream_t stream);
+// Records a window call (put, signal, wait). At chorusGroupEnd a communicator's puts and signals are made first,
+// then its other calls, then its waits: a wait never holds up a put of the same group.
+void recordWindowInGroup(chorusComm_t comm, WindowOp op, chorusStream_t stream);
 // Notes that a call inside the group failed (its own return code said so): chorusGroupEnd then drops the group.
 void recordGroupFailure(const std::string& message);
 // chorusGroupStart and chorusGroupEnd.

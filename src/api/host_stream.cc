@@ -24,10 +24,20 @@ StreamStatus HostStream::enqueue(CommEngine& engine, std::span<const CallArgs> o
   std::lock_guard<std::mutex> lock(mutex_);
   if (failedAt_ != UINT64_MAX) return failure_;
   // Issued now, under the stream's lock: the stream's order and the communicator's agree.
-  queue_.push_back(Queued{&engine, engine.issueHostCall(), std::vector<CallArgs>(ops.begin(), ops.end())});
+  queue_.push_back(Queued{&engine, engine.issueHostCall(), std::vector<CallArgs>(ops.begin(), ops.end()), {}});
   ++enqueued_;
   changed();
   // Only the stream's thread waits for work; a caller waiting on the stream takes queued calls itself.
+  if (!busy_ && workerSleeping_) workArrived_.notify_one();
+  return {};
+}
+
+StreamStatus HostStream::enqueueWindow(CommEngine& engine, std::span<const WindowOp> ops) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failedAt_ != UINT64_MAX) return failure_;
+  queue_.push_back(Queued{&engine, engine.issueHostCall(), {}, std::vector<WindowOp>(ops.begin(), ops.end())});
+  ++enqueued_;
+  changed();
   if (!busy_ && workerSleeping_) workArrived_.notify_one();
   return {};
 }
@@ -48,6 +58,8 @@ void HostStream::runNext(std::unique_lock<std::mutex>& lock) {
   try {
     if (skip) {
       call.engine->skipIssued(call.number, /*passTurn=*/false);
+    } else if (!call.windowOps.empty()) {
+      call.engine->runWindowIssued(call.number, call.windowOps, /*passTurn=*/false);
     } else {
       call.engine->runIssued(call.number, call.ops, /*passTurn=*/false);
     }

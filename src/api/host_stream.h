@@ -20,6 +20,7 @@
 
 #include "chorus/chorus.h"
 #include "core/collective.h"
+#include "src/comm/window_op.h"
 
 namespace chorus {
 class CommEngine;
@@ -44,6 +45,8 @@ class HostStream {
   // Issues `ops` (one call, or a group's calls on one communicator) on `engine` and queues them. Returns the
   // stream's error, queuing nothing, once one of its calls has failed.
   StreamStatus enqueue(CommEngine& engine, std::span<const CallArgs> ops);
+  // As enqueue, for window ops (puts, signals, waits: CommEngine::runWindowIssued).
+  StreamStatus enqueueWindow(CommEngine& engine, std::span<const WindowOp> ops);
   // How many calls were queued so far (an event records this).
   uint64_t enqueued();
   // Waits until the first `target` calls have finished, running queued ones on this thread when the stream's own
@@ -57,6 +60,7 @@ class HostStream {
     CommEngine* engine;
     uint64_t number;  // its issue number on the engine
     std::vector<CallArgs> ops;
+    std::vector<WindowOp> windowOps;  // a window call's instead of ops
   };
   void threadMain();
   // Takes the next call and runs it (or skips it after a failure) with mutex_ released; mutex_ held on entry and

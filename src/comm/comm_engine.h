@@ -25,6 +25,7 @@
 #include "src/comm/host_call_order.h"
 #include "src/comm/peer_connections.h"
 #include "src/comm/staging_memory.h"
+#include "src/comm/window_channel.h"
 #include "src/flight/comm_flight.h"
 
 namespace chorus {
@@ -101,6 +102,18 @@ class CommEngine {
   // until deregisterBuffer(handle); the handle is never null. Takes the call mutex: no call may run meanwhile.
   void* registerBuffer(const void* p, size_t bytes);
   void deregisterBuffer(void* handle);
+  // Windows (chorus.h's put and signal; window_channel.h): each runs in host call order under the call mutex, after
+  // the device calls enqueued before it. Registration and deregistration are collective; the first registration
+  // connects the window connections. Errors are thrown as chorus::Error.
+  // The window lives until deregisterWindow or the communicator's end; `owner` is kept in it for the caller.
+  Window* registerWindow(void* base, size_t bytes, const void* owner);
+  void deregisterWindow(Window* win);
+  // Puts, signals and waits, in order (a group's, or one call's).
+  void runWindowOps(std::span<const WindowOp> ops) { runWindowIssued(issueHostCall(), ops); }
+  // As runIssued, for window ops (a host stream's).
+  void runWindowIssued(uint64_t number, std::span<const WindowOp> ops, bool passTurn = true);
+  // How puts reach each transport's peers ("shm direct, tcp messages"); "" before the first registration.
+  std::string windowPaths();
   // Makes a call blocked in run() throw promptly; the caller then destroys the communicator.
   void requestAbort();
   // Blocks until no call is running, no caller is inside run() or enqueueDevice() and no call queued on a host
@@ -133,6 +146,9 @@ class CommEngine {
   void finishSetup(Deadline deadline);
   // config metricsPort: this communicator's metrics, served on the port + its rank's index on its machine.
   void startMetrics();
+  // Runs f(WindowWaiting) as window call `number` (registerWindow's comment); `call` names it in errors.
+  template <class F>
+  void windowCall(uint64_t number, bool passTurn, const char* call, F f);
   // A split child or shrunk successor over `members` (ranks of this one): over this one's connections (`share`),
   // or over connections of its own, made through the same store.
   std::unique_ptr<CommEngine> makeRelative(const std::vector<int>& members, const LaunchSpec& spec, bool share,
@@ -163,6 +179,7 @@ class CommEngine {
   // thread made them.
   std::shared_ptr<HostCallOrder> hostOrder_ = std::make_shared<HostCallOrder>();
   std::atomic<int> activeCallers_{0};
+  WindowChannel windows_{rank_};  // its connections open at the first registration
   DeviceSide device_;  // last: torn down first, its progress thread using all the above
 };
 

@@ -83,6 +83,8 @@ class CommIO final : public PeerIO {
   const Hierarchy* hierarchy() const override { return hierarchy_; }
   // The host grouping two-level algorithms use (owned by the communicator).
   void setHierarchy(const Hierarchy* h) { hierarchy_ = h; }
+  // Work progressed beside every call's own (the communicator's windows): progress_driver.h.
+  void setSideProgress(SideProgress* side) { driver_.setSideProgress(side); }
   // The slice size of the calls that follow (CHORUS_CHUNK_SIZE, or what a rule or the tuner chose for the call), at
   // most a staging slot (the communicator sizes its slots for the largest it may choose).
   void setSliceBytes(size_t bytes) { sliceBytes_ = std::min(bytes, staging_.sliceBytes()); }

@@ -34,6 +34,7 @@ void ProgressDriver::sleepUntilSomethingMoves() {
     c->addPollFds(fds_);
     device |= caps.descriptorless != nullptr && caps.descriptorless->movesWithoutDescriptor();
   }
+  if (side_) side_->addSidePollFds(fds_);
   // Only a wait that sleeps is recorded: the flight recorder's "waiting for rank X" costs the spinning nothing.
   if (call_.flight != nullptr) call_.flight->waiting(call_.flightRecord, firstWaited, waited);
   const size_t from = liveness_.watch(fds_);

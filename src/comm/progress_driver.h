@@ -15,6 +15,7 @@
 #include "device/poll_backoff.h"
 #include "src/comm/call_under_way.h"
 #include "src/comm/peer_liveness.h"
+#include "src/comm/side_progress.h"
 #include "src/comm/transfer_tracer.h"
 #include "src/comm/wait_policy.h"
 
@@ -38,6 +39,9 @@ class ProgressDriver {
       throw;
     }
   }
+
+  // Progressed once per round beside the call's connections (the communicator's windows); null: none.
+  void setSideProgress(SideProgress* side) { side_ = side; }
 
   // For waits that do not progress connections (a receive from any peer): throws on abort, and on a lost peer or
   // the deadline.
@@ -72,6 +76,7 @@ class ProgressDriver {
   PeerLiveness liveness_;
   std::vector<pollfd> fds_;    // sleepUntilSomethingMoves'
   PollBackoff deviceBackoff_;  // how long to sleep while only a device copy can move things on
+  SideProgress* side_ = nullptr;
 };
 
 template <class Pred>
@@ -84,6 +89,7 @@ void ProgressDriver::driveLoop(Pred finished) {
     for (const ActiveConnection& a : call_.active) {
       if (a.conn->busy()) moved |= a.conn->progress();
     }
+    if (side_) moved |= side_->progressSide();
     tracer_.roundEnds(moved);
     if (finished()) return;
     throwIfAborted();

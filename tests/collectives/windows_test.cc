@@ -1,12 +1,16 @@
-// Windows with put and signal (chorus.h's one-sided calls) over shared memory and TCP, 1 to 4 ranks: windows of
-// different sizes, puts at offsets, signals counted and consumed, ordering, bounds, and two uses checked against the
+// Windows with put and signal (chorus.h's one-sided calls) over shared memory and TCP, 1 to 5 ranks as threads: windows
+// of different sizes, puts at offsets, signals counted and consumed, ordering, bounds, and two uses checked against the
 // two-sided calls (a pipeline stage hand-off, an MoE-style dispatch with uneven counts).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "src/api/comm_handle.h"
 #include "tests/collectives/suite_knobs.h"
 #include "tests/harness/thread_world.h"
 
@@ -28,7 +32,7 @@ class Windows : public ::testing::TestWithParam<const char*> {};
 // Every rank's window has its own size; each rank puts a block into every other rank's window at an offset that
 // names the sender, with a signal each; every rank waits for one signal from each and checks the bytes.
 TEST_P(Windows, PutsAtOffsetsIntoWindowsOfDifferentSizes) {
-  for (int n = 1; n <= 4; ++n) {
+  for (int n = 1; n <= 5; ++n) {
     runThreadWorld(
         n,
         [&](chorusComm_t comm, int rank) {
@@ -120,8 +124,42 @@ TEST_P(Windows, ManyPutsThenOneSignalAllVisibleAndSignalsConsumed) {
       kDeadline, configFor(GetParam()));
 }
 
-// A put past the peer's window is chorusInvalidArgument naming rank, peer and the window's size; streams and
-// groups are refused as not supported yet.
+// Every rank puts 2 MiB into every other rank's window before any of them waits: more than a socket or a ring
+// holds, so each put completes only because the puts' own progress lands what the others put meanwhile.
+TEST_P(Windows, LargePutsBothWaysBeforeAnyWait) {
+  for (int n = 2; n <= 5; n += 3) {
+    runThreadWorld(
+        n,
+        [&](chorusComm_t comm, int rank) {
+          constexpr size_t kBlock = 2 << 20;
+          std::vector<uint8_t> mine(kBlock * static_cast<size_t>(n), 0), out(kBlock);
+          chorusWindow_t win = nullptr;
+          ASSERT_EQ(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0), chorusSuccess)
+              << chorusGetLastError(comm);
+          for (int k = 1; k < n; ++k) {
+            const int to = (rank + k) % n;
+            for (size_t i = 0; i < kBlock; ++i) out[i] = byteOf(rank, to, i);
+            ASSERT_EQ(chorusPutSignal(out.data(), kBlock, chorusUint8, to, win, kBlock * static_cast<size_t>(rank), 7,
+                                      0, 0, comm, nullptr),
+                      chorusSuccess)
+                << chorusGetLastError(comm);
+          }
+          for (int k = 1; k < n; ++k) {
+            const int from = (rank + n - k) % n;
+            chorusWaitSignalDesc_t d{.opCnt = 1, .peer = from, .sigIdx = 7, .ctx = 0};
+            ASSERT_EQ(chorusWaitSignal(1, &d, comm, nullptr), chorusSuccess) << chorusGetLastError(comm);
+            for (size_t i = 0; i < kBlock; ++i) {
+              ASSERT_EQ(mine[kBlock * static_cast<size_t>(from) + i], byteOf(from, rank, i)) << "from " << from;
+            }
+          }
+          ASSERT_EQ(chorusCommWindowDeregister(comm, win), chorusSuccess) << chorusGetLastError(comm);
+        },
+        kDeadline, configFor(GetParam()));
+  }
+}
+
+// A put past the peer's window is chorusInvalidArgument naming rank, peer and the window's size; a CUDA stream is
+// refused (windows take host memory); a wait for a signal from itself that was never raised is refused.
 TEST_P(Windows, BoundsAndUnsupportedUsesAreRefused) {
   runThreadWorld(
       2,
@@ -140,12 +178,80 @@ TEST_P(Windows, BoundsAndUnsupportedUsesAreRefused) {
         EXPECT_NE(error.find(std::to_string(peerSize) + " bytes"), std::string::npos) << error;
         EXPECT_EQ(chorusPutSignal(out.data(), 1, chorusUint8, peer, win, 0, 0, 0, 0, comm, out.data()),
                   chorusInvalidUsage);
-        ASSERT_EQ(chorusGroupStart(), chorusSuccess);
-        EXPECT_EQ(chorusSignal(peer, 0, 0, 0, comm, nullptr), chorusInvalidUsage);
-        // As for any call refused inside a group, the group is dropped.
-        EXPECT_EQ(chorusGroupEnd(), chorusInvalidUsage);
         chorusWaitSignalDesc_t self{.opCnt = 1, .peer = rank, .sigIdx = 0, .ctx = 0};
         EXPECT_EQ(chorusWaitSignal(1, &self, comm, nullptr), chorusInvalidUsage);
+        ASSERT_EQ(chorusCommWindowDeregister(comm, win), chorusSuccess) << chorusGetLastError(comm);
+      },
+      kDeadline, configFor(GetParam()));
+}
+
+// A wait for a signal that never comes ends at the communicator's timeout with chorusTimeout naming the peer; the
+// peer meanwhile makes no call (it waits, outside the library, until the wait has failed).
+TEST_P(Windows, WaitForASignalNeverRaisedTimesOut) {
+  Config config = configFor(GetParam());
+  config.timeoutSeconds = 2;
+  std::atomic<bool> waited{false};
+  runThreadWorld(
+      2,
+      [&](chorusComm_t comm, int rank) {
+        std::vector<uint8_t> mine(16);
+        chorusWindow_t win = nullptr;
+        ASSERT_EQ(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0), chorusSuccess);
+        if (rank == 0) {
+          chorusWaitSignalDesc_t d{.opCnt = 1, .peer = 1, .sigIdx = 9, .ctx = 0};
+          EXPECT_EQ(chorusWaitSignal(1, &d, comm, nullptr), chorusTimeout);
+          const std::string error = chorusGetLastError(nullptr);
+          EXPECT_NE(error.find("rank 1"), std::string::npos) << error;
+          EXPECT_NE(error.find("chorusWaitSignal"), std::string::npos) << error;
+          waited.store(true);
+          waited.notify_one();
+        } else {
+          waited.wait(false);
+        }
+        ASSERT_EQ(chorusBarrier(comm, nullptr), chorusSuccess) << chorusGetLastError(comm);
+        ASSERT_EQ(chorusCommWindowDeregister(comm, win), chorusSuccess) << chorusGetLastError(comm);
+      },
+      kDeadline, config);
+}
+
+// Inside a group a rank's puts and signals go first, then its sends and receives, then its waits: a group that
+// puts to its peer, trades a message with it and waits for the peer's put completes on both ranks. On a host
+// stream the same calls are queued and run in order; chorusStreamSynchronize returns once they have.
+TEST_P(Windows, GroupsAndHostStreams) {
+  runThreadWorld(
+      2,
+      [&](chorusComm_t comm, int rank) {
+        constexpr size_t kCount = 300000;
+        const int peer = 1 - rank;
+        std::vector<int32_t> mine(2 * kCount, -1), out(kCount);
+        for (size_t i = 0; i < kCount; ++i) out[i] = rank * 1000000 + static_cast<int32_t>(i);
+        chorusWindow_t win = nullptr;
+        ASSERT_EQ(chorusCommWindowRegister(comm, mine.data(), mine.size() * sizeof(int32_t), &win, 0), chorusSuccess);
+        int32_t token = rank + 10, got = -1;
+        chorusWaitSignalDesc_t d{.opCnt = 1, .peer = peer, .sigIdx = 0, .ctx = 0};
+        // The wait is recorded first, yet runs last.
+        ASSERT_EQ(chorusGroupStart(), chorusSuccess);
+        ASSERT_EQ(chorusWaitSignal(1, &d, comm, nullptr), chorusSuccess);
+        ASSERT_EQ(chorusRecv(&got, 1, chorusInt32, peer, comm, nullptr), chorusSuccess);
+        ASSERT_EQ(chorusPutSignal(out.data(), kCount, chorusInt32, peer, win, 0, 0, 0, 0, comm, nullptr),
+                  chorusSuccess);
+        ASSERT_EQ(chorusSend(&token, 1, chorusInt32, peer, comm, nullptr), chorusSuccess);
+        ASSERT_EQ(chorusGroupEnd(), chorusSuccess) << chorusGetLastError(comm);
+        EXPECT_EQ(got, peer + 10);
+        for (size_t i = 0; i < kCount; ++i) ASSERT_EQ(mine[i], peer * 1000000 + static_cast<int32_t>(i));
+        // The same on a host stream, into the window's second half, with a bare signal after the put.
+        chorusStream_t stream = nullptr;
+        ASSERT_EQ(chorusHostStreamCreate(&stream), chorusSuccess);
+        ASSERT_EQ(chorusPutSignal(out.data(), kCount, chorusInt32, peer, win, kCount * sizeof(int32_t), 1, 0, 0, comm,
+                                  stream),
+                  chorusSuccess);
+        ASSERT_EQ(chorusSignal(peer, 2, 0, 0, comm, stream), chorusSuccess);
+        chorusWaitSignalDesc_t both[2] = {{.opCnt = 1, .peer = peer, .sigIdx = 1, .ctx = 0},
+                                          {.opCnt = 1, .peer = peer, .sigIdx = 2, .ctx = 0}};
+        ASSERT_EQ(chorusWaitSignal(2, both, comm, stream), chorusSuccess);
+        ASSERT_EQ(chorusStreamSynchronize(stream), chorusSuccess) << chorusGetLastError(nullptr);
+        for (size_t i = 0; i < kCount; ++i) ASSERT_EQ(mine[kCount + i], peer * 1000000 + static_cast<int32_t>(i));
+        ASSERT_EQ(chorusHostStreamDestroy(stream), chorusSuccess);
         ASSERT_EQ(chorusCommWindowDeregister(comm, win), chorusSuccess) << chorusGetLastError(comm);
       },
       kDeadline, configFor(GetParam()));
@@ -154,7 +260,7 @@ TEST_P(Windows, BoundsAndUnsupportedUsesAreRefused) {
 // A pipeline of stages: stage r takes an activation from r - 1, transforms it, hands it to r + 1, once by
 // put/signal into the next stage's window and once by send/recv; both give the same result at the last stage.
 TEST_P(Windows, PipelineHandOffMatchesSendRecv) {
-  for (int n = 2; n <= 4; ++n) {
+  for (int n = 2; n <= 5; ++n) {
     runThreadWorld(
         n,
         [&](chorusComm_t comm, int rank) {
@@ -197,7 +303,7 @@ TEST_P(Windows, PipelineHandOffMatchesSendRecv) {
 // MoE-style dispatch with uneven counts: rank r sends count(r, j) tokens to expert rank j, by put/signal into j's
 // window at the offset its counts give, and by alltoallv; the receivers' buffers agree.
 TEST_P(Windows, UnevenDispatchMatchesAllToAllv) {
-  for (int n = 2; n <= 4; ++n) {
+  for (int n = 2; n <= 5; ++n) {
     runThreadWorld(
         n,
         [&](chorusComm_t comm, int rank) {
@@ -244,6 +350,47 @@ TEST_P(Windows, UnevenDispatchMatchesAllToAllv) {
         },
         kDeadline, configFor(GetParam()));
   }
+}
+
+// chorusCommAbort from another thread returns a rank blocked in chorusWaitSignal within a second, with
+// chorusRemoteError saying it was aborted.
+TEST(WindowsAbort, AbortReturnsABlockedWait) {
+  chorusUniqueId id;
+  ASSERT_EQ(chorusGetUniqueId(&id), chorusSuccess);
+  chorusConfig_t config = CHORUS_CONFIG_INITIALIZER;
+  config.timeoutSeconds = 60;
+  std::vector<chorusComm_t> comms(2, nullptr);
+  std::vector<chorusWindow_t> wins(2, nullptr);
+  std::vector<std::vector<uint8_t>> mem(2, std::vector<uint8_t>(64));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      ASSERT_EQ(chorusCommInitRankConfig(&comms[r], 2, id, r, &config), chorusSuccess) << r;
+      ASSERT_EQ(chorusCommWindowRegister(comms[r], mem[r].data(), mem[r].size(), &wins[r], 0), chorusSuccess) << r;
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(comms[0] && comms[1] && wins[0] && wins[1]);
+  chorusComm_t victim = comms[0];
+  auto call = std::async(std::launch::async, [victim] {
+    chorusWaitSignalDesc_t d{.opCnt = 1, .peer = 1, .sigIdx = 0, .ctx = 0};
+    const chorusResult_t r = chorusWaitSignal(1, &d, victim, nullptr);
+    return std::make_pair(r, std::string(chorusGetLastError(nullptr)));
+  });
+  // Abort only once the wait is inside the communicator (earlier would free it under the caller).
+  const auto start = std::chrono::steady_clock::now();
+  while (!victim->impl->callInProgress()) {
+    ASSERT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "the wait never started";
+    std::this_thread::yield();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(chorusCommAbort(victim), chorusSuccess);
+  ASSERT_EQ(call.wait_for(std::chrono::seconds(5)), std::future_status::ready) << "the wait did not return";
+  const auto [result, error] = call.get();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  EXPECT_EQ(result, chorusRemoteError) << error;
+  EXPECT_NE(error.find("aborted"), std::string::npos) << error;
+  chorusCommDestroy(comms[1]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Windows, ::testing::Values("", "tcp"),

@@ -33,6 +33,8 @@ ShmConnection::ShmConnection(ShmPairSetup setup)
       out_(std::move(setup.outbound)),
       peerPid_(setup.peerPid),
       cmaSend_(setup.cmaSend),
+      peerInThisProcess_(setup.peerInThisProcess),
+      cmaWrites_(setup.cmaWrites),
       tuning_(setup.tuning) {
   in_.closeFd();
   out_.closeFd();
@@ -241,6 +243,27 @@ void ShmConnection::readFromPeer(char* dst, uint64_t address, size_t len) {
   }
   // A peer that gave up may have handed that memory back to its caller mid-read: then the bytes mean nothing.
   if (peerState() == SideState::kAbandoned) peerGaveUp();
+}
+
+int ShmConnection::writePeerMemory(uint64_t address, const void* src, size_t bytes) {
+  // A peer in this process (ranks as threads): a copy; the caller's release store publishes it.
+  if (peerInThisProcess_) {
+    if (bytes) std::memcpy(reinterpret_cast<void*>(address), src, bytes);
+    return 0;
+  }
+  size_t done = 0;
+  while (done < bytes) {
+    iovec local{const_cast<char*>(static_cast<const char*>(src)) + done, bytes - done};
+    iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
+    ssize_t r = ::process_vm_writev(peerPid_, &local, 1, &remote, 1, 0);
+    if (r > 0) {
+      done += static_cast<size_t>(r);
+      continue;
+    }
+    const int err = r < 0 ? errno : EFAULT;
+    if (err != EINTR) return err;
+  }
+  return 0;
 }
 
 bool ShmConnection::pullRecords() {

@@ -36,10 +36,14 @@ struct ShmPairSetup {
   ShmSegment outbound;   // this rank -> peer (this rank produces)
   pid_t peerPid = 0;     // for process_vm_readv when the peer publishes addresses
   bool cmaSend = false;  // the peer can read this process's memory: large sends may publish addresses
+  bool peerInThisProcess = false;  // ranks as threads: the peer's memory is this process's
+  // Window puts may be stored by process_vm_writev (CHORUS_SHM_CMA=2 only: where measured, it copied at a third of
+  // the ring's speed even where process_vm_readv kept up; perf/results/windows.md).
+  bool cmaWrites = false;
   ShmTuning tuning;
 };
 
-class ShmConnection final : public Connection, public SingleCopyHint, public TagPeeking {
+class ShmConnection final : public Connection, public SingleCopyHint, public TagPeeking, public PeerMemoryWrites {
  public:
   explicit ShmConnection(ShmPairSetup setup);
   ~ShmConnection() override;
@@ -59,12 +63,20 @@ class ShmConnection final : public Connection, public SingleCopyHint, public Tag
   void abandon(int lostPeer = kNoRank) override;
   bool peekIncomingTag(uint32_t* tag) override;
   void setSingleCopyHint(bool on) override { singleCopyHint_ = on; }
+  int writePeerMemory(uint64_t address, const void* src, size_t bytes) override;
+  // A copy within this process pays from a byte; process_vm_writev from where a single copy pays for two-sided
+  // messages too (ShmTuning::cmaMinBytesOneWay).
+  size_t peerWriteMinBytes() const override { return peerInThisProcess_ ? 0 : tuning_.cmaMinBytesOneWay; }
   void addHangupFds(std::vector<pollfd>& fds) const override;
   void checkAlive() override;
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
   ConnectionCapabilities capabilities() override {
-    return ConnectionCapabilities{.singleCopy = this, .peeking = this};
+    // Writes into the peer need the same permission as reads: only where this side may read it (peerPid_) and
+    // CHORUS_SHM_CMA=2 asks for them, or where the peer is this process.
+    const bool writes = (peerPid_ != 0 && cmaWrites_) || peerInThisProcess_;
+    return ConnectionCapabilities{
+        .singleCopy = this, .peeking = this, .peerWrites = writes ? static_cast<PeerMemoryWrites*>(this) : nullptr};
   }
 
  private:
@@ -106,6 +118,8 @@ class ShmConnection final : public Connection, public SingleCopyHint, public Tag
   ShmSegment in_, out_;
   pid_t peerPid_;
   bool cmaSend_;
+  bool peerInThisProcess_;
+  bool cmaWrites_;
   bool singleCopyHint_ = false;
   ShmTuning tuning_;
   std::string description_;

@@ -95,7 +95,12 @@ struct ShmTransport::Dialed {
 constexpr double kAcceptAuthSeconds = 2.0;
 
 ShmTransport::ShmTransport(int rank, std::string jobKey, size_t ringBytes, ShmCma cma, ShmTuning tuning)
-    : rank_(rank), jobKey_(std::move(jobKey)), ringBytes_(ringBytes), cma_(cma != ShmCma::kOff), tuning_(tuning) {
+    : rank_(rank),
+      jobKey_(std::move(jobKey)),
+      ringBytes_(ringBytes),
+      cma_(cma != ShmCma::kOff),
+      cmaAlways_(cma == ShmCma::kAlways),
+      tuning_(tuning) {
   if (cma == ShmCma::kWhenFaster) {
     const CmaSpeed& speed = cmaSpeed();
     cma_ = speed.worthIt;
@@ -275,8 +280,14 @@ std::vector<std::unique_ptr<Connection>> ShmTransport::connectAll(const PeerCard
     s.outbound = std::move(outbound);
     for (const PeerCard* p : ordered) {
       if (p->rank == peer && readable[peer]) s.peerPid = p->pid;
+      // Ranks as threads of one process (one pid in one pid namespace) may store into each other's memory.
+      if (p->rank == peer) {
+        s.peerInThisProcess = p->pid == static_cast<int>(getpid()) && !entry(self, "shm.pidns").empty() &&
+                              entry(self, "shm.pidns") == entry(*p, "shm.pidns");
+      }
     }
     s.cmaSend = cma_ && theirs.canReadYou == 1;
+    s.cmaWrites = cmaAlways_;
     s.tuning = tuning_;
     ready.emplace(peer, std::move(s));
   };

@@ -49,6 +49,7 @@ class ShmTransport final : public Transport {
   std::string secret_;
   size_t ringBytes_;
   bool cma_;
+  bool cmaAlways_;  // CHORUS_SHM_CMA=2: also window puts stored by process_vm_writev
   ShmTuning tuning_;
   int listenFd_ = -1;
 };

@@ -1,0 +1,107 @@
+// CommEngine's window calls (chorus.h's put and signal): the order, locking and collective steps around the
+// window channel (window_channel.h), which moves the frames.
+#include <sys/prctl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/logging.h"
+#include "src/comm/comm_engine.h"
+
+namespace chorus {
+
+template <class F>
+void CommEngine::windowCall(uint64_t number, bool passTurn, const char* call, F f) {
+  CallerCount inside(activeCallers_);
+  hostOrder_->waitTurn(number, failures_.state().abortFlag());
+  struct PassOn {
+    HostCallOrder* order;
+    uint64_t number;
+    ~PassOn() {
+      if (order) order->pass(number);
+    }
+  } passOn{passTurn ? hostOrder_.get() : nullptr, number};
+  device_.drain();
+  std::lock_guard<std::mutex> lock(calls_.callMutex());
+  CommLogScope logScope(config_.commName);
+  failures_.refuseIfUnusable([&] { return errorContext(rank_, call); });
+  f(WindowWaiting{Deadline::after(config_.timeoutSeconds), &failures_.state().abortFlag(), call, waitPolicy_});
+}
+
+Window* CommEngine::registerWindow(void* base, size_t bytes, const void* owner) {
+  // Every rank's size and base address, in rank order.
+  std::vector<uint64_t> mine{bytes, reinterpret_cast<uint64_t>(base)}, all(2 * static_cast<size_t>(size_));
+  run(CallArgs{
+      .collective = Collective::kAllGather, .send = mine.data(), .recv = all.data(), .count = 2, .type = chorusUint64});
+  Window* added = nullptr;
+  windowCall(issueHostCall(), true, "chorusCommWindowRegister", [&](const WindowWaiting&) {
+    if (!windows_.isOpen()) {
+      // Under Yama's ptrace_scope 1 a peer may write into this process's windows only when allowed to (as Open
+      // MPI's CMA path does); EINVAL where Yama is absent, which needs nothing.
+      if (::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0 && errno != EINVAL) {
+        CHORUS_INFO(rank_, "windows: prctl(PR_SET_PTRACER): " << std::strerror(errno));
+      }
+      LaunchSpec spec = family_.spec();
+      spec.keyPrefix += "windows/";
+      spec.serveStore = false;
+      // The communicator's own settings: shared memory stores puts into the target's window between ranks that
+      // are threads of one process, and between processes by process_vm_writev with CHORUS_SHM_CMA=2
+      // (transports/shm/shm_connection.h says why only then).
+      windows_.open(
+          PeerConnections::connect(spec, config_, peers_.storeServer(), Deadline::after(config_.timeoutSeconds)));
+      io_->setSideProgress(&windows_);
+    }
+    auto w = std::make_unique<Window>();
+    w->id = windows_.table().nextId();
+    w->base = base;
+    w->owner = owner;
+    for (int r = 0; r < size_; ++r) {
+      w->sizes.push_back(all[2 * static_cast<size_t>(r)]);
+      w->bases.push_back(all[2 * static_cast<size_t>(r) + 1]);
+    }
+    added = windows_.table().add(std::move(w));
+  });
+  return added;
+}
+
+void CommEngine::deregisterWindow(Window* win) {
+  // Each rank learns how many frames every peer sent it and lands them all: no put is still on its way into the
+  // window once this returns anywhere.
+  std::vector<uint64_t> sent, expected(static_cast<size_t>(size_));
+  windowCall(issueHostCall(), true, "chorusCommWindowDeregister",
+             [&](const WindowWaiting&) { sent = windows_.sentCounts(); });
+  sent.resize(static_cast<size_t>(size_), 0);
+  run(CallArgs{.collective = Collective::kAllToAll,
+               .send = sent.data(),
+               .recv = expected.data(),
+               .count = 1,
+               .type = chorusUint64});
+  windowCall(issueHostCall(), true, "chorusCommWindowDeregister", [&](const WindowWaiting& waiting) {
+    windows_.drain(expected, waiting);
+    windows_.table().remove(win);
+  });
+}
+
+void CommEngine::runWindowIssued(uint64_t number, std::span<const WindowOp> ops, bool passTurn) {
+  if (ops.empty()) {
+    skipIssued(number, passTurn);
+    return;
+  }
+  windowCall(number, passTurn, ops[0].callName(), [&](WindowWaiting waiting) {
+    if (!windows_.isOpen()) {
+      throw Error(chorusInvalidUsage,
+                  errorContext(rank_, waiting.call) + ": no window is registered on this communicator");
+    }
+    for (const WindowOp& op : ops) {
+      waiting.call = op.callName();
+      windows_.run(op, waiting);
+    }
+  });
+}
+
+std::string CommEngine::windowPaths() {
+  std::lock_guard<std::mutex> lock(calls_.callMutex());
+  return windows_.isOpen() ? windows_.describe() : "";
+}
+
+}  // namespace chorus

@@ -1,0 +1,242 @@
+// chorus_window_worker: one rank of a process world running the window checks (chorus.h's put and signal) over
+// whichever transport CHORUS_TRANSPORT names: puts into every rank's window at once, a large put landing while its
+// target sits in a receive (progress outside chorusWaitSignal), and an MoE-style dispatch and combine with uneven
+// counts and a pipeline hand-off, each checked against the two-sided calls. Prints "N checks right" and exits 0
+// only when every call succeeded and every byte was right. Uses only the public C API.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "chorus/chorus.h"
+#include "tests/collectives/emulated_hosts.h"
+
+namespace {
+
+int rank = -1, nranks = 0;
+chorusComm_t comm = nullptr;
+
+#define CHECK_CALL(call)                                                                                               \
+  do {                                                                                                                 \
+    chorusResult_t r_ = (call);                                                                                        \
+    if (r_ != chorusSuccess) {                                                                                         \
+      std::printf("rank %d: %s failed: %s: %s\n", rank, #call, chorusGetErrorString(r_), chorusGetLastError(nullptr)); \
+      return false;                                                                                                    \
+    }                                                                                                                  \
+  } while (0)
+
+#define CHECK_THAT(cond, ...)         \
+  do {                                \
+    if (!(cond)) {                    \
+      std::printf("rank %d: ", rank); \
+      std::printf(__VA_ARGS__);       \
+      std::printf("\n");              \
+      return false;                   \
+    }                                 \
+  } while (0)
+
+uint8_t byteOf(int from, int to, size_t i) { return static_cast<uint8_t>(from * 31 + to * 7 + i * 13 + (i >> 8)); }
+
+// Every rank puts a block (its size depending on the target) into every rank's window at once, signals on index 0;
+// no rank waits for another before putting: the puts' own progress lands what the others put meanwhile.
+bool allToAllPuts() {
+  const size_t block = 4096 + 24 * static_cast<size_t>(rank);
+  std::vector<uint8_t> mine(block * static_cast<size_t>(nranks) + 17, 0);
+  chorusWindow_t win = nullptr;
+  CHECK_CALL(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, CHORUS_WIN_DEFAULT));
+  for (int k = 0; k < nranks; ++k) {
+    const int to = (rank + k) % nranks;
+    const size_t b = 4096 + 24 * static_cast<size_t>(to);
+    std::vector<uint8_t> out(b);
+    for (size_t i = 0; i < b; ++i) out[i] = byteOf(rank, to, i);
+    CHECK_CALL(
+        chorusPutSignal(out.data(), b, chorusUint8, to, win, b * static_cast<size_t>(rank), 0, 0, 0, comm, nullptr));
+  }
+  std::vector<chorusWaitSignalDesc_t> waits;
+  for (int from = 0; from < nranks; ++from) waits.push_back({.opCnt = 1, .peer = from, .sigIdx = 0, .ctx = 0});
+  CHECK_CALL(chorusWaitSignal(nranks, waits.data(), comm, nullptr));
+  for (int from = 0; from < nranks; ++from) {
+    for (size_t i = 0; i < block; ++i) {
+      CHECK_THAT(mine[block * static_cast<size_t>(from) + i] == byteOf(from, rank, i), "byte %zu from %d", i, from);
+    }
+  }
+  for (size_t i = block * static_cast<size_t>(nranks); i < mine.size(); ++i) CHECK_THAT(mine[i] == 0, "tail");
+  CHECK_CALL(chorusCommWindowDeregister(comm, win));
+  return true;
+}
+
+// Rank r puts 8 MiB into rank r+1 (a ring), then sends it a token; rank r+1 first receives the token and waits for
+// the signal only after it. Over a message path the put completes only once the target has taken its bytes, which
+// it does while inside chorusRecv: progress lands puts in any call, not only in chorusWaitSignal.
+bool putLandsWhileTargetReceives() {
+  if (nranks < 2) return true;
+  constexpr size_t kBytes = 8 << 20;
+  std::vector<uint8_t> mine(kBytes, 0), out(kBytes);
+  const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+  for (size_t i = 0; i < kBytes; ++i) out[i] = byteOf(rank, next, i);
+  chorusWindow_t win = nullptr;
+  CHECK_CALL(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0));
+  int token = rank, got = -1;
+  // Even ranks put first; odd ranks receive first: every put's target is inside a receive while it lands.
+  if (rank % 2 == 0 || nranks % 2 == 1) {
+    CHECK_CALL(chorusPutSignal(out.data(), kBytes, chorusUint8, next, win, 0, 4, 2, 0, comm, nullptr));
+    CHECK_CALL(chorusGroupStart());
+    CHECK_CALL(chorusSend(&token, 1, chorusInt32, next, comm, nullptr));
+    CHECK_CALL(chorusRecv(&got, 1, chorusInt32, prev, comm, nullptr));
+    CHECK_CALL(chorusGroupEnd());
+  } else {
+    CHECK_CALL(chorusRecv(&got, 1, chorusInt32, prev, comm, nullptr));
+    CHECK_CALL(chorusPutSignal(out.data(), kBytes, chorusUint8, next, win, 0, 4, 2, 0, comm, nullptr));
+    CHECK_CALL(chorusSend(&token, 1, chorusInt32, next, comm, nullptr));
+  }
+  CHECK_THAT(got == prev, "token %d from %d", got, prev);
+  chorusWaitSignalDesc_t d{.opCnt = 1, .peer = prev, .sigIdx = 4, .ctx = 2};
+  CHECK_CALL(chorusWaitSignal(1, &d, comm, nullptr));
+  for (size_t i = 0; i < kBytes; ++i) CHECK_THAT(mine[i] == byteOf(prev, rank, i), "byte %zu of 8 MiB", i);
+  CHECK_CALL(chorusCommWindowDeregister(comm, win));
+  return true;
+}
+
+// MoE dispatch and combine with uneven counts: rank r sends count(r, j) tokens to expert j by put into j's window
+// (at the displacement j's counts give), the expert transforms them and puts the results back into the origin's
+// window at the origin's send displacement; the same round trip by two chorusAllToAllv calls must agree.
+bool moeDispatchCombine() {
+  auto count = [](int from, int to) { return static_cast<size_t>((from * 7 + to * 13) % 5 * 700 + to + 1); };
+  const size_t n = static_cast<size_t>(nranks);
+  std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
+  size_t st = 0, rt = 0;
+  for (size_t j = 0; j < n; ++j) {
+    sc[j] = count(rank, static_cast<int>(j)), sd[j] = st, st += sc[j];
+    rc[j] = count(static_cast<int>(j), rank), rd[j] = rt, rt += rc[j];
+  }
+  std::vector<float> tokens(st);
+  for (size_t j = 0; j < n; ++j) {
+    for (size_t i = 0; i < sc[j]; ++i) tokens[sd[j] + i] = static_cast<float>(rank * 1000 + j * 100) + 0.25f * i;
+  }
+  auto expert = [&](std::vector<float>& x) {
+    for (float& v : x) v = v * 2.0f + static_cast<float>(rank);
+  };
+  // Two-sided reference.
+  std::vector<float> atExpert(rt), back(st);
+  CHECK_CALL(chorusAllToAllv(tokens.data(), sc.data(), sd.data(), atExpert.data(), rc.data(), rd.data(), chorusFloat32,
+                             comm, nullptr));
+  expert(atExpert);
+  CHECK_CALL(chorusAllToAllv(atExpert.data(), rc.data(), rd.data(), back.data(), sc.data(), sd.data(), chorusFloat32,
+                             comm, nullptr));
+  // One-sided: an inbox window for dispatch, an outbox window for combine.
+  std::vector<float> inbox(rt, -1.0f), combined(st, -1.0f);
+  chorusWindow_t inWin = nullptr, outWin = nullptr;
+  CHECK_CALL(chorusCommWindowRegister(comm, inbox.data(), rt * sizeof(float), &inWin, 0));
+  CHECK_CALL(chorusCommWindowRegister(comm, combined.data(), st * sizeof(float), &outWin, 0));
+  for (size_t k = 0; k < n; ++k) {
+    const int j = static_cast<int>((static_cast<size_t>(rank) + k) % n);
+    size_t off = 0;  // expert j's receive displacement for this rank
+    for (int q = 0; q < rank; ++q) off += count(q, j);
+    CHECK_CALL(chorusPutSignal(tokens.data() + sd[static_cast<size_t>(j)], sc[static_cast<size_t>(j)], chorusFloat32, j,
+                               inWin, off * sizeof(float), 1, 0, 0, comm, nullptr));
+  }
+  std::vector<chorusWaitSignalDesc_t> waits;
+  for (int q = 0; q < nranks; ++q) waits.push_back({.opCnt = 1, .peer = q, .sigIdx = 1, .ctx = 0});
+  CHECK_CALL(chorusWaitSignal(nranks, waits.data(), comm, nullptr));
+  expert(inbox);
+  for (size_t k = 0; k < n; ++k) {
+    const int q = static_cast<int>((static_cast<size_t>(rank) + k) % n);
+    size_t off = 0;  // origin q's send displacement for this expert
+    for (int j = 0; j < rank; ++j) off += count(q, j);
+    CHECK_CALL(chorusPutSignal(inbox.data() + rd[static_cast<size_t>(q)], rc[static_cast<size_t>(q)], chorusFloat32, q,
+                               outWin, off * sizeof(float), 2, 0, 0, comm, nullptr));
+  }
+  for (auto& w : waits) w.sigIdx = 2;
+  CHECK_CALL(chorusWaitSignal(nranks, waits.data(), comm, nullptr));
+  CHECK_THAT(combined == back, "combine differs from the alltoallv round trip");
+  CHECK_CALL(chorusCommWindowDeregister(comm, outWin));
+  CHECK_CALL(chorusCommWindowDeregister(comm, inWin));
+  return true;
+}
+
+// Pipeline stages: stage r takes micro-batches from r - 1 by put/signal and by send/recv, transforms both and hands
+// them on; the last stage compares.
+bool pipelineHandOff() {
+  constexpr size_t kCount = 40000;
+  constexpr int kMicro = 4;
+  std::vector<float> inbox(kCount * kMicro);
+  chorusWindow_t win = nullptr;
+  CHECK_CALL(chorusCommWindowRegister(comm, inbox.data(), inbox.size() * sizeof(float), &win, 0));
+  auto stage = [&](std::vector<float>& x) {
+    for (size_t i = 0; i < x.size(); ++i) x[i] = x[i] * 0.5f + static_cast<float>(rank + i % 11);
+  };
+  for (int m = 0; m < kMicro; ++m) {
+    std::vector<float> a(kCount), b(kCount);
+    if (rank == 0) {
+      for (size_t i = 0; i < kCount; ++i) a[i] = b[i] = static_cast<float>(m * 3 + static_cast<int>(i % 101));
+    } else {
+      // The receive first: the put that precedes the send lands meanwhile.
+      CHECK_CALL(chorusRecv(b.data(), kCount, chorusFloat32, rank - 1, comm, nullptr));
+      chorusWaitSignalDesc_t d{.opCnt = 1, .peer = rank - 1, .sigIdx = 0, .ctx = 0};
+      CHECK_CALL(chorusWaitSignal(1, &d, comm, nullptr));
+      std::memcpy(a.data(), inbox.data() + m * kCount, kCount * sizeof(float));
+    }
+    stage(a);
+    stage(b);
+    if (rank + 1 < nranks) {
+      CHECK_CALL(chorusPutSignal(a.data(), kCount, chorusFloat32, rank + 1, win, m * kCount * sizeof(float), 0, 0, 0,
+                                 comm, nullptr));
+      CHECK_CALL(chorusSend(b.data(), kCount, chorusFloat32, rank + 1, comm, nullptr));
+    } else {
+      CHECK_THAT(a == b, "micro-batch %d differs", m);
+    }
+  }
+  CHECK_CALL(chorusCommWindowDeregister(comm, win));
+  return true;
+}
+
+// Rank 1 exits without a word once the window is registered; rank 0 waits for a signal from it, which must fail
+// promptly as a lost peer naming rank 1 (not at the timeout). Prints "peer loss seen" on rank 0.
+int peerDies() {
+  std::vector<uint8_t> mine(64);
+  chorusWindow_t win = nullptr;
+  chorusResult_t r = chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0);
+  if (r != chorusSuccess) {
+    std::printf("rank %d: register failed: %s\n", rank, chorusGetLastError(nullptr));
+    return 1;
+  }
+  if (rank == 1) std::_Exit(0);
+  chorusWaitSignalDesc_t d{.opCnt = 1, .peer = 1, .sigIdx = 0, .ctx = 0};
+  r = chorusWaitSignal(1, &d, comm, nullptr);
+  const std::string error = chorusGetLastError(nullptr);
+  std::printf("rank %d: wait returned %s: %s\n", rank, chorusGetErrorString(r), error.c_str());
+  if (r == chorusRemoteError && error.find("peer 1") != std::string::npos) std::printf("peer loss seen\n");
+  std::fflush(stdout);
+  std::_Exit(r == chorusRemoteError ? 0 : 1);
+}
+
+}  // namespace
+
+int main() {
+  const char* rankText = std::getenv("CHORUS_RANK");
+  const char* sizeText = std::getenv("CHORUS_WORLD_SIZE");
+  chorus::test::emulateHosts(rankText ? std::atoi(rankText) : -1, sizeText ? std::atoi(sizeText) : 0);
+  chorusResult_t r = chorusCommInitFromEnv(&comm);
+  if (r != chorusSuccess) {
+    std::printf("chorusCommInitFromEnv failed: %s: %s\n", chorusGetErrorString(r), chorusGetLastError(nullptr));
+    return 1;
+  }
+  chorusCommUserRank(comm, &rank);
+  chorusCommCount(comm, &nranks);
+  int passed = 0;
+  bool ok = true;
+  const char* scenario = std::getenv("CHORUS_WINDOW_WORKER_SCENARIO");
+  if (scenario && std::string(scenario) == "peer_dies") return peerDies();
+  const bool verbose = std::getenv("CHORUS_WINDOW_WORKER_VERBOSE") != nullptr;
+  for (bool (*check)() : {allToAllPuts, putLandsWhileTargetReceives, moeDispatchCombine, pipelineHandOff}) {
+    if (verbose) std::printf("rank %d: check %d\n", rank, passed), std::fflush(stdout);
+    if (!(ok = check())) break;
+    ++passed;
+  }
+  if (ok) std::printf("rank %d: windows: %d checks right\n", rank, passed);
+  std::fflush(stdout);
+  chorusCommDestroy(comm);
+  return ok ? 0 : 1;
+}

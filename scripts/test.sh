@@ -25,8 +25,9 @@ source scripts/gtest_halves.sh
 # sanitizer tree links the objects the plain tree compiled for its tests (CHORUS_TEST_OBJECTS_FROM;
 # tests/CMakeLists.txt compiles them alike in every tree). Both are sampled, every test still running: the case
 # matrices (CHORUS_TEST_CASE_SAMPLE: one case in N of a matrix; instrumented reductions are 5-10x slower) and the
-# instances of parameterized tests (INSTANCE_SAMPLE: one world in 3 of each test, picked by the commit, so that
-# successive commits try the others; an instrumented world of 4-8 processes costs 1-3 s to start and connect).
+# instances of parameterized tests (INSTANCE_SAMPLE: one world in 4 of each test under ASan, 3 under TSan, picked
+# by the commit, so that successive commits try the others; an instrumented world of 4-8 processes costs 1-3 s to
+# start and connect).
 # The sanitizer trees are compiled by clang: in half g++'s time (the ASan+UBSan library 160 CPU-s against 330), and
 # its UBSan also catches offsets from null pointers and its order of evaluation differs from g++'s (both found bugs
 # that g++'s trees passed). The test objects they link come from the g++ tree: one C++ library, libstdc++, for all.
@@ -104,7 +105,7 @@ if end_build build-asan; then
   # CHORUS_CI_FULL_SANITIZERS=1: within CI's budget on 2 cores there is room for one instrumented build of them.
   begin_build build-tsan thread chorus_unit_tests
   phase "ASan+UBSan: the whole suite"
-  INSTANCE_SAMPLE=3 sanitized_run build-asan 25 "chorus_unit_tests chorus_collective_tests" -LE "unit|collective" ||
+  INSTANCE_SAMPLE=4 sanitized_run build-asan 25 "chorus_unit_tests chorus_collective_tests" -LE "unit|collective" ||
     failed+=("ASan+UBSan")
 else
   failed+=("ASan+UBSan build")

@@ -123,13 +123,7 @@ CommEngine::~CommEngine() {
 void CommEngine::runIssued(uint64_t number, std::span<const CallArgs> ops, bool passTurn) {
   CallerCount inside(activeCallers_);
   hostOrder_->waitTurn(number, failures_.state().abortFlag());
-  struct PassOn {
-    HostCallOrder* order;
-    uint64_t number;
-    ~PassOn() {
-      if (order) order->pass(number);
-    }
-  } passOn{passTurn ? hostOrder_.get() : nullptr, number};
+  TurnPassedOnExit passOn(passTurn ? hostOrder_.get() : nullptr, number);
   // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it.
   device_.drain();
   calls_.execute(ops, [this]() -> CommIO& { return *io_; }, false);

@@ -14,13 +14,7 @@ template <class F>
 void CommEngine::windowCall(uint64_t number, bool passTurn, const char* call, F f) {
   CallerCount inside(activeCallers_);
   hostOrder_->waitTurn(number, failures_.state().abortFlag());
-  struct PassOn {
-    HostCallOrder* order;
-    uint64_t number;
-    ~PassOn() {
-      if (order) order->pass(number);
-    }
-  } passOn{passTurn ? hostOrder_.get() : nullptr, number};
+  TurnPassedOnExit passOn(passTurn ? hostOrder_.get() : nullptr, number);
   device_.drain();
   std::lock_guard<std::mutex> lock(calls_.callMutex());
   CommLogScope logScope(config_.commName);

@@ -34,4 +34,20 @@ class HostCallOrder {
   std::condition_variable turned_;
 };
 
+// Passes turn `number` of `order` on when it goes out of scope, however the call ends (a null order: the turn is
+// not this caller's to pass).
+class TurnPassedOnExit {
+ public:
+  TurnPassedOnExit(HostCallOrder* order, uint64_t number) : order_(order), number_(number) {}
+  ~TurnPassedOnExit() {
+    if (order_ != nullptr) order_->pass(number_);
+  }
+  TurnPassedOnExit(const TurnPassedOnExit&) = delete;
+  TurnPassedOnExit& operator=(const TurnPassedOnExit&) = delete;
+
+ private:
+  HostCallOrder* order_;
+  uint64_t number_;
+};
+
 }  // namespace chorus

@@ -25,7 +25,9 @@ TESTS=(build-essential git procps iproute2 libgtest-dev libgmock-dev googletest
        # The launchers the launch tests start jobs under: Open MPI's mpirun (a PMIx server; brings libpmix2) and a
        # real Slurm with munge (tests/lab/slurm_harness.sh). Slurm's PMIx plugin loads the unversioned libpmix.so,
        # which only libpmix-dev provides.
-       openmpi-bin slurm-wlm munge libpmix-dev)
+       openmpi-bin slurm-wlm munge libpmix-dev
+       # The peers perf/scripts/side_by_side.sh builds and runs beside Chorus: Gloo and Open MPI.
+       libgloo-dev libopenmpi-dev)
 case "${1:-all}" in
   quickstart) PKGS=("${BUILD[@]}") ;;
   all) PKGS=("${BUILD[@]}" "${TESTS[@]}") ;;

@@ -1,7 +1,5 @@
 #include "transports/tcp/tcp_transport.h"
 
-#include "core/host_port.h"
-
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -17,10 +15,12 @@
 
 #include "core/deadline_wait.h"
 #include "core/error.h"
+#include "core/host_port.h"
 #include "core/logging.h"
 #include "core/params.h"
 #include "core/security/channel_auth.h"
 #include "topology/network_interfaces.h"
+#include "transports/tcp/socket_buffers.h"
 #include "transports/tcp/socket_exact.h"
 #include "transports/tcp/tcp_connection.h"
 #include "transports/tcp/tcp_hello.h"
@@ -51,23 +51,19 @@ int cardSockets(const PeerCard& card, int selfRank, const std::string& key) {
   return n;
 }
 
-constexpr int kSocketBufferBytes = 4 << 20;
-
 void tuneSocket(tcp::socket& s, const std::string& context) {
   std::error_code ec;
   s.set_option(tcp::no_delay(true), ec);
-  // Fixed socket buffers rather than the kernel's autotuning, which starts small (16 KiB to send) and settled
-  // differently from one connection to the next, so that a 2-rank 256 KiB allreduce over loopback took about 55 or
-  // about 100 us depending on the run; fixed, it is steady, and small-message latency and 8 MiB bandwidth do not
-  // move (the kernel caps them at net.core.[rw]mem_max; perf/results/tcp.md, "Socket buffers and options").
-  // Not on Multipath TCP sockets (made IPPROTO_MPTCP, as mptcpize does): fixed buffers there hold an allreduce over
-  // two subflows to a tenth of what the kernel's autotuning reaches (perf/results/tcp.md, "Multipath TCP").
+  // Buffers sized by what the machine allows (socket_buffers.h). Not on Multipath TCP sockets (made IPPROTO_MPTCP,
+  // as mptcpize does): fixed buffers there hold an allreduce over two subflows to a tenth of what the kernel's
+  // autotuning reaches (perf/results/tcp.md, "Multipath TCP").
   int protocol = 0;
   socklen_t len = sizeof(protocol);
   const bool mptcp =
       getsockopt(s.native_handle(), SOL_SOCKET, SO_PROTOCOL, &protocol, &len) == 0 && protocol == IPPROTO_MPTCP;
-  if (!ec && !mptcp) s.set_option(asio::socket_base::send_buffer_size(kSocketBufferBytes), ec);
-  if (!ec && !mptcp) s.set_option(asio::socket_base::receive_buffer_size(kSocketBufferBytes), ec);
+  if (!ec && !mptcp) {
+    if (int err = applySocketBuffers(s.native_handle())) ec = std::error_code(err, std::system_category());
+  }
   if (!ec) s.non_blocking(true, ec);
   if (ec) throw Error(chorusSystemError, context + ": setting socket options failed: " + ec.message());
 }
@@ -113,9 +109,9 @@ void TcpTransport::describeSelf(PeerCard& card) {
   card.entries[cardPrefix_ + ".addr"] = listed[0].address;
   card.entries[cardPrefix_ + ".nsocks"] = std::to_string(nsocks_);
   card.entries[cardPrefix_ + ".rails"] = encodeRails(listed);
-  CHORUS_INFO(rank_,
-              cardPrefix_ << " transport listening on "
-                          << (listed.size() > 1 ? encodeRails(listed) : rails_[0].name + " " + listed[0].address));
+  CHORUS_INFO(rank_, cardPrefix_ << " transport listening on "
+                                 << (listed.size() > 1 ? encodeRails(listed) : rails_[0].name + " " + listed[0].address)
+                                 << "; " << describeSocketBuffers(socketBufferPlan()));
 }
 
 bool TcpTransport::canConnect(const PeerCard& self, const PeerCard& peer) const {

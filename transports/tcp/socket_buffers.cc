@@ -52,7 +52,8 @@ SocketBufferPlan planSocketBuffers(const std::string& procSysNetCore, bool mayFo
 const SocketBufferPlan& socketBufferPlan() {
   static const SocketBufferPlan plan = [] {
     SocketBufferPlan p = planSocketBuffers("/proc/sys/net/core", false);
-    return p.mode == SocketBufferMode::kFixed ? p : planSocketBuffers("/proc/sys/net/core", mayForceBuffers());
+    if (p.mode == SocketBufferMode::kAutotuned && mayForceBuffers()) p.mode = SocketBufferMode::kForced;
+    return p;
   }();
   return plan;
 }

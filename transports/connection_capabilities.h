@@ -9,6 +9,8 @@
 
 namespace chorus {
 
+class WindowRdmaWrites;  // transports/window_rdma.h
+
 // Sends that may move with one copy when the caller says it posts them together (shared memory's
 // process_vm_readv): the receiver reads the sender's buffer, so the sender waits for it.
 class SingleCopyHint {
@@ -110,6 +112,7 @@ struct ConnectionCapabilities {
   MemoryRegistration* registration = nullptr;
   DescriptorlessProgress* descriptorless = nullptr;
   PeerMemoryWrites* peerWrites = nullptr;
+  WindowRdmaWrites* windowRdma = nullptr;
 };
 
 }  // namespace chorus

@@ -28,6 +28,9 @@ namespace chorus::soft_verbs {
 inline constexpr int kMaxQpWr = 1024;
 inline constexpr int kMaxSge = 4;
 inline constexpr uint32_t kMaxInline = 256;
+// The port's largest message (max_msg_sz): small enough that the ib transport's window puts, which split at it,
+// are split in tests (a real adapter's is 1-2 GiB); larger work requests fail to post.
+inline constexpr uint32_t kMaxMessage = 4u << 20;
 inline constexpr int kMaxCqe = 1 << 16;
 inline constexpr int kMaxQp = 255;  // per process: the QPN's low byte
 inline constexpr const char* kDeviceName = "chorus_soft0";

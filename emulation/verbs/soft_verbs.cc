@@ -111,7 +111,7 @@ int queryPort(ibv_context*, uint8_t port, ibv_port_attr* attr) {
   attr->active_mtu = IBV_MTU_4096;
   attr->gid_tbl_len = static_cast<int>(f.gids.size());
   attr->port_cap_flags = IBV_PORT_CM_SUP;
-  attr->max_msg_sz = 1u << 31;
+  attr->max_msg_sz = kMaxMessage;
   attr->pkey_tbl_len = 1;
   attr->lid = 0;  // RoCE: no LIDs
   attr->active_width = 2;  // 4x
@@ -472,6 +472,7 @@ int postSend(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) {
     w.badLkey = false;
     uint64_t length = 0;
     for (int i = 0; i < wr->num_sge; ++i) length += wr->sg_list[i].length;
+    if (length > kMaxMessage) return fail(EINVAL);
     w.length = length;
     if (wr->send_flags & IBV_SEND_INLINE) {
       if (length > q->cap.max_inline_data) return fail(EINVAL);

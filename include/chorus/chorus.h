@@ -318,11 +318,15 @@ CHORUS_API chorusResult_t chorusEventDestroy(chorusEvent_t event);
      its own puts, and during the progress rounds of any other call on the communicator that waits on its
      connections. A rank that makes no call on the communicator lands nothing; its window's memory
      may change only while it is inside a call, or at any time where the sender stores directly (shared memory
-     between threads of one process, or with CHORUS_SHM_CMA=2: docs/windows.md).
+     between threads of one process, or with CHORUS_SHM_CMA=2) or the adapter writes it (ib: RDMA writes,
+     docs/windows.md); the signal counts only when the target progresses.
    - A put is complete locally when the call returns (NULL stream) or the host stream has run it: localbuff may be
      reused. It returns once the transport has taken its bytes, which may need the target to progress; puts between
-     ranks that are both putting land each other's meanwhile. chorusWindowFlush returns once this rank's puts on win
-     made with a NULL stream are complete locally (always so when it is called).
+     ranks that are both putting land each other's meanwhile. Over ib a put returns once its RDMA writes completed
+     (the bytes are in the target's window), except puts of at most 64 bytes and bare signals, which return once
+     the adapter has copied them. chorusWindowFlush returns once every put and signal this rank made on the
+     communicator (win's and the others', NULL stream or run by a host stream) is complete at its target where the
+     adapter writes them (ib); on the other paths puts are complete locally already and it returns at once.
    - Inside a group a rank's puts and signals on a communicator run at chorusGroupEnd first, then its other calls,
      then its waits. */
 typedef struct chorusWindow* chorusWindow_t;

@@ -166,7 +166,7 @@ chorusResult_t chorusWindowFlush(chorusComm_t comm, chorusWindow_t win) {
   std::string bad = checkComm(call, comm);
   if (bad.empty()) bad = checkWindow(call, comm, win);
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
-  // Every put returns complete locally (the window channel waits until the transport has taken its bytes); a put
-  // queued on a host stream is complete once the stream has run it (chorusStreamSynchronize).
-  return chorusSuccess;
+  // Puts return once their source may be reused; over ib a small put's write (inlined) may still be on its way:
+  // the flush waits for every write's completion (the target's adapter has placed the bytes).
+  return guarded(comm, call, [&] { comm->impl->flushWindows(); });
 }

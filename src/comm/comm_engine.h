@@ -108,6 +108,9 @@ class CommEngine {
   // The window lives until deregisterWindow or the communicator's end; `owner` is kept in it for the caller.
   Window* registerWindow(void* base, size_t bytes, const void* owner);
   void deregisterWindow(Window* win);
+  // chorusWindowFlush: returns once every put this rank made (NULL stream, or run by a host stream) is complete at
+  // its target.
+  void flushWindows();
   // Puts, signals and waits, in order (a group's, or one call's).
   void runWindowOps(std::span<const WindowOp> ops) { runWindowIssued(issueHostCall(), ops); }
   // As runIssued, for window ops (a host stream's).

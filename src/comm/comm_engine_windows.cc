@@ -23,11 +23,11 @@ void CommEngine::windowCall(uint64_t number, bool passTurn, const char* call, F 
 }
 
 Window* CommEngine::registerWindow(void* base, size_t bytes, const void* owner) {
-  // Every rank's size and base address, in rank order.
-  std::vector<uint64_t> mine{bytes, reinterpret_cast<uint64_t>(base)}, all(2 * static_cast<size_t>(size_));
-  run(CallArgs{
-      .collective = Collective::kAllGather, .send = mine.data(), .recv = all.data(), .count = 2, .type = chorusUint64});
-  Window* added = nullptr;
+  // The window connections first: where a peer may write into the window itself (ib) it is registered with the
+  // adapter now, and the key each peer needs travels with every rank's size and base address (an allgather).
+  const auto n = static_cast<size_t>(size_);
+  std::vector<uint64_t> mine{bytes, reinterpret_cast<uint64_t>(base)}, all((2 + n) * n);
+  std::vector<void*> exposed;
   windowCall(issueHostCall(), true, "chorusCommWindowRegister", [&](const WindowWaiting&) {
     if (!windows_.isOpen()) {
       // Under Yama's ptrace_scope 1 a peer may write into this process's windows only when allowed to (as Open
@@ -45,14 +45,32 @@ Window* CommEngine::registerWindow(void* base, size_t bytes, const void* owner) 
           PeerConnections::connect(spec, config_, peers_.storeServer(), Deadline::after(config_.timeoutSeconds)));
       io_->setSideProgress(&windows_);
     }
+    const std::vector<uint64_t> keys = windows_.expose(base, bytes, &exposed);
+    mine.insert(mine.end(), keys.begin(), keys.end());
+  });
+  try {
+    run(CallArgs{.collective = Collective::kAllGather,
+                 .send = mine.data(),
+                 .recv = all.data(),
+                 .count = 2 + n,
+                 .type = chorusUint64});
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(calls_.callMutex());
+    windows_.unexpose(exposed);
+    throw;
+  }
+  Window* added = nullptr;
+  windowCall(issueHostCall(), true, "chorusCommWindowRegister", [&](const WindowWaiting&) {
     auto w = std::make_unique<Window>();
     w->id = windows_.table().nextId();
     w->base = base;
     w->owner = owner;
-    for (int r = 0; r < size_; ++r) {
-      w->sizes.push_back(all[2 * static_cast<size_t>(r)]);
-      w->bases.push_back(all[2 * static_cast<size_t>(r) + 1]);
+    for (size_t r = 0; r < n; ++r) {
+      w->sizes.push_back(all[(2 + n) * r]);
+      w->bases.push_back(all[(2 + n) * r + 1]);
+      w->keys.push_back(all[(2 + n) * r + 2 + static_cast<size_t>(rank_)]);
     }
+    w->exposed = std::move(exposed);
     added = windows_.table().add(std::move(w));
   });
   return added;
@@ -72,7 +90,14 @@ void CommEngine::deregisterWindow(Window* win) {
                .type = chorusUint64});
   windowCall(issueHostCall(), true, "chorusCommWindowDeregister", [&](const WindowWaiting& waiting) {
     windows_.drain(expected, waiting);
+    windows_.unexpose(win->exposed);  // every write into it has landed
     windows_.table().remove(win);
+  });
+}
+
+void CommEngine::flushWindows() {
+  windowCall(issueHostCall(), true, "chorusWindowFlush", [&](const WindowWaiting& waiting) {
+    if (windows_.isOpen()) windows_.flush(waiting);
   });
 }
 

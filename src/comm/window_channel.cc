@@ -34,6 +34,7 @@ void WindowChannel::open(PeerConnections peers) {
     if (!c) continue;
     state_[p].conn = c;
     state_[p].writes = c->capabilities().peerWrites;
+    state_[p].rdma = c->capabilities().windowRdma;
     armHeader(state_[p]);
   }
   open_ = true;
@@ -45,7 +46,7 @@ std::string WindowChannel::describe() const {
   for (const Peer& p : state_) {
     if (!p.conn) continue;
     std::string what = std::string(p.conn->describe()).substr(0, std::string(p.conn->describe()).find(' '));
-    what += p.writes ? " direct" : " messages";
+    what += p.rdma ? " rdma write" : p.writes ? " direct" : " messages";
     if (out.find(what) == std::string::npos) out += (out.empty() ? "" : ", ") + what;
   }
   return out.empty() ? "none (one rank)" : out;
@@ -96,11 +97,14 @@ bool WindowChannel::advance(int peer) {
   Peer& p = state_[static_cast<size_t>(peer)];
   bool landed = false;
   if (p.parked) {
-    if (table_.notYetRegistered(p.in.windowId)) return false;
+    if (table_.notYetRegistered(p.in.windowId)) return raiseWritten(peer);
     land(peer);
     landed = true;
   }
-  while (!p.parked && p.conn->recvsDone() > p.recvId) {
+  // Signals written by RDMA (ib) count once the frames that came before them have landed.
+  for (;;) {
+    landed |= raiseWritten(peer);
+    if (p.parked || p.conn->recvsDone() <= p.recvId) break;
     if (p.inPayload) {
       table_.raise(peer, p.in.sigIdx, p.in.ctx);
       ++p.landed;
@@ -212,6 +216,10 @@ void WindowChannel::driveUntil(Pred done, int peer, const WindowWaiting& waiting
   }
 }
 
+void WindowChannel::waitFor(const std::function<bool()>& done, int peer, const WindowWaiting& waiting) {
+  driveUntil(done, peer, waiting);
+}
+
 void WindowChannel::sendFrame(int peer, const WindowFrame& frame, const void* bytes, const WindowWaiting& waiting) {
   Peer& p = peerFor(peer, waiting);
   uint64_t last = p.conn->isend(&frame, sizeof(frame), kTag);
@@ -232,6 +240,7 @@ void WindowChannel::put(const Window& win, int peer, const void* src, uint64_t b
     return;
   }
   Peer& p = peerFor(peer, waiting);
+  if (p.rdma && putByRdma(win, peer, src, bytes, offset, sigIdx, ctx, waiting)) return;
   WindowFrame frame{.magic = kWindowFrameMagic,
                     .sigIdx = sigIdx,
                     .ctx = ctx,
@@ -266,6 +275,7 @@ void WindowChannel::signal(int peer, uint32_t sigIdx, uint32_t ctx, const Window
     table_.raise(peer, sigIdx, ctx);
     return;
   }
+  if (signalByRdma(peer, sigIdx, ctx, waiting)) return;
   WindowFrame frame{.magic = kWindowFrameMagic, .sigIdx = sigIdx, .ctx = ctx, .windowId = kNoWindow};
   sendFrame(peer, frame, nullptr, waiting);
 }

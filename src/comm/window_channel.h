@@ -4,12 +4,14 @@
 // memory). A header
 // receive is always posted on each of them; whenever this rank progresses the channel (its own calls, and every
 // progress round of the communicator's other calls: SideProgress) a frame that arrived lands: its bytes are received
-// straight into the window at the offset, then its signal is counted.
+// straight into the window at the offset, then its signal is counted. Over ib a put is RDMA writes into the peer's
+// window instead, the last carrying the signal as its immediate (window_channel_rdma.cc).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "src/comm/wait_policy.h"
 #include "src/comm/window_op.h"
 #include "src/comm/window_table.h"
+#include "transports/window_rdma.h"
 
 namespace chorus {
 
@@ -76,8 +79,14 @@ class WindowChannel final : public SideProgress {
   // Lands frames until as many from each peer as `expected` says have landed (deregistration: no put is still on
   // its way into a window about to go).
   void drain(const std::vector<uint64_t>& expected, const WindowWaiting& waiting);
-  // Which transports carry the puts ("shm direct", "tcp"), for the log and the benchmark.
+  // Which transports carry the puts ("shm direct", "tcp messages", "ib rdma write"), for the log and the benchmark.
   std::string describe() const;
+  // Registers [base, base + bytes) with every window connection that lets its peer write into it (ib): the key each
+  // peer needs (index: rank; 0 where none), and in *tokens what unexpose takes.
+  std::vector<uint64_t> expose(void* base, size_t bytes, std::vector<void*>* tokens);
+  void unexpose(std::vector<void*>& tokens);
+  // Returns once every put this rank made (on any window) is complete at its target.
+  void flush(const WindowWaiting& waiting);
 
   bool progressSide() override;
   void addSidePollFds(std::vector<pollfd>& fds) override;
@@ -86,6 +95,7 @@ class WindowChannel final : public SideProgress {
   struct Peer {
     Connection* conn = nullptr;
     PeerMemoryWrites* writes = nullptr;  // null: every put's bytes travel as a message
+    WindowRdmaWrites* rdma = nullptr;    // puts go as RDMA writes into the peer's window (ib)
     WindowFrame in;                      // the frame being received
     bool inPayload = false;              // its bytes are being received
     bool parked = false;                 // in: for a window this rank has not registered yet
@@ -98,10 +108,16 @@ class WindowChannel final : public SideProgress {
   bool advance(int peer);
   void land(int peer);
   void armHeader(Peer& p);
+  bool putByRdma(const Window& win, int peer, const void* src, uint64_t bytes, uint64_t offset, uint32_t sigIdx,
+                 uint32_t ctx, const WindowWaiting& waiting);
+  bool signalByRdma(int peer, uint32_t sigIdx, uint32_t ctx, const WindowWaiting& waiting);
+  bool raiseWritten(int peer);
   Peer& peerFor(int peer, const WindowWaiting& waiting);
   void sendFrame(int peer, const WindowFrame& frame, const void* bytes, const WindowWaiting& waiting);
   template <class Pred>
   void driveUntil(Pred done, int peer, const WindowWaiting& waiting);
+  // driveUntil for the channel's other files (window_channel_rdma.cc).
+  void waitFor(const std::function<bool()>& done, int peer, const WindowWaiting& waiting);
   [[noreturn]] void invalid(int peer, const std::string& what) const;
 
   const int rank_;

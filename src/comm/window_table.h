@@ -16,6 +16,8 @@ struct Window {
   void* base = nullptr;         // this rank's part
   std::vector<uint64_t> sizes;  // every rank's registered size, in bytes
   std::vector<uint64_t> bases;  // every rank's base address, in its own address space (for direct stores)
+  std::vector<uint64_t> keys;   // every rank's key for this rank's RDMA writes into it (bit 32 set), else 0
+  std::vector<void*> exposed;   // this rank's part as exposed to each peer (WindowChannel::expose)
   const void* owner = nullptr;  // the handle of the communicator it was registered on (the C API's check)
 };
 

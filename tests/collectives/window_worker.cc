@@ -1,7 +1,8 @@
 // chorus_window_worker: one rank of a process world running the window checks (chorus.h's put and signal) over
 // whichever transport CHORUS_TRANSPORT names: puts into every rank's window at once, a large put landing while its
 // target sits in a receive (progress outside chorusWaitSignal), and an MoE-style dispatch and combine with uneven
-// counts and a pipeline hand-off, each checked against the two-sided calls. Prints "N checks right" and exits 0
+// counts and a pipeline hand-off, each checked against the two-sided calls; 64 puts then one signal; a flushed put
+// larger than the emulated adapter's largest message. Prints "N checks right" and exits 0
 // only when every call succeeded and every byte was right. Uses only the public C API.
 #include <cstdint>
 #include <cstdio>
@@ -192,6 +193,85 @@ bool pipelineHandOff() {
   return true;
 }
 
+// 64 puts of 1 byte to 40 KiB at increasing offsets into the next rank's window, each raising (5, 1), two of them
+// raising a signal whose index or context does not fit an ib immediate ((1 << 21, 0) and (0, 2000): frames behind
+// RDMA writes), then one chorusSignal (6, 0). The target waits for that one signal only and finds every byte in
+// place (a signal follows every put before it to that peer, whichever way each travelled), then consumes the rest.
+bool manyPutsThenOneSignal() {
+  if (nranks < 2) return true;
+  constexpr int kPuts = 64;
+  const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+  auto bytesOf = [](int i) { return static_cast<size_t>(i % 8 == 0 ? 40000 + i : 1 + i * 13); };
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (int i = 0; i < kPuts; ++i) offsets.push_back(total), total += bytesOf(i);
+  std::vector<uint8_t> mine(total + 64, 0), out(total);
+  for (size_t i = 0; i < total; ++i) out[i] = byteOf(rank, next, i);
+  chorusWindow_t win = nullptr;
+  CHECK_CALL(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0));
+  for (int i = 0; i < kPuts; ++i) {
+    const int sigIdx = i == 20 ? 1 << 21 : i == 40 ? 0 : 5, ctx = i == 20 ? 0 : i == 40 ? 2000 : 1;
+    CHECK_CALL(chorusPutSignal(out.data() + offsets[i], bytesOf(i), chorusUint8, next, win, offsets[i], sigIdx, ctx, 0,
+                               comm, nullptr));
+  }
+  CHECK_CALL(chorusSignal(next, 6, 0, 0, comm, nullptr));
+  chorusWaitSignalDesc_t one{.opCnt = 1, .peer = prev, .sigIdx = 6, .ctx = 0};
+  CHECK_CALL(chorusWaitSignal(1, &one, comm, nullptr));
+  for (size_t i = 0; i < total; ++i) CHECK_THAT(mine[i] == byteOf(prev, rank, i), "byte %zu of 64 puts", i);
+  for (size_t i = total; i < mine.size(); ++i) CHECK_THAT(mine[i] == 0, "past the 64 puts");
+  chorusWaitSignalDesc_t rest[3] = {{.opCnt = kPuts - 2, .peer = prev, .sigIdx = 5, .ctx = 1},
+                                    {.opCnt = 1, .peer = prev, .sigIdx = 1 << 21, .ctx = 0},
+                                    {.opCnt = 1, .peer = prev, .sigIdx = 0, .ctx = 2000}};
+  CHECK_CALL(chorusWaitSignal(3, rest, comm, nullptr));
+  CHECK_CALL(chorusCommWindowDeregister(comm, win));
+  return true;
+}
+
+// A put of 9 MiB + 333 bytes at an odd offset (larger than the software verbs device's largest message, 4 MiB: the
+// ib path splits it into writes), then chorusWindowFlush and a token by send. Over ib the flush returns once the
+// target's adapter has placed the bytes, so the target finds them in place as soon as the token is in, before it
+// takes the signal; elsewhere it checks after the signal.
+bool flushedLargePut() {
+  if (nranks < 2) return true;
+  constexpr size_t kBytes = (9 << 20) + 333, kOffset = 4099;
+  const char* transport = std::getenv("CHORUS_TRANSPORT");
+  const bool ib = transport && std::string(transport) == "ib";
+  const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+  std::vector<uint8_t> mine(kOffset + kBytes + 64, 0), out(kBytes);
+  for (size_t i = 0; i < kBytes; ++i) out[i] = byteOf(rank, next, i);
+  chorusWindow_t win = nullptr;
+  CHECK_CALL(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0));
+  int token = rank, got = -1;
+  if (rank % 2 == 0 || nranks % 2 == 1) {
+    CHECK_CALL(chorusPutSignal(out.data(), kBytes, chorusUint8, next, win, kOffset, 7, 3, 0, comm, nullptr));
+    CHECK_CALL(chorusWindowFlush(comm, win));
+    CHECK_CALL(chorusGroupStart());
+    CHECK_CALL(chorusSend(&token, 1, chorusInt32, next, comm, nullptr));
+    CHECK_CALL(chorusRecv(&got, 1, chorusInt32, prev, comm, nullptr));
+    CHECK_CALL(chorusGroupEnd());
+  } else {
+    CHECK_CALL(chorusRecv(&got, 1, chorusInt32, prev, comm, nullptr));
+    CHECK_CALL(chorusPutSignal(out.data(), kBytes, chorusUint8, next, win, kOffset, 7, 3, 0, comm, nullptr));
+    CHECK_CALL(chorusWindowFlush(comm, win));
+    CHECK_CALL(chorusSend(&token, 1, chorusInt32, next, comm, nullptr));
+  }
+  CHECK_THAT(got == prev, "token %d from %d", got, prev);
+  for (int pass = ib ? 0 : 1; pass < 2; ++pass) {
+    if (pass == 1) {
+      chorusWaitSignalDesc_t d{.opCnt = 1, .peer = prev, .sigIdx = 7, .ctx = 3};
+      CHECK_CALL(chorusWaitSignal(1, &d, comm, nullptr));
+    }
+    for (size_t i = 0; i < kBytes; ++i) {
+      CHECK_THAT(mine[kOffset + i] == byteOf(prev, rank, i), "byte %zu of the flushed put (%s its signal)", i,
+                 pass == 0 ? "before" : "after");
+    }
+  }
+  for (size_t i = 0; i < kOffset; ++i) CHECK_THAT(mine[i] == 0, "before the flushed put");
+  for (size_t i = kOffset + kBytes; i < mine.size(); ++i) CHECK_THAT(mine[i] == 0, "after the flushed put");
+  CHECK_CALL(chorusCommWindowDeregister(comm, win));
+  return true;
+}
+
 // Rank 1 exits without a word once the window is registered; rank 0 waits for a signal from it, which must fail
 // promptly as a lost peer naming rank 1 (not at the timeout). Prints "peer loss seen" on rank 0.
 int peerDies() {
@@ -212,6 +292,26 @@ int peerDies() {
   std::_Exit(r == chorusRemoteError ? 0 : 1);
 }
 
+// One 8-byte put to the next rank, waited for by it: a short run whose log (CHORUS_DEBUG=INFO) names the path the
+// puts take. Prints "one put right".
+int onePut() {
+  const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
+  uint64_t mine = 0, out = 0x1122334455667788u + static_cast<uint64_t>(rank);
+  chorusWindow_t win = nullptr;
+  chorusWaitSignalDesc_t d{.opCnt = 1, .peer = prev, .sigIdx = 0, .ctx = 0};
+  if (chorusCommWindowRegister(comm, &mine, sizeof(mine), &win, 0) != chorusSuccess ||
+      chorusPutSignal(&out, 1, chorusUint64, next, win, 0, 0, 0, 0, comm, nullptr) != chorusSuccess ||
+      chorusWaitSignal(1, &d, comm, nullptr) != chorusSuccess ||
+      chorusCommWindowDeregister(comm, win) != chorusSuccess) {
+    std::printf("rank %d: %s\n", rank, chorusGetLastError(nullptr));
+    return 1;
+  }
+  if (mine == 0x1122334455667788u + static_cast<uint64_t>(prev)) std::printf("rank %d: one put right\n", rank);
+  std::fflush(stdout);
+  chorusCommDestroy(comm);
+  return 0;
+}
+
 }  // namespace
 
 int main() {
@@ -229,8 +329,10 @@ int main() {
   bool ok = true;
   const char* scenario = std::getenv("CHORUS_WINDOW_WORKER_SCENARIO");
   if (scenario && std::string(scenario) == "peer_dies") return peerDies();
+  if (scenario && std::string(scenario) == "one_put") return onePut();
   const bool verbose = std::getenv("CHORUS_WINDOW_WORKER_VERBOSE") != nullptr;
-  for (bool (*check)() : {allToAllPuts, putLandsWhileTargetReceives, moeDispatchCombine, pipelineHandOff}) {
+  for (bool (*check)() : {allToAllPuts, manyPutsThenOneSignal, putLandsWhileTargetReceives, flushedLargePut,
+                          moeDispatchCombine, pipelineHandOff}) {
     if (verbose) std::printf("rank %d: check %d\n", rank, passed), std::fflush(stdout);
     if (!(ok = check())) break;
     ++passed;

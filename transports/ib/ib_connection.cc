@@ -89,7 +89,7 @@ void IbConnection::release() {
     if (lane.qp) v.destroyQp(lane.qp);
     lane.qp = nullptr;
     for (const PostedChunk& c : lane.posted) {
-      if (c.region.mr) (c.device ? device_->deviceRegions() : device_->userRegions()).release(c.region);
+      if (c.region.mr && !c.borrowed) (c.device ? device_->deviceRegions() : device_->userRegions()).release(c.region);
     }
     lane.posted.clear();
   }
@@ -103,6 +103,8 @@ void IbConnection::release() {
   }
   if (channel_) v.destroyCompChannel(channel_);
   channel_ = nullptr;
+  for (ibv_mr* mr : exposedWindows_) v.deregMr(mr);
+  exposedWindows_.clear();
   if (mr_) v.deregMr(mr_);
   mr_ = nullptr;
   if (memory_) munmap(memory_, memoryBytes_);

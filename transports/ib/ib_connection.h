@@ -9,6 +9,12 @@
 // zero-byte write with immediate), so a sender never overruns. The ring is the eager room (as a socket buffer is
 // for TCP, the shared ring for shm): sends complete while the receiver has not posted, up to kRingBytes or
 // kRingBytes / kMinStride chunks. Every lane keeps twice that many receives posted: receiver-not-ready never happens.
+//
+// Window puts (WindowRdmaWrites, ib_window_writes.cc) are RDMA writes from the caller's buffer straight into the
+// peer's exposed window, on lane 0 behind the messages posted before them; a put's last write carries an immediate
+// with kWindowFlag, which takes kMinStride of the ring's credits like a chunk (nothing is written there): the
+// receiver hands it on once the chunks before it are consumed, which keeps it in order with the messages and
+// bounds the receives it takes.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +26,7 @@
 
 #include "transports/connection.h"
 #include "transports/ib/ib_device.h"
+#include "transports/window_rdma.h"
 
 namespace chorus {
 
@@ -33,7 +40,8 @@ struct IbQpSettings {
 class IbConnection final : public Connection,
                            public TagPeeking,
                            public DeviceMemorySends,
-                           public MemoryRegistration {
+                           public MemoryRegistration,
+                           public WindowRdmaWrites {
  public:
   static constexpr size_t kRingBytes = 1 << 20;
   static constexpr size_t kChunkBytes = 128 << 10;
@@ -74,10 +82,16 @@ class IbConnection final : public Connection,
   void checkAlive() override { oob_->checkAlive(); }
   void* registerMemory(const void* p, size_t bytes) override;
   void deregisterMemory(void* token) override;
+  void* exposeMemory(void* base, size_t bytes, uint32_t* key) override;
+  void unexposeMemory(void* token) override;
+  uint64_t iwrite(const void* src, size_t bytes, uint64_t address, uint32_t key, const uint32_t* immediate) override;
+  bool peekImmediate(uint32_t* immediate, uint64_t* messagesBefore) const override;
+  void popImmediate() override { windowImmediates_.pop_front(); }
+  bool writesInFlight() const override;
   int peer() const override { return peer_; }
   const char* describe() const override { return description_.c_str(); }
   ConnectionCapabilities capabilities() override {
-    return ConnectionCapabilities{.peeking = this, .deviceMemory = this, .registration = this};
+    return ConnectionCapabilities{.peeking = this, .deviceMemory = this, .registration = this, .windowRdma = this};
   }
 
  private:
@@ -90,12 +104,18 @@ class IbConnection final : public Connection,
     uint64_t msg;
     bool posted;  // a zero-byte slice's one chunk went out
     bool device;  // device memory: every chunk from its dma-buf region, never read by the CPU
+    // A window put (iwrite): RDMA writes to remoteAddress, the last with `immediate` when withImmediate.
+    bool window = false;
+    bool withImmediate = false;
+    uint32_t remoteKey = 0, immediate = 0;
+    uint64_t remoteAddress = 0;
   };
   // A data write in flight, in posting order (completions come in that order on a queue pair).
   struct PostedChunk {
     RegistrationCache::Handle region;  // the caller's buffer's region (zero-copy), else none
     uint64_t msg;
     bool device;  // region is from the device cache
+    bool borrowed = false;  // region is an exposed window's: never released by the write
   };
   // A slice with zero-copy writes in flight: done when all are complete and the slice is all posted.
   struct ZeroCopySlice {
@@ -104,6 +124,12 @@ class IbConnection final : public Connection,
   };
   struct Arrival {
     uint64_t begin, end;  // ring positions (monotonic; offset = position % kRingBytes)
+    bool window = false;  // a window put's immediate: nothing in the ring
+    uint32_t immediate = 0;
+  };
+  struct WindowImmediate {
+    uint32_t immediate;
+    uint64_t messagesBefore;
   };
   struct Lane {
     ibv_qp* qp = nullptr;
@@ -124,6 +150,8 @@ class IbConnection final : public Connection,
   void release();  // the verbs objects and memory, in reverse order of making
   void post(bool isSend, char* buf, size_t bytes, uint32_t tag, uint64_t msg, bool device = false);
   bool pushSends(Lane& lane, uint32_t laneIndex);
+  bool pushWindowWrite(Lane& lane, uint32_t laneIndex);
+  RegistrationCache::Handle windowSource(const char* p, size_t n, bool* borrowed);
   bool drainArrivals(Lane& lane);
   void returnCredits(Lane& lane, uint32_t laneIndex);
   void handle(const ibv_wc& wc);
@@ -149,6 +177,9 @@ class IbConnection final : public Connection,
   ibv_mr* mr_ = nullptr;
   std::deque<uint32_t> sendPending_, recvPending_;
   uint64_t sendsPosted_ = 0, sendsDone_ = 0, recvsPosted_ = 0, recvsDone_ = 0;
+  std::deque<WindowImmediate> windowImmediates_;
+  uint64_t lane0SlicesDone_ = 0;         // messages whose lane-0 part has arrived (every message has one)
+  std::vector<ibv_mr*> exposedWindows_;  // exposeMemory's regions, deregistered at unexposeMemory or release
   bool abandoned_ = false;
   bool brokenBy_ = false;  // a credit note failed (broken_): the peer's queue pairs are gone
   ibv_wc broken_{};

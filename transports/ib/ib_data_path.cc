@@ -55,6 +55,11 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
   while (!lane.sends.empty()) {
     // A few send slots stay free for credits: a receiver that cannot return them would stall its peer.
     if (lane.sendsOutstanding + 4 >= maxSendWr_) break;
+    if (lane.sends.front().window) {
+      if (!pushWindowWrite(lane, laneIndex)) break;
+      moved = true;
+      continue;
+    }
     Slice& s = lane.sends.front();
     const size_t n = std::min(kChunkBytes, s.len - s.done);
     const uint64_t stride = strideOf(n);
@@ -122,8 +127,17 @@ bool IbConnection::pushSends(Lane& lane, uint32_t laneIndex) {
 
 bool IbConnection::drainArrivals(Lane& lane) {
   bool moved = false;
-  while (!lane.arrived.empty() && !lane.recvs.empty()) {
+  while (!lane.arrived.empty()) {
     const Arrival a = lane.arrived.front();
+    if (a.window) {
+      // Every chunk before it is consumed: the window channel raises its signal once it has landed those messages.
+      windowImmediates_.push_back(WindowImmediate{a.immediate, lane0SlicesDone_});
+      lane.arrived.pop_front();
+      lane.consumedPos = a.end;
+      moved = true;
+      continue;
+    }
+    if (lane.recvs.empty()) break;
     const char* chunk = lane.ring + a.begin % kRing;
     ChunkHeader h;
     std::memcpy(&h, chunk, sizeof(h));
@@ -143,6 +157,7 @@ bool IbConnection::drainArrivals(Lane& lane) {
     if (s.done == s.len) {
       const uint64_t msg = s.msg;
       lane.recvs.pop_front();
+      if (&lane == &lanes_[0]) ++lane0SlicesDone_;
       TcpConnection::sliceDone(recvPending_, recvsDone_, msg);
     }
   }
@@ -195,7 +210,7 @@ void IbConnection::handle(const ibv_wc& wc) {
       const PostedChunk c = lane.posted.front();
       lane.posted.pop_front();
       if (c.region.mr) {
-        (c.device ? device_->deviceRegions() : device_->userRegions()).release(c.region);
+        if (!c.borrowed) (c.device ? device_->deviceRegions() : device_->userRegions()).release(c.region);
         auto z = lane.zeroCopy.find(c.msg);
         if (--z->second.inFlight == 0 && z->second.allPosted) {
           lane.zeroCopy.erase(z);
@@ -219,6 +234,13 @@ void IbConnection::handle(const ibv_wc& wc) {
           connection_errors::corrupt(rank_, peer_, description_, "credits for ring bytes never written");
         }
         lane.freedPos += freed;
+      } else if (imm & kWindowFlag) {
+        // A window put's last write: its bytes are in the window; it takes ring credits as the sender reserved them.
+        if (laneIndex != 0) connection_errors::corrupt(rank_, peer_, description_, "a window write off lane 0");
+        uint64_t begin = lane.arrivalPos;
+        if (begin % kRing + kMinStride > kRing) begin += kRing - begin % kRing;
+        lane.arrived.push_back(Arrival{begin, begin + kMinStride, true, imm & ~kWindowFlag});
+        lane.arrivalPos = begin + kMinStride;
       } else {
         uint64_t begin = lane.arrivalPos;
         const uint64_t offset = static_cast<uint64_t>(imm) * kUnit;
@@ -303,7 +325,7 @@ void IbConnection::addPollFds(std::vector<pollfd>& fds) const {
 bool IbConnection::peekIncomingTag(uint32_t* tag) {
   Lane& lane = lanes_[0];
   // Messages start on lane 0: with no receive posted there, its next full slot begins the next message.
-  if (lane.arrived.empty() || !lane.recvs.empty()) return false;
+  if (lane.arrived.empty() || !lane.recvs.empty() || lane.arrived.front().window) return false;
   ChunkHeader h;
   std::memcpy(&h, lane.ring + lane.arrived.front().begin % kRing, sizeof(h));
   *tag = h.tag;

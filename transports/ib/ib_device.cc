@@ -128,6 +128,7 @@ std::shared_ptr<IbDevice> IbDevice::open(const IbDeviceChoice& choice, std::stri
       dev->name_ = name;
       dev->port_ = port;
       dev->attr_ = attr;
+      if (pa.max_msg_sz > 0) dev->maxMessage_ = pa.max_msg_sz;
       dev->activeMtu_ = pa.active_mtu;
       dev->ethernet_ = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
       dev->lid_ = pa.lid;

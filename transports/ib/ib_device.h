@@ -40,6 +40,8 @@ class IbDevice {
   const ibv_gid& gid() const { return gid_; }
   ibv_mtu activeMtu() const { return activeMtu_; }
   const ibv_device_attr& attr() const { return attr_; }
+  // The largest message (one RDMA write) the port takes: ibv_port_attr's max_msg_sz.
+  uint64_t maxMessage() const { return maxMessage_; }
   // The caller's buffers registered for sending from them directly. Any large send's buffer where the adapter
   // pages on demand (a freed and remapped buffer then cannot leave a stale region behind); elsewhere only ranges
   // the caller registered (chorusCommRegister) until it deregisters them.
@@ -68,6 +70,7 @@ class IbDevice {
   ibv_gid gid_{};
   ibv_mtu activeMtu_ = IBV_MTU_1024;
   ibv_device_attr attr_{};
+  uint64_t maxMessage_ = uint64_t{1} << 30;
   std::unique_ptr<RegistrationCache> userRegions_;
   std::unique_ptr<RegistrationCache> deviceRegions_;
   int directDevice_ = -1;  // directDeviceMemory(): -1 not yet asked

@@ -12,6 +12,10 @@ namespace chorus::ib_wire {
 
 inline constexpr size_t kRing = IbConnection::kRingBytes;
 inline constexpr uint32_t kCreditFlag = 0x80000000u;
+// A window put's immediate (WindowRdmaWrites): the low 30 bits are the window channel's; chunk offsets in units
+// (kRing / kUnit) never reach this bit.
+inline constexpr uint32_t kWindowFlag = 0x40000000u;
+static_assert(IbConnection::kRingBytes / 64 < kWindowFlag && WindowRdmaWrites::kMaxImmediate < kWindowFlag);
 inline constexpr uint32_t kUnit = 64;  // immediates count ring bytes in these units
 inline constexpr uint32_t kRecvWqes = 2 * IbConnection::kMaxChunksInFlight;
 inline constexpr uint32_t kInfoMagic = 0x31424943;  // "CIB1"

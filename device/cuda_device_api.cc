@@ -48,6 +48,8 @@ void check(cudaError_t error, const std::string& context, const char* call) {
 }
 
 using StreamWaitValue32 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+using StreamWriteValue32 = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+using MemGetAddressRange = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
 using GetErrorString = CUresult (*)(CUresult, const char**);
 
 // A driver function by name, without linking the driver library (the runtime finds it in the loaded driver);
@@ -169,6 +171,14 @@ class CudaDeviceApi final : public DeviceApi {
           describe("streamWaitEvent", e) + " on stream " + pointerText(s), "cudaStreamWaitEvent");
   }
   void streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_t value) override;
+  void streamWriteFlag(DeviceStream s, uint32_t* flag, uint32_t value) override;
+  void* allocationBase(const void* p) override {
+    static const auto range = reinterpret_cast<MemGetAddressRange>(driverFunction("cuMemGetAddressRange", 3020));
+    CUdeviceptr base = 0;
+    size_t bytes = 0;
+    if (!range || range(&base, &bytes, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) return nullptr;
+    return reinterpret_cast<void*>(base);
+  }
   // Loads every kernel Chorus launches into the current device's context, once per device; see loadReduceKernels.
   void loadKernels(const std::string& context);
 
@@ -246,6 +256,9 @@ class CudaDeviceApi final : public DeviceApi {
   std::vector<bool> kernelsLoaded_;  // by device, under mutex_
   StreamWaitValue32 waitValue32_ = nullptr;
   bool waitValueRefused_ = false;  // the driver said the device does not support stream memory operations
+  std::once_flag writeValueOnce_;
+  StreamWriteValue32 writeValue32_ = nullptr;
+  bool writeValueRefused_ = false;
 };
 
 void CudaDeviceApi::loadKernels(const std::string& context) {
@@ -266,8 +279,12 @@ void CudaDeviceApi::streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_
       describe("streamWaitFlag", flag) + " for " + std::to_string(value) + " on stream " + pointerText(s);
   // Before the stream is held: a kernel loaded lazily while it waits would wait for the device, and so for this.
   loadKernels(context);
-  void* devicePointer = nullptr;
-  check(cudaHostGetDevicePointer(&devicePointer, const_cast<uint32_t*>(flag), 0), context, "cudaHostGetDevicePointer");
+  // Device memory (a device window's signal counters) is its own device pointer; pinned memory has one of its own.
+  void* devicePointer = const_cast<uint32_t*>(flag);
+  if (locate(flag, nullptr) != MemoryLocation::kDevice) {
+    check(cudaHostGetDevicePointer(&devicePointer, const_cast<uint32_t*>(flag), 0), context,
+          "cudaHostGetDevicePointer");
+  }
   // cuStreamWaitValue32 holds the stream in the front end without occupying a multiprocessor; the kernel is the
   // fallback for drivers or devices without stream memory operations.
   std::call_once(waitValueOnce_, [&] {
@@ -285,6 +302,33 @@ void CudaDeviceApi::streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_
   }
   check(static_cast<cudaError_t>(launchWaitFlagKernel(static_cast<const uint32_t*>(devicePointer), value, asStream(s))),
         context, "launchWaitFlagKernel");
+}
+
+void CudaDeviceApi::streamWriteFlag(DeviceStream s, uint32_t* flag, uint32_t value) {
+  const std::string context =
+      describe("streamWriteFlag", flag) + " of " + std::to_string(value) + " on stream " + pointerText(s);
+  loadKernels(context);
+  void* devicePointer = flag;
+  if (locate(flag, nullptr) != MemoryLocation::kDevice) {
+    check(cudaHostGetDevicePointer(&devicePointer, flag, 0), context, "cudaHostGetDevicePointer");
+  }
+  // Without CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER the write is fenced behind the stream's earlier writes: a peer
+  // that sees the value sees the bytes copied before it.
+  std::call_once(writeValueOnce_, [&] {
+    writeValue32_ = reinterpret_cast<StreamWriteValue32>(driverFunction("cuStreamWriteValue32", 11070));
+  });
+  if (writeValue32_ != nullptr && !writeValueRefused_) {
+    const CUresult result = writeValue32_(reinterpret_cast<CUstream>(s), reinterpret_cast<CUdeviceptr>(devicePointer),
+                                          value, CU_STREAM_WRITE_VALUE_DEFAULT);
+    if (result == CUDA_SUCCESS) return;
+    if (result != CUDA_ERROR_NOT_SUPPORTED) {
+      throw Error(chorusUnhandledCudaError, context + ": cuStreamWriteValue32 failed: " + driverErrorText(result));
+    }
+    CHORUS_INFO(-1, "cuStreamWriteValue32 is not supported here; streams raise flags with a one-thread kernel");
+    writeValueRefused_ = true;
+  }
+  check(static_cast<cudaError_t>(launchWriteFlagKernel(static_cast<uint32_t*>(devicePointer), value, asStream(s))),
+        context, "launchWriteFlagKernel");
 }
 
 #else  // !CHORUS_HAVE_CUDA

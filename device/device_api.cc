@@ -1,6 +1,7 @@
 #include "device/device_api.h"
 
 #include "core/emulation_library.h"
+#include "core/error.h"
 #include "core/params.h"
 #include "device/cuda_device_api.h"
 #include "device/device_emulation.h"
@@ -23,6 +24,10 @@ DeviceApi& deviceApi() {
   static const char* const kName = "CHORUS_DEVICE_EMULATION";
   const bool emulate = params::asInt(kName, params::deviceEmulation(), 0, 1) == 1;
   return emulate ? emulatedDeviceApi() : cudaDeviceApi();
+}
+
+void DeviceApi::streamWriteFlag(DeviceStream, uint32_t*, uint32_t) {
+  throw Error(chorusInvalidUsage, std::string(name()) + " device API: streams cannot raise flags here");
 }
 
 void raiseStreamFlag(DeviceApi& api, uint32_t* flag, uint32_t value) {

@@ -57,11 +57,18 @@ class DeviceApi {
   // Later work on s waits for the work before e's last record (device-side; the host does not block).
   virtual void streamWaitEvent(DeviceStream s, DeviceEvent e) = 0;
   // Later work on s waits until *flag >= value (device-side; the host does not block). flag is in pinnedAlloc
-  // memory; the host raises it with a release store.
+  // memory, which the host raises with a release store, or device memory, which a stream raises
+  // (streamWriteFlag).
   virtual void streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_t value) = 0;
   // Told by raiseStreamFlag after the host raised `flag`: an API whose streams sleep on flags wakes them here (the
   // emulation); a GPU sees the store at its next read and needs nothing.
   virtual void flagRaised(const uint32_t* flag) {}
+  // Enqueues on s a store of `value` into *flag once the work before it on s has run and its writes are visible:
+  // how one stream raises a flag that another waits on (device windows' signals). flag is device memory (this
+  // process's or a peer's, mapped by ipcOpen) or pinned memory. Throws chorusInvalidUsage where unsupported.
+  virtual void streamWriteFlag(DeviceStream s, uint32_t* flag, uint32_t value);
+  // The start of the allocation holding device pointer p (what ipcExport takes), or nullptr when unknown.
+  virtual void* allocationBase(const void* p) { return nullptr; }
 
   // Exports a deviceAlloc'd region to other processes of this machine; ipcOpen maps one exported by another
   // process (a device pointer valid in this process until ipcClose).

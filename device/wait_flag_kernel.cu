@@ -17,15 +17,28 @@ __global__ void waitFlagKernel(const volatile uint32_t* flag, uint32_t value) {
   __threadfence_system();
 }
 
+// Raises a flag after the stream's earlier work, for a peer's stream waiting on it (device windows' signals).
+__global__ void writeFlagKernel(volatile uint32_t* flag, uint32_t value) {
+  __threadfence_system();
+  *flag = value;
+}
+
 }  // namespace
 
 int loadWaitFlagKernel() {
   cudaFuncAttributes attributes;
-  return static_cast<int>(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&waitFlagKernel)));
+  const cudaError_t error = cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&waitFlagKernel));
+  if (error != cudaSuccess) return static_cast<int>(error);
+  return static_cast<int>(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&writeFlagKernel)));
 }
 
 int launchWaitFlagKernel(const uint32_t* deviceFlag, uint32_t value, CUstream_st* stream) {
   waitFlagKernel<<<1, 1, 0, stream>>>(deviceFlag, value);
+  return static_cast<int>(cudaGetLastError());
+}
+
+int launchWriteFlagKernel(uint32_t* deviceFlag, uint32_t value, CUstream_st* stream) {
+  writeFlagKernel<<<1, 1, 0, stream>>>(deviceFlag, value);
   return static_cast<int>(cudaGetLastError());
 }
 

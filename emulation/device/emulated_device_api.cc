@@ -252,6 +252,17 @@ void EmulatedDeviceApi::streamWaitFlag(DeviceStream s, const uint32_t* flag, uin
   });
 }
 
+void EmulatedDeviceApi::streamWriteFlag(DeviceStream s, uint32_t* flag, uint32_t value) {
+  StreamEntry& entry = stream(s, "streamWriteFlag");
+  if (flag == nullptr) throw Error(chorusUnhandledCudaError, "emulated device: streamWriteFlag on a null flag");
+  // The worker ran the stream's earlier copies itself: the release store publishes their bytes with the flag.
+  // Waiters in this process wake at once; those of another process see it at their next poll.
+  entry.stream.enqueue([flag, value] {
+    __atomic_store_n(flag, value, __ATOMIC_RELEASE);
+    wakeFlagWaiters(flag);
+  });
+}
+
 void EmulatedDeviceApi::wakeFlagWaiters(const uint32_t* flag) {
   syscall(SYS_futex, flag, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }

@@ -50,6 +50,8 @@ class EmulatedDeviceApi final : public DeviceApi {
   void streamWaitEvent(DeviceStream s, DeviceEvent e) override;
   void streamWaitFlag(DeviceStream s, const uint32_t* flag, uint32_t value) override;
   void flagRaised(const uint32_t* flag) override { wakeFlagWaiters(flag); }
+  void streamWriteFlag(DeviceStream s, uint32_t* flag, uint32_t value) override;
+  void* allocationBase(const void* p) override { return memory_.regionBase(p); }
 
   void ipcExport(void* p, DeviceIpcHandle* handle) override { memory_.exportHandle(p, handle); }
   void* ipcOpen(const DeviceIpcHandle& handle) override { return memory_.open(handle); }

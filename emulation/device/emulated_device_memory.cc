@@ -167,6 +167,15 @@ uint64_t EmulatedDeviceMemory::regionId(const void* p) const {
   return address - it->first < it->second.bytes ? it->second.inode : 0;
 }
 
+void* EmulatedDeviceMemory::regionBase(const void* p) const {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto it = regions_.upper_bound(address);
+  if (it == regions_.begin()) return nullptr;
+  --it;
+  return address - it->first < it->second.bytes ? reinterpret_cast<void*>(it->first) : nullptr;
+}
+
 void EmulatedDeviceMemory::exportHandle(void* p, DeviceIpcHandle* handle) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   auto it = regions_.find(reinterpret_cast<uintptr_t>(p));

@@ -39,6 +39,8 @@ class EmulatedDeviceMemory {
   bool exportFd(const void* p, size_t bytes, int* fd, uint64_t* offset) const;
   // The memfd's inode of the region holding p (0 when none): unique per live allocation.
   uint64_t regionId(const void* p) const;
+  // The start of the region (allocated or opened) holding p, or nullptr when none does.
+  void* regionBase(const void* p) const;
 
  private:
   struct Region {

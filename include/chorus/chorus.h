@@ -299,8 +299,8 @@ CHORUS_API chorusResult_t chorusEventSynchronize(chorusEvent_t event);
 CHORUS_API chorusResult_t chorusEventDestroy(chorusEvent_t event);
 
 /* Windows: one-sided put and signal, shaped after NCCL 2.29's ncclCommWindowRegister, ncclPutSignal, ncclSignal and
-   ncclWaitSignal. Host memory; NULL or a host stream (a CUDA stream is chorusInvalidUsage); inside groups too.
-   See docs/windows.md for how each transport moves them.
+   ncclWaitSignal. Host memory with NULL or a host stream, inside groups too; or device memory with a CUDA stream
+   (device windows, last item). See docs/windows.md for how each transport moves them.
    Semantics:
    - chorusCommWindowRegister is collective: every rank registers its own buffer (sizes may differ, 0 allowed) and
      gets a handle naming the whole window; ranks register and deregister their windows in the same order, outside
@@ -310,16 +310,21 @@ CHORUS_API chorusResult_t chorusEventDestroy(chorusEvent_t event);
      signal sigIdx (in context ctx) at the peer: the peer sees the bytes before it sees the signal. A put beyond the
      peer's registered size is chorusInvalidArgument naming rank, peer and the peer's window size.
    - Puts and signals from one rank to one peer are delivered in the order they were made; a signal is raised only
-     after every put made before it to that peer is visible there.
+     after every put made before it to that peer is visible there. (Between processes of one host, a put into a
+     window registered in chorusMemAlloc memory is stored by the sender straight into the peer's window; the
+     order holds there too: docs/windows.md.)
    - Signals are counted per (sender, sigIdx, ctx) at the receiver. chorusWaitSignal returns once, for each desc,
      opCnt signals from desc.peer on (sigIdx, ctx) have arrived, and consumes them (the count drops by opCnt).
    - Progress: puts travel on connections of their own, apart from the two-sided calls', and the target lands them
      (writes the bytes, counts the signal) whenever its communicator progresses: inside chorusWaitSignal, inside
      its own puts, and during the progress rounds of any other call on the communicator that waits on its
-     connections. A rank that makes no call on the communicator lands nothing; its window's memory
-     may change only while it is inside a call, or at any time where the sender stores directly (shared memory
-     between threads of one process, or with CHORUS_SHM_CMA=2) or the adapter writes it (ib: RDMA writes,
-     docs/windows.md); the signal counts only when the target progresses.
+     connections. A rank that makes no call on the communicator lands nothing that travels as a message; its
+     window's memory may change only while it is inside a call, or at any time where the sender stores directly
+     (shared memory between threads of one process, windows in chorusMemAlloc memory between processes of one
+     host, or with CHORUS_SHM_CMA=2) or the adapter writes it (ib: RDMA writes; docs/windows.md). Over shared
+     memory a signal with sigIdx < 64 and ctx < 4, made when no earlier put or signal to that peer still waits in
+     the ring, is a counter the sender raises in memory shared with the target: it is counted without the target's
+     progress. Other signals count when the target progresses.
    - A put is complete locally when the call returns (NULL stream) or the host stream has run it: localbuff may be
      reused. It returns once the transport has taken its bytes, which may need the target to progress; puts between
      ranks that are both putting land each other's meanwhile. Over ib a put returns once its RDMA writes completed
@@ -328,7 +333,21 @@ CHORUS_API chorusResult_t chorusEventDestroy(chorusEvent_t event);
      communicator (win's and the others', NULL stream or run by a host stream) is complete at its target where the
      adapter writes them (ib); on the other paths puts are complete locally already and it returns at once.
    - Inside a group a rank's puts and signals on a communicator run at chorusGroupEnd first, then its other calls,
-     then its waits. */
+     then its waits.
+   - Device windows: a window registered with device memory on every rank (a rank with nothing to expose passes
+     any device pointer and size 0) moves by CUDA IPC, so every rank must share rank 0's machine; otherwise, or
+     with host memory on some rank, registration is chorusInvalidUsage naming the rank. Its puts are CUDA stream
+     calls, as NCCL's: NULL or a host stream is chorusInvalidUsage. On a CUDA stream every call only enqueues
+     (returns at once): a put copies localbuff into the peer's window after the stream's earlier work, then raises
+     the signal; chorusSignal raises one; chorusWaitSignal holds the stream until the counts are reached and
+     consumes them. Signals on a CUDA stream are counted apart from those with NULL or a host stream, and are
+     waited for on a CUDA stream; sigIdx < 16 and ctx < 4 there. The order and counting above hold in stream
+     order: a signal is visible at the peer only after every put enqueued before it to that peer. Each signal
+     writes its new count, so one rank's signals to one peer on one (sigIdx, ctx) must be in one stream order
+     (one stream, or streams ordered by events). localbuff may be reused once the stream has run the put. Not
+     inside groups (chorusInvalidUsage). Deregistration first waits for this rank's stream puts and signals to
+     have run; a rank's counters live until its communicator is destroyed, by when peers' streams must have run
+     their signals to it. */
 typedef struct chorusWindow* chorusWindow_t;
 #define CHORUS_WIN_DEFAULT 0
 typedef struct {
@@ -348,6 +367,14 @@ CHORUS_API chorusResult_t chorusSignal(int peer, int sigIdx, int ctx, unsigned i
 CHORUS_API chorusResult_t chorusWaitSignal(int nDesc, const chorusWaitSignalDesc_t* signalDescs, chorusComm_t comm,
                                            chorusStream_t stream);
 CHORUS_API chorusResult_t chorusWindowFlush(chorusComm_t comm, chorusWindow_t win);
+/* As NCCL's ncclMemAlloc / ncclMemFree: size bytes of host memory (zero, untouched until used) that the other
+   processes of this host can map. A window registered inside such an allocation is mapped by the ranks of its host
+   at registration, and their puts into it are a copy by the sender (no ring, no progress of the target); memory
+   from elsewhere keeps the transport's path. It leaves no file in /dev/shm, however the processes end. Free it
+   after deregistering the windows inside it. chorusMemFree(NULL) does nothing; a pointer chorusMemAlloc did not
+   return is chorusInvalidArgument. */
+CHORUS_API chorusResult_t chorusMemAlloc(void** ptr, size_t size);
+CHORUS_API chorusResult_t chorusMemFree(void* ptr);
 
 /* Extensions beyond NCCL's set. */
 /* Size in bytes of one element of datatype, or 0 when out of range. */

@@ -149,6 +149,15 @@ inline chorusUniqueId makeUniqueId() {
   return id;
 }
 
+// chorusMemAlloc / chorusMemFree: host memory a window maps into the other processes of the host (puts into it are
+// a copy by the sender: docs/windows.md).
+inline void* memAlloc(size_t bytes) {
+  void* p = nullptr;
+  detail::check(chorusMemAlloc(&p, bytes), nullptr);
+  return p;
+}
+inline void memFree(void* p) { detail::check(chorusMemFree(p), nullptr); }
+
 // A host stream (chorusHostStreamCreate) for its lifetime: calls on host buffers made with handle() are queued and
 // return at once; they run in order in the background. The destructor waits for them (errors it cannot throw).
 class HostStream {

@@ -4,7 +4,7 @@
 # every collective at 64 MiB), then the same allreduce figures under MPS where the machine has it (two ranks on
 # one GPU otherwise pay for its context switches: perf/results/gpu.md, "Two contexts on one GPU, and MPS"; the
 # figures of earlier runs are in that file too). For a machine with a CUDA GPU, from a build configured with
-# -DCHORUS_CUDA=ON, or a copy of its four programs at the same paths under BUILD_DIR (a build carried to a device
+# -DCHORUS_CUDA=ON, or a copy of its five programs at the same paths under BUILD_DIR (a build carried to a device
 # machine: then the GPU test binary runs directly, filtered as ctest would).
 #
 #   perf/scripts/gpu_checklist.sh BUILD_DIR [LOG_DIR]
@@ -45,6 +45,11 @@ step allreduce_small 60 "$run" -n 2 --timeout 55 "$perf" allreduce -b 8 -e 8 -n 
 for c in broadcast reduce allgather reducescatter; do
   step "$c" 60 "$run" -n 2 --timeout 55 "$perf" "$c" -b 64M -e 64M --device gpu
 done
+# Device windows (docs/windows.md): put/signal against send/recv on device buffers, ranks as processes (CUDA IPC)
+# and as threads (each other's pointers).
+wbench="$build/perf/chorus-device-window-bench"
+step device_windows 60 "$run" -n 2 --timeout 55 "$wbench" 7
+step device_windows_threads 60 "$wbench" 7
 
 # Under MPS: one shared context, as one rank per GPU would have. The daemon gets its own pipe and log folders and
 # is stopped before the script ends, whatever the steps gave.

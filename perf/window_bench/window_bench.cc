@@ -1,14 +1,17 @@
-// chorus-window-bench [ROUNDS]: put/signal against send/recv between 2 ranks, over whichever transport
+// chorus-window-bench [ROUNDS] [memalloc]: put/signal against send/recv between 2 ranks, over whichever transport
 // CHORUS_TRANSPORT leaves (shared memory by default, tcp, or ib with CHORUS_IB_EMULATION=1): threads of this
 // process, each with its own communicator, or, under a launcher (chorusrun -n 2: CHORUS_RANK set), one rank per
 // process, where shared memory stores puts by process_vm_writev rather than a copy within one process.
 // Latency: a ping-pong of 8 bytes (put + signal there, put + signal back; send, then receive back), half the round
 // trip. Bandwidth: rank 0 moves SIZE bytes to rank 1, which answers with a bare signal (an 8-byte send), per
 // iteration. Each round measures both ways back to back, alternating which goes first; prints medians of ROUNDS.
+// "memalloc": the window is chorusMemAlloc memory (between processes of one host, puts are the sender's copy into
+// the mapped window).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -80,10 +83,17 @@ using Results = std::vector<std::vector<std::vector<double>>>;
 
 const std::vector<size_t> kSizes = {8, 4096, 65536, 1 << 20, 16 << 20};
 
-void runRank(chorusComm_t comm, int r, int rounds, Results& results) {
-  std::vector<char> window(kSizes.back()), buf(kSizes.back(), 1);
+void runRank(chorusComm_t comm, int r, int rounds, bool memAlloc, Results& results) {
+  std::vector<char> plain, buf(kSizes.back(), 1);
+  void* window = nullptr;
+  if (memAlloc) {
+    ok(chorusMemAlloc(&window, kSizes.back()), nullptr, "chorusMemAlloc");
+  } else {
+    plain.resize(kSizes.back());
+    window = plain.data();
+  }
   chorusWindow_t win = nullptr;
-  ok(chorusCommWindowRegister(comm, window.data(), window.size(), &win, 0), comm, "register");
+  ok(chorusCommWindowRegister(comm, window, kSizes.back(), &win, 0), comm, "register");
   for (size_t s = 0; s < kSizes.size(); ++s) {
     const size_t bytes = kSizes[s];
     const bool pingPong = bytes == 8;
@@ -106,12 +116,14 @@ void runRank(chorusComm_t comm, int r, int rounds, Results& results) {
     }
   }
   ok(chorusCommWindowDeregister(comm, win), comm, "deregister");
+  if (memAlloc) ok(chorusMemFree(window), nullptr, "chorusMemFree");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
+  const bool memAlloc = argc > 2 && std::string(argv[2]) == "memalloc";
   Results results(kSizes.size(), std::vector<std::vector<double>>(2));
   const bool launched = std::getenv("CHORUS_RANK") != nullptr;
   int myRank = 0;
@@ -128,7 +140,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "chorus-window-bench runs 2 ranks, not %d\n", n);
       return 1;
     }
-    runRank(comm, myRank, rounds, results);
+    runRank(comm, myRank, rounds, memAlloc, results);
     chorusCommDestroy(comm);
   } else {
     chorusUniqueId id;
@@ -141,7 +153,7 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "rank %d: init: %s\n", r, chorusGetLastError(nullptr));
           std::exit(1);
         }
-        runRank(comm, r, rounds, results);
+        runRank(comm, r, rounds, memAlloc, results);
         chorusCommDestroy(comm);
       });
     }
@@ -149,9 +161,9 @@ int main(int argc, char** argv) {
   }
   if (myRank != 0) return 0;
   const char* transport = std::getenv("CHORUS_TRANSPORT");
-  std::printf("transport %s, %s, medians of %d alternating rounds (spread: (max - min) / median)\n",
+  std::printf("transport %s, %s, %s window, medians of %d alternating rounds (spread: (max - min) / median)\n",
               transport && *transport ? transport : "default", launched ? "one rank per process" : "ranks as threads",
-              rounds);
+              memAlloc ? "chorusMemAlloc" : "plain", rounds);
   std::printf("%10s  %10s  %10s  %8s  %8s  %10s  %10s\n", "bytes", "put us", "send us", "put +-%", "send +-%",
               "put GB/s", "send GB/s");
   for (size_t s = 0; s < kSizes.size(); ++s) {

@@ -10,7 +10,7 @@ from .groups import group
 from .ops import ReduceOp
 from .request import Request, wait_all
 from .unique_id import UniqueId, get_unique_id
-from .windows import Window
+from .windows import SharedMemory, Window
 
 SUM, PROD, MAX, MIN, AVG, BAND, BOR, BXOR = (ReduceOp.SUM, ReduceOp.PROD, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.AVG,
                                              ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR)
@@ -22,4 +22,4 @@ def library_version():
 
 
 __all__ = ["Comm", "Registration", "DataType", "ChorusError", "Result", "group", "ReduceOp", "Request", "wait_all",
-           "UniqueId", "get_unique_id", "Window", "library_version", "SUM", "PROD", "MAX", "MIN", "AVG", "BAND", "BOR", "BXOR"]
+           "UniqueId", "get_unique_id", "Window", "SharedMemory", "library_version", "SUM", "PROD", "MAX", "MIN", "AVG", "BAND", "BOR", "BXOR"]

@@ -89,6 +89,8 @@ _PROTOTYPES = {
     "chorusSignal": (_result, [_int, _int, _int, ctypes.c_uint, _ptr, _ptr]),
     "chorusWaitSignal": (_result, [_int, _ptr, _ptr, _ptr]),
     "chorusWindowFlush": (_result, [_ptr, _ptr]),
+    "chorusMemAlloc": (_result, [_p_ptr, _size]),
+    "chorusMemFree": (_result, [_ptr]),
     "chorusTypeSize": (_size, [_int]),
     "chorusTypeName": (ctypes.c_char_p, [_int]),
     "chorusOpName": (ctypes.c_char_p, [_int]),

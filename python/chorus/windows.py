@@ -44,6 +44,31 @@ class Window:
         self.close()
 
 
+class SharedMemory:
+    """chorusMemAlloc: nbytes of host memory the host's other processes can map, so that their puts into a window
+    over it are their own copies (docs/windows.md). `buffer` is a writable ctypes array over it (numpy.frombuffer,
+    memoryview); close() frees it (chorusMemFree) once no window and no view uses it."""
+
+    def __init__(self, nbytes):
+        ptr = ctypes.c_void_p()
+        errors.check(lib.chorusMemAlloc(ctypes.byref(ptr), nbytes))
+        self._ptr = ptr.value
+        self.nbytes = nbytes
+        self.buffer = (ctypes.c_char * nbytes).from_address(ptr.value)
+
+    def close(self):
+        """chorusMemFree. Idempotent."""
+        if self._ptr is not None:
+            ptr, self._ptr, self.buffer = self._ptr, None, None
+            errors.check(lib.chorusMemFree(ptr))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 class Windows:
     """Mixed into Comm, which provides _submit and _live."""
 

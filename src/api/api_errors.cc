@@ -10,9 +10,12 @@ thread_local std::string tlsLastError;
 
 chorusResult_t fail(chorusComm_t comm, chorusResult_t code, const std::string& message) {
   tlsLastError = message;
-  // Only argument errors are recorded here (before the call reached the communicator). Any other error was
-  // recorded by the communicator itself, which chorusCommAbort on another thread may already have freed.
-  if (code == chorusInvalidArgument && comm && comm->impl) comm->impl->recordError(message);
+  // Argument and usage errors are recorded here too (found before the call reached the communicator, or refused by
+  // it before it ran anything). Any other error was recorded by the communicator itself, which chorusCommAbort on
+  // another thread may already have freed.
+  if ((code == chorusInvalidArgument || code == chorusInvalidUsage) && comm && comm->impl) {
+    comm->impl->recordError(message);
+  }
   // A call that fails inside a group makes the group fail as a whole at its end.
   if (inGroup()) recordGroupFailure(message);
   return code;

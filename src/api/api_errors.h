@@ -1,5 +1,5 @@
 // How the C ABI turns failures into result codes: the code is returned, the message kept as the last error (of the
-// thread, and of the communicator for argument errors found before a call reached it).
+// thread, and of the communicator for argument and usage errors).
 #pragma once
 
 #include <new>
@@ -11,7 +11,7 @@
 
 namespace chorus::api {
 
-// Records `message` as this thread's last error (and comm's, for argument errors) and returns code.
+// Records `message` as this thread's last error (and comm's, for argument and usage errors) and returns code.
 chorusResult_t fail(chorusComm_t comm, chorusResult_t code, const std::string& message);
 // This thread's last error ("" when none).
 const char* threadLastError();

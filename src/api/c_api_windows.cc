@@ -49,13 +49,50 @@ chorusResult_t refuseInGroup(const char* call, chorusComm_t comm) {
   return chorusSuccess;
 }
 
-// Runs a put, signal or wait now (NULL stream), queues it on a host stream, or records it in the group.
+// True when `stream` is a CUDA stream (neither NULL nor a host stream). A destroyed host stream counts as a host
+// stream: the host path reports it.
+bool isDeviceStream(chorusStream_t stream, const char* call) {
+  if (!stream) return false;
+  try {
+    return !chorus::api::hostStreamOf(stream, call);
+  } catch (const chorus::Error&) {
+    return false;
+  }
+}
+
+// Enqueues a put, signal or wait of device windows on CUDA stream `stream` (device_windows.h); not in groups.
+chorusResult_t submitDeviceWindow(const char* call, chorusComm_t comm, chorus::WindowOp op, chorusStream_t stream) {
+  return guarded(comm, call, [&] {
+    if (chorus::api::inGroup()) {
+      throw chorus::Error(chorusInvalidUsage, whereOf(comm, call) +
+                                                  "inside a group on a CUDA stream: device windows' calls are "
+                                                  "enqueued at once; call them outside groups");
+    }
+    comm->impl->runDeviceWindowOps(std::span(&op, 1), static_cast<chorus::DeviceStream>(stream));
+  });
+}
+
+// Runs a put, signal or wait now (NULL stream), queues it on a host stream, or records it in the group; on a CUDA
+// stream, enqueues it there (device windows).
 chorusResult_t submitWindow(const char* call, chorusComm_t comm, chorus::WindowOp op, chorusStream_t stream) {
+  if (op.kind == chorus::WindowOp::Kind::kPut && op.win->device) {
+    if (!isDeviceStream(stream, call)) {
+      return fail(comm, chorusInvalidUsage,
+                  whereOf(comm, call) + "window " + std::to_string(op.win->id) +
+                      " is device memory: its puts are CUDA stream calls, as NCCL's; pass a CUDA stream "
+                      "(NULL and host streams are for host windows)");
+    }
+    return submitDeviceWindow(call, comm, std::move(op), stream);
+  }
+  if (op.kind != chorus::WindowOp::Kind::kPut && isDeviceStream(stream, call)) {
+    return submitDeviceWindow(call, comm, std::move(op), stream);
+  }
   return guarded(comm, call, [&] {
     std::shared_ptr<chorus::api::HostStream> host = chorus::api::hostStreamOf(stream, call);
     if (stream && !host) {
-      throw chorus::Error(chorusInvalidUsage,
-                          whereOf(comm, call) + "a CUDA stream: windows take host memory; pass NULL or a host stream");
+      throw chorus::Error(chorusInvalidUsage, whereOf(comm, call) +
+                                                  "a CUDA stream with a window of host memory: pass NULL or a host "
+                                                  "stream (CUDA streams are for device windows)");
     }
     if (chorus::api::inGroup()) {
       chorus::api::recordWindowInGroup(comm, std::move(op), stream);
@@ -80,8 +117,11 @@ chorusResult_t chorusCommWindowRegister(chorusComm_t comm, void* buff, size_t si
   }
   if (!bad.empty()) return fail(comm, chorusInvalidArgument, bad);
   if (chorusResult_t r = refuseInGroup(call, comm); r != chorusSuccess) return r;
-  return guarded(comm, call,
-                 [&] { *win = reinterpret_cast<chorusWindow_t>(comm->impl->registerWindow(buff, size, comm)); });
+  return guarded(comm, call, [&] {
+    chorus::DeviceApi& api = comm->impl->deviceApi();
+    const bool onDevice = buff && api.available() && api.locate(buff, nullptr) == chorus::MemoryLocation::kDevice;
+    *win = reinterpret_cast<chorusWindow_t>(comm->impl->registerWindow(buff, size, comm, onDevice));
+  });
 }
 
 chorusResult_t chorusCommWindowDeregister(chorusComm_t comm, chorusWindow_t win) {

@@ -22,6 +22,7 @@
 #include "src/comm/comm_io.h"
 #include "src/comm/comm_metrics.h"
 #include "src/comm/device_side.h"
+#include "src/comm/device_windows.h"
 #include "src/comm/host_call_order.h"
 #include "src/comm/peer_connections.h"
 #include "src/comm/staging_memory.h"
@@ -106,7 +107,8 @@ class CommEngine {
   // the device calls enqueued before it. Registration and deregistration are collective; the first registration
   // connects the window connections. Errors are thrown as chorus::Error.
   // The window lives until deregisterWindow or the communicator's end; `owner` is kept in it for the caller.
-  Window* registerWindow(void* base, size_t bytes, const void* owner);
+  // onDevice: base is device memory (device_windows.h: every rank's must be, each reached by CUDA IPC).
+  Window* registerWindow(void* base, size_t bytes, const void* owner, bool onDevice = false);
   void deregisterWindow(Window* win);
   // chorusWindowFlush: returns once every put this rank made (NULL stream, or run by a host stream) is complete at
   // its target.
@@ -115,6 +117,8 @@ class CommEngine {
   void runWindowOps(std::span<const WindowOp> ops) { runWindowIssued(issueHostCall(), ops); }
   // As runIssued, for window ops (a host stream's).
   void runWindowIssued(uint64_t number, std::span<const WindowOp> ops, bool passTurn = true);
+  // Puts, signals and waits on CUDA stream `stream` with device windows: enqueued on it, in order, at once.
+  void runDeviceWindowOps(std::span<const WindowOp> ops, DeviceStream stream);
   // How puts reach each transport's peers ("shm direct, tcp messages"); "" before the first registration.
   std::string windowPaths();
   // Makes a call blocked in run() throw promptly; the caller then destroys the communicator.
@@ -183,6 +187,7 @@ class CommEngine {
   std::shared_ptr<HostCallOrder> hostOrder_ = std::make_shared<HostCallOrder>();
   std::atomic<int> activeCallers_{0};
   WindowChannel windows_{rank_};  // its connections open at the first registration
+  DeviceWindows deviceWindows_{rank_, size_};  // device memory's windows; its counters made at the first
   DeviceSide device_;  // last: torn down first, its progress thread using all the above
 };
 

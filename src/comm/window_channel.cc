@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/logging.h"
 #include "transports/reserved_tags.h"
+#include "transports/transport_registry.h"
 
 namespace chorus {
 
@@ -29,12 +30,14 @@ WindowChannel::~WindowChannel() {
 void WindowChannel::open(PeerConnections peers) {
   peers_ = std::move(peers);
   state_.assign(peers_.conns().size(), Peer{});
+  shmPeers_.assign(state_.size(), false);
   for (size_t p = 0; p < state_.size(); ++p) {
     Connection* c = peers_.conns()[p].get();
     if (!c) continue;
     state_[p].conn = c;
     state_[p].writes = c->capabilities().peerWrites;
     state_[p].rdma = c->capabilities().windowRdma;
+    shmPeers_[p] = p < peers_.transports().size() && peers_.transports()[p] == TransportId::kShm;
     armHeader(state_[p]);
   }
   open_ = true;
@@ -49,7 +52,30 @@ std::string WindowChannel::describe() const {
     what += p.rdma ? " rdma write" : p.writes ? " direct" : " messages";
     if (out.find(what) == std::string::npos) out += (out.empty() ? "" : ", ") + what;
   }
+  const std::string shared = shm_ ? shm_->describe() : "";
+  if (!shared.empty()) out += (out.empty() ? "" : ", ") + shared;
   return out.empty() ? "none (one rank)" : out;
+}
+
+std::vector<uint64_t> WindowChannel::shmAnnounce(const void* base, size_t bytes, int nranks) {
+  if (!shm_) shm_ = std::make_unique<ShmWindowPath>(rank_, nranks);
+  return shm_->announce(base, bytes);
+}
+
+void WindowChannel::shmAttach(const Window& win, std::span<const uint64_t> all) {
+  if (shm_) shm_->attach(win, all, shmPeers_);
+}
+
+void WindowChannel::forget(Window* win) {
+  if (shm_) shm_->detach(win->id);
+  unexpose(win->exposed);
+  table_.remove(win);
+}
+
+void WindowChannel::countLanded(int peer) {
+  Peer& p = state_[static_cast<size_t>(peer)];
+  ++p.landed;
+  if (shm_) shm_->landed(peer, p.landed);
 }
 
 void WindowChannel::armHeader(Peer& p) {
@@ -67,6 +93,10 @@ void WindowChannel::land(int peer) {
   Peer& p = state_[static_cast<size_t>(peer)];
   const WindowFrame& f = p.in;
   if (f.magic != kWindowFrameMagic) invalid(peer, "a frame with a bad magic on the window connection");
+  if (f.flags & kWakeOnly) {  // its work was done when it woke this rank
+    armHeader(p);
+    return;
+  }
   if (f.windowId != kNoWindow) {
     // A peer may put as soon as its registration returns, before this rank's has: the frame waits for it (and
     // with it every later frame from that peer, which keeps their order).
@@ -89,7 +119,7 @@ void WindowChannel::land(int peer) {
     }
   }
   table_.raise(peer, f.sigIdx, f.ctx);
-  ++p.landed;
+  countLanded(peer);
   armHeader(p);
 }
 
@@ -107,7 +137,7 @@ bool WindowChannel::advance(int peer) {
     if (p.parked || p.conn->recvsDone() <= p.recvId) break;
     if (p.inPayload) {
       table_.raise(peer, p.in.sigIdx, p.in.ctx);
-      ++p.landed;
+      countLanded(peer);
       armHeader(p);
     } else {
       land(peer);
@@ -187,6 +217,16 @@ void WindowChannel::driveUntil(Pred done, int peer, const WindowWaiting& waiting
     }
     // Sleep until a window connection has something, or hangs up (a peer gone without a goodbye: shared memory
     // learns it only from its socket), at most a millisecond.
+    // A sender that raises a counter while this rank sleeps sends a wake-up frame (shm_window_path.h): the flag
+    // goes up before the last look.
+    if (shm_) shm_->sleeping(true);
+    struct Awake {
+      ShmWindowPath* shm;
+      ~Awake() {
+        if (shm) shm->sleeping(false);
+      }
+    } awake{shm_.get()};
+    if (done()) return;
     fds.clear();
     for (const Peer& p : state_) {
       if (p.conn && !p.failed) p.conn->addPollFds(fds);
@@ -226,7 +266,7 @@ void WindowChannel::sendFrame(int peer, const WindowFrame& frame, const void* by
   if (frame.bytes > 0 && !(frame.flags & (kStoredDirectly | kInlined))) {
     last = p.conn->isend(bytes, frame.bytes, kTag);
   }
-  ++p.sent;
+  if (!(frame.flags & kWakeOnly)) ++p.sent;  // a wake-up is not counted: it lands nothing
   // Complete locally: the frame (on the caller's stack) and the bytes may go. Receives go on meanwhile, so two
   // ranks putting to each other at once both land what the other sends.
   driveUntil([&] { return p.conn->sendsDone() > last; }, peer, waiting);
@@ -248,6 +288,11 @@ void WindowChannel::put(const Window& win, int peer, const void* src, uint64_t b
                     .windowId = win.id,
                     .offset = offset,
                     .bytes = bytes};
+  if (shm_ && shm_->put(win, peer, src, bytes, offset, p.sent)) {
+    frame.flags = kStoredDirectly;
+    raiseAfterStore(peer, frame, waiting);
+    return;
+  }
   if (bytes > 0 && bytes <= WindowFrame::kInlineBytes && !(p.writes && p.writes->peerWriteMinBytes() == 0)) {
     std::memcpy(frame.inlined, src, bytes);
     frame.flags = kInlined;
@@ -256,6 +301,8 @@ void WindowChannel::put(const Window& win, int peer, const void* src, uint64_t b
     const int err = p.writes->writePeerMemory(win.bases[static_cast<size_t>(peer)] + offset, src, bytes);
     if (err == 0) {
       frame.flags = kStoredDirectly;
+      raiseAfterStore(peer, frame, waiting);
+      return;
     } else if (err == ESRCH) {
       throw Error(chorusRemoteError,
                   errorContext(rank_, peer, waiting.call) + ": process_vm_writev: " + std::strerror(err) +
@@ -277,7 +324,18 @@ void WindowChannel::signal(int peer, uint32_t sigIdx, uint32_t ctx, const Window
   }
   if (signalByRdma(peer, sigIdx, ctx, waiting)) return;
   WindowFrame frame{.magic = kWindowFrameMagic, .sigIdx = sigIdx, .ctx = ctx, .windowId = kNoWindow};
-  sendFrame(peer, frame, nullptr, waiting);
+  raiseAfterStore(peer, frame, waiting);
+}
+
+void WindowChannel::raiseAfterStore(int peer, WindowFrame frame, const WindowWaiting& waiting) {
+  const ShmWindowPath::Raised raised =
+      shm_ ? shm_->signal(peer, frame.sigIdx, frame.ctx, peerFor(peer, waiting).sent) : ShmWindowPath::Raised::kNo;
+  if (raised == ShmWindowPath::Raised::kNo) {
+    sendFrame(peer, frame, nullptr, waiting);
+  } else if (raised == ShmWindowPath::Raised::kYesPeerSleeps) {
+    sendFrame(peer, WindowFrame{.magic = kWindowFrameMagic, .flags = kWakeOnly, .windowId = kNoWindow}, nullptr,
+              waiting);
+  }
 }
 
 void WindowChannel::waitSignals(std::span<const SignalWait> waits, const WindowWaiting& waiting) {
@@ -291,7 +349,14 @@ void WindowChannel::waitSignals(std::span<const SignalWait> waits, const WindowW
                                             " raised: it would never return");
       }
     } else {
-      driveUntil([&] { return table_.arrived(w.peer, w.sigIdx, w.ctx) >= want; }, w.peer, waiting);
+      driveUntil(
+          [&] {
+            // Counter signals join the frames' count here; the sender's counter is never written by this rank.
+            const uint64_t counted = shm_ ? shm_->take(w.peer, w.sigIdx, w.ctx) : 0;
+            if (counted > 0) table_.raise(w.peer, w.sigIdx, w.ctx, counted);
+            return table_.arrived(w.peer, w.sigIdx, w.ctx) >= want;
+          },
+          w.peer, waiting);
     }
     table_.consume(w.peer, w.sigIdx, w.ctx, want);
   }

@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/deadline.h"
 #include "src/comm/peer_connections.h"
+#include "src/comm/shm_window_path.h"
 #include "src/comm/side_progress.h"
 #include "src/comm/wait_policy.h"
 #include "src/comm/window_op.h"
@@ -44,6 +46,7 @@ static_assert(sizeof(WindowFrame) == 128);
 inline constexpr uint32_t kWindowFrameMagic = 0x57494e44u;  // "WIND"
 inline constexpr uint32_t kStoredDirectly = 1;              // the sender already wrote the bytes into the window
 inline constexpr uint32_t kInlined = 2;                     // the bytes are in the frame's `inlined`
+inline constexpr uint32_t kWakeOnly = 4;  // no put, no signal: wakes a target asleep in a wait (shm_window_path.h)
 inline constexpr uint64_t kNoWindow = ~uint64_t{0};
 
 // How a blocking window call waits: its deadline, the communicator's abort flag, its name for errors, and how long
@@ -64,6 +67,12 @@ class WindowChannel final : public SideProgress {
   // Takes the window connections (made collectively, at the first registration).
   void open(PeerConnections peers);
   WindowTable& table() { return table_; }
+  // Registration over shared memory (shm_window_path.h): this rank's words for the registration's allgather, then
+  // every rank's words for the window just added. forget() ends a window: its mappings, its adapter registrations
+  // (expose below) and its table entry.
+  std::vector<uint64_t> shmAnnounce(const void* base, size_t bytes, int nranks);
+  void shmAttach(const Window& win, std::span<const uint64_t> all);
+  void forget(Window* win);
 
   // Writes `bytes` from src into peer's part of `win` at `offset`, then raises (sigIdx, ctx) there; returns once
   // src may be reused. To this rank itself: a copy and the signal.
@@ -114,6 +123,10 @@ class WindowChannel final : public SideProgress {
   bool raiseWritten(int peer);
   Peer& peerFor(int peer, const WindowWaiting& waiting);
   void sendFrame(int peer, const WindowFrame& frame, const void* bytes, const WindowWaiting& waiting);
+  // The signal of a put whose bytes are in the peer's window already (or a bare one): a counter when the shared
+  // path takes it, else a frame.
+  void raiseAfterStore(int peer, WindowFrame frame, const WindowWaiting& waiting);
+  void countLanded(int peer);
   template <class Pred>
   void driveUntil(Pred done, int peer, const WindowWaiting& waiting);
   // driveUntil for the channel's other files (window_channel_rdma.cc).
@@ -127,6 +140,8 @@ class WindowChannel final : public SideProgress {
   PeerConnections peers_;
   std::vector<Peer> state_;
   WindowTable table_;
+  std::unique_ptr<ShmWindowPath> shm_;  // counters and mapped windows for shm peers (null: none yet)
+  std::vector<bool> shmPeers_;          // [p]: the window connection to p is shared memory
 };
 
 }  // namespace chorus

@@ -19,6 +19,7 @@ struct Window {
   std::vector<uint64_t> keys;   // every rank's key for this rank's RDMA writes into it (bit 32 set), else 0
   std::vector<void*> exposed;   // this rank's part as exposed to each peer (WindowChannel::expose)
   const void* owner = nullptr;  // the handle of the communicator it was registered on (the C API's check)
+  bool device = false;          // device memory on every rank, reached by CUDA IPC (device_windows.h)
 };
 
 class WindowTable {
@@ -30,7 +31,7 @@ class WindowTable {
   void remove(const Window* win) { windows_.erase(win->id); }
   // This rank's window with `id`, or nullptr when none is registered under it.
   Window* find(uint64_t id) const;
-  void raise(int peer, uint32_t sigIdx, uint32_t ctx) { ++signals_[{peer, sigIdx, ctx}]; }
+  void raise(int peer, uint32_t sigIdx, uint32_t ctx, uint64_t n = 1) { signals_[{peer, sigIdx, ctx}] += n; }
   uint64_t arrived(int peer, uint32_t sigIdx, uint32_t ctx) const;
   void consume(int peer, uint32_t sigIdx, uint32_t ctx, uint64_t n) { signals_[{peer, sigIdx, ctx}] -= n; }
   bool empty() const { return windows_.empty(); }

@@ -18,18 +18,13 @@
 
 #include "tests/collectives/device_scenarios.h"
 #include "tests/collectives/suite_knobs.h"
+#include "tests/harness/build_tree.h"
 #include "tests/harness/process_world.h"
 
 namespace chorus::test {
 namespace {
 
 using device_scenarios::runDeviceScenario;
-
-std::string selfExecutable() {
-  std::vector<char> path(PATH_MAX + 1, 0);
-  const ssize_t n = readlink("/proc/self/exe", path.data(), PATH_MAX);
-  return n > 0 ? std::string(path.data(), static_cast<size_t>(n)) : std::string();
-}
 
 // Runs `scenario` on `nranks` ranks with the emulated device and the suite's knobs plus `extra`.
 ProcessWorldResult runDeviceWorld(int nranks, const std::string& scenario, EnvSettings extra = {}) {

@@ -2,8 +2,13 @@
 // whichever transport CHORUS_TRANSPORT names: puts into every rank's window at once, a large put landing while its
 // target sits in a receive (progress outside chorusWaitSignal), and an MoE-style dispatch and combine with uneven
 // counts and a pipeline hand-off, each checked against the two-sided calls; 64 puts then one signal; a flushed put
-// larger than the emulated adapter's largest message. Prints "N checks right" and exits 0
-// only when every call succeeded and every byte was right. Uses only the public C API.
+// larger than the emulated adapter's largest message. With
+// CHORUS_WINDOW_WORKER_MEMALLOC=1 the windows are chorusMemAlloc memory, and a put must land in a target busy
+// outside the library. Prints "N checks right" and exits 0 only when every call succeeded and every byte was right.
+// Uses only the public C API.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +18,9 @@
 
 #include "chorus/chorus.h"
 #include "tests/collectives/emulated_hosts.h"
+#include "tests/collectives/window_memory.h"
+
+using chorus::test::WindowVector;
 
 namespace {
 
@@ -44,7 +52,7 @@ uint8_t byteOf(int from, int to, size_t i) { return static_cast<uint8_t>(from * 
 // no rank waits for another before putting: the puts' own progress lands what the others put meanwhile.
 bool allToAllPuts() {
   const size_t block = 4096 + 24 * static_cast<size_t>(rank);
-  std::vector<uint8_t> mine(block * static_cast<size_t>(nranks) + 17, 0);
+  WindowVector<uint8_t> mine(block * static_cast<size_t>(nranks) + 17, 0);
   chorusWindow_t win = nullptr;
   CHECK_CALL(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, CHORUS_WIN_DEFAULT));
   for (int k = 0; k < nranks; ++k) {
@@ -74,7 +82,8 @@ bool allToAllPuts() {
 bool putLandsWhileTargetReceives() {
   if (nranks < 2) return true;
   constexpr size_t kBytes = 8 << 20;
-  std::vector<uint8_t> mine(kBytes, 0), out(kBytes);
+  WindowVector<uint8_t> mine(kBytes, 0);
+  std::vector<uint8_t> out(kBytes);
   const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
   for (size_t i = 0; i < kBytes; ++i) out[i] = byteOf(rank, next, i);
   chorusWindow_t win = nullptr;
@@ -116,7 +125,7 @@ bool moeDispatchCombine() {
   for (size_t j = 0; j < n; ++j) {
     for (size_t i = 0; i < sc[j]; ++i) tokens[sd[j] + i] = static_cast<float>(rank * 1000 + j * 100) + 0.25f * i;
   }
-  auto expert = [&](std::vector<float>& x) {
+  auto expert = [&](auto& x) {
     for (float& v : x) v = v * 2.0f + static_cast<float>(rank);
   };
   // Two-sided reference.
@@ -127,7 +136,7 @@ bool moeDispatchCombine() {
   CHECK_CALL(chorusAllToAllv(atExpert.data(), rc.data(), rd.data(), back.data(), sc.data(), sd.data(), chorusFloat32,
                              comm, nullptr));
   // One-sided: an inbox window for dispatch, an outbox window for combine.
-  std::vector<float> inbox(rt, -1.0f), combined(st, -1.0f);
+  WindowVector<float> inbox(rt, -1.0f), combined(st, -1.0f);
   chorusWindow_t inWin = nullptr, outWin = nullptr;
   CHECK_CALL(chorusCommWindowRegister(comm, inbox.data(), rt * sizeof(float), &inWin, 0));
   CHECK_CALL(chorusCommWindowRegister(comm, combined.data(), st * sizeof(float), &outWin, 0));
@@ -151,7 +160,8 @@ bool moeDispatchCombine() {
   }
   for (auto& w : waits) w.sigIdx = 2;
   CHECK_CALL(chorusWaitSignal(nranks, waits.data(), comm, nullptr));
-  CHECK_THAT(combined == back, "combine differs from the alltoallv round trip");
+  CHECK_THAT(std::equal(combined.begin(), combined.end(), back.begin(), back.end()),
+             "combine differs from the alltoallv round trip");
   CHECK_CALL(chorusCommWindowDeregister(comm, outWin));
   CHECK_CALL(chorusCommWindowDeregister(comm, inWin));
   return true;
@@ -162,7 +172,7 @@ bool moeDispatchCombine() {
 bool pipelineHandOff() {
   constexpr size_t kCount = 40000;
   constexpr int kMicro = 4;
-  std::vector<float> inbox(kCount * kMicro);
+  WindowVector<float> inbox(kCount * kMicro);
   chorusWindow_t win = nullptr;
   CHECK_CALL(chorusCommWindowRegister(comm, inbox.data(), inbox.size() * sizeof(float), &win, 0));
   auto stage = [&](std::vector<float>& x) {
@@ -205,7 +215,8 @@ bool manyPutsThenOneSignal() {
   std::vector<size_t> offsets;
   size_t total = 0;
   for (int i = 0; i < kPuts; ++i) offsets.push_back(total), total += bytesOf(i);
-  std::vector<uint8_t> mine(total + 64, 0), out(total);
+  WindowVector<uint8_t> mine(total + 64, 0);
+  std::vector<uint8_t> out(total);
   for (size_t i = 0; i < total; ++i) out[i] = byteOf(rank, next, i);
   chorusWindow_t win = nullptr;
   CHECK_CALL(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0));
@@ -237,7 +248,8 @@ bool flushedLargePut() {
   const char* transport = std::getenv("CHORUS_TRANSPORT");
   const bool ib = transport && std::string(transport) == "ib";
   const int next = (rank + 1) % nranks, prev = (rank + nranks - 1) % nranks;
-  std::vector<uint8_t> mine(kOffset + kBytes + 64, 0), out(kBytes);
+  WindowVector<uint8_t> mine(kOffset + kBytes + 64, 0);
+  std::vector<uint8_t> out(kBytes);
   for (size_t i = 0; i < kBytes; ++i) out[i] = byteOf(rank, next, i);
   chorusWindow_t win = nullptr;
   CHECK_CALL(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0));
@@ -272,10 +284,39 @@ bool flushedLargePut() {
   return true;
 }
 
+// chorusMemAlloc windows only: rank 0 puts 1 MiB, then an 8-byte flag, into rank 1's window while rank 1 sits outside
+// the library reading its window: the bytes arrive without its progress (the sender's copy), and the two signals
+// are counted when it then waits. Rank 1 gives up after 30 s of nothing.
+bool putLandsInABusyTarget() {
+  if (nranks < 2) return true;
+  constexpr size_t kBytes = 1 << 20;
+  WindowVector<uint8_t> mine(kBytes + 64, 0);
+  chorusWindow_t win = nullptr;
+  CHECK_CALL(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0));
+  if (rank == 0) {
+    std::vector<uint8_t> out(kBytes);
+    for (size_t i = 0; i < kBytes; ++i) out[i] = byteOf(0, 1, i);
+    const uint64_t flag = 0x600df1a6;
+    CHECK_CALL(chorusPutSignal(out.data(), kBytes, chorusUint8, 1, win, 0, 7, 0, 0, comm, nullptr));
+    CHECK_CALL(chorusPutSignal(&flag, 1, chorusUint64, 1, win, kBytes, 7, 0, 0, comm, nullptr));
+  } else if (rank == 1) {
+    auto* flag = reinterpret_cast<uint64_t*>(mine.data() + kBytes);
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::atomic_ref<uint64_t>(*flag).load(std::memory_order_acquire) != 0x600df1a6) {
+      CHECK_THAT(std::chrono::steady_clock::now() < giveUp, "the put never arrived while this rank was busy");
+    }
+    for (size_t i = 0; i < kBytes; ++i) CHECK_THAT(mine[i] == byteOf(0, 1, i), "byte %zu of the busy target", i);
+    chorusWaitSignalDesc_t d{.opCnt = 2, .peer = 0, .sigIdx = 7, .ctx = 0};
+    CHECK_CALL(chorusWaitSignal(1, &d, comm, nullptr));
+  }
+  CHECK_CALL(chorusCommWindowDeregister(comm, win));
+  return true;
+}
+
 // Rank 1 exits without a word once the window is registered; rank 0 waits for a signal from it, which must fail
 // promptly as a lost peer naming rank 1 (not at the timeout). Prints "peer loss seen" on rank 0.
 int peerDies() {
-  std::vector<uint8_t> mine(64);
+  WindowVector<uint8_t> mine(64);
   chorusWindow_t win = nullptr;
   chorusResult_t r = chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0);
   if (r != chorusSuccess) {
@@ -328,11 +369,15 @@ int main() {
   int passed = 0;
   bool ok = true;
   const char* scenario = std::getenv("CHORUS_WINDOW_WORKER_SCENARIO");
+  const char* memAlloc = std::getenv("CHORUS_WINDOW_WORKER_MEMALLOC");
+  chorus::test::windowMemAlloc() = memAlloc && std::string(memAlloc) == "1";
   if (scenario && std::string(scenario) == "peer_dies") return peerDies();
   if (scenario && std::string(scenario) == "one_put") return onePut();
   const bool verbose = std::getenv("CHORUS_WINDOW_WORKER_VERBOSE") != nullptr;
-  for (bool (*check)() : {allToAllPuts, manyPutsThenOneSignal, putLandsWhileTargetReceives, flushedLargePut,
-                          moeDispatchCombine, pipelineHandOff}) {
+  std::vector<bool (*)()> checks{allToAllPuts,       manyPutsThenOneSignal, putLandsWhileTargetReceives,
+                                 flushedLargePut,    moeDispatchCombine,    pipelineHandOff};
+  if (chorus::test::windowMemAlloc()) checks.push_back(putLandsInABusyTarget);
+  for (bool (*check)() : checks) {
     if (verbose) std::printf("rank %d: check %d\n", rank, passed), std::fflush(stdout);
     if (!(ok = check())) break;
     ++passed;

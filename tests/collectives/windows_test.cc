@@ -1,6 +1,7 @@
 // Windows with put and signal (chorus.h's one-sided calls) over shared memory and TCP, 1 to 5 ranks as threads: windows
 // of different sizes, puts at offsets, signals counted and consumed, ordering, bounds, and two uses checked against the
-// two-sided calls (a pipeline stage hand-off, an MoE-style dispatch with uneven counts).
+// two-sided calls (a pipeline stage hand-off, an MoE-style dispatch with uneven counts). "memalloc": over shared
+// memory with every window in chorusMemAlloc memory (window_memory.h).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 
 #include "src/api/comm_handle.h"
 #include "tests/collectives/suite_knobs.h"
+#include "tests/collectives/window_memory.h"
 #include "tests/harness/thread_world.h"
 
 namespace chorus::test {
@@ -19,15 +21,19 @@ namespace {
 
 constexpr std::chrono::seconds kDeadline{120};
 
-Config configFor(const char* transports) {
+Config configFor(const char* param) {
   Config c = suiteConfig();
-  c.transports = transports;
+  c.transports = std::string(param) == "memalloc" ? "" : param;
   return c;
 }
 
 uint8_t byteOf(int from, int to, size_t i) { return static_cast<uint8_t>(from * 31 + to * 7 + i * 13 + (i >> 8)); }
 
-class Windows : public ::testing::TestWithParam<const char*> {};
+class Windows : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { windowMemAlloc() = std::string(GetParam()) == "memalloc"; }
+  void TearDown() override { windowMemAlloc() = false; }
+};
 
 // Every rank's window has its own size; each rank puts a block into every other rank's window at an offset that
 // names the sender, with a signal each; every rank waits for one signal from each and checks the bytes.
@@ -37,10 +43,18 @@ TEST_P(Windows, PutsAtOffsetsIntoWindowsOfDifferentSizes) {
         n,
         [&](chorusComm_t comm, int rank) {
           const size_t block = 1000 + 24 * static_cast<size_t>(rank);  // what each sender puts into this rank
-          std::vector<uint8_t> mine(block * static_cast<size_t>(n) + 17, 0);
+          WindowVector<uint8_t> mine(block * static_cast<size_t>(n) + 17, 0);
           chorusWindow_t win = nullptr;
           ASSERT_EQ(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, CHORUS_WIN_DEFAULT), chorusSuccess)
               << chorusGetLastError(comm);
+          // Over shared memory signals are counters, and chorusMemAlloc windows are stored into by the sender.
+          const std::string paths = comm->impl->windowPaths(), param = GetParam();
+          if (n > 1 && param != "tcp") {
+            EXPECT_NE(paths.find("shm signal counters"), std::string::npos) << paths;
+          }
+          if (n > 1) {
+            EXPECT_EQ(paths.find("shm mapped window") != std::string::npos, param == "memalloc") << paths;
+          }
           // Ranks take turns putting, so that no pair ever puts to each other at once before waiting.
           for (int from = 0; from < n; ++from) {
             if (rank == from) {
@@ -80,7 +94,7 @@ TEST_P(Windows, ManyPutsThenOneSignalAllVisibleAndSignalsConsumed) {
       [&](chorusComm_t comm, int rank) {
         constexpr int kPuts = 64;
         constexpr size_t kEach = 3000;
-        std::vector<float> mine(kPuts * kEach, -1.0f);
+        WindowVector<float> mine(kPuts * kEach, -1.0f);
         chorusWindow_t win = nullptr;
         ASSERT_EQ(chorusCommWindowRegister(comm, mine.data(), mine.size() * sizeof(float), &win, 0), chorusSuccess)
             << chorusGetLastError(comm);
@@ -132,7 +146,8 @@ TEST_P(Windows, LargePutsBothWaysBeforeAnyWait) {
         n,
         [&](chorusComm_t comm, int rank) {
           constexpr size_t kBlock = 2 << 20;
-          std::vector<uint8_t> mine(kBlock * static_cast<size_t>(n), 0), out(kBlock);
+          WindowVector<uint8_t> mine(kBlock * static_cast<size_t>(n), 0);
+          std::vector<uint8_t> out(kBlock);
           chorusWindow_t win = nullptr;
           ASSERT_EQ(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0), chorusSuccess)
               << chorusGetLastError(comm);
@@ -164,7 +179,7 @@ TEST_P(Windows, BoundsAndUnsupportedUsesAreRefused) {
   runThreadWorld(
       2,
       [&](chorusComm_t comm, int rank) {
-        std::vector<uint8_t> mine(rank == 0 ? 100 : 64);
+        WindowVector<uint8_t> mine(rank == 0 ? 100 : 64);
         chorusWindow_t win = nullptr;
         ASSERT_EQ(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0), chorusSuccess);
         std::vector<uint8_t> out(65);
@@ -194,7 +209,7 @@ TEST_P(Windows, WaitForASignalNeverRaisedTimesOut) {
   runThreadWorld(
       2,
       [&](chorusComm_t comm, int rank) {
-        std::vector<uint8_t> mine(16);
+        WindowVector<uint8_t> mine(16);
         chorusWindow_t win = nullptr;
         ASSERT_EQ(chorusCommWindowRegister(comm, mine.data(), mine.size(), &win, 0), chorusSuccess);
         if (rank == 0) {
@@ -223,7 +238,8 @@ TEST_P(Windows, GroupsAndHostStreams) {
       [&](chorusComm_t comm, int rank) {
         constexpr size_t kCount = 300000;
         const int peer = 1 - rank;
-        std::vector<int32_t> mine(2 * kCount, -1), out(kCount);
+        WindowVector<int32_t> mine(2 * kCount, -1);
+        std::vector<int32_t> out(kCount);
         for (size_t i = 0; i < kCount; ++i) out[i] = rank * 1000000 + static_cast<int32_t>(i);
         chorusWindow_t win = nullptr;
         ASSERT_EQ(chorusCommWindowRegister(comm, mine.data(), mine.size() * sizeof(int32_t), &win, 0), chorusSuccess);
@@ -266,7 +282,7 @@ TEST_P(Windows, PipelineHandOffMatchesSendRecv) {
         [&](chorusComm_t comm, int rank) {
           constexpr size_t kCount = 50000;
           constexpr int kMicro = 4;
-          std::vector<float> inbox(kCount * kMicro);
+          WindowVector<float> inbox(kCount * kMicro);
           chorusWindow_t win = nullptr;
           ASSERT_EQ(chorusCommWindowRegister(comm, inbox.data(), inbox.size() * sizeof(float), &win, 0), chorusSuccess);
           auto stage = [&](std::vector<float>& x) {
@@ -319,7 +335,8 @@ TEST_P(Windows, UnevenDispatchMatchesAllToAllv) {
           for (int j = 0; j < n; ++j) {
             for (size_t i = 0; i < sc[j]; ++i) send[sd[j] + i] = rank * 1000000 + j * 10000 + static_cast<int>(i);
           }
-          std::vector<int32_t> viaPut(rt, -1), viaAllToAll(rt, -2);
+          WindowVector<int32_t> viaPut(rt, -1);
+          std::vector<int32_t> viaAllToAll(rt, -2);
           chorusWindow_t win = nullptr;
           ASSERT_EQ(chorusCommWindowRegister(comm, viaPut.data(), rt * sizeof(int32_t), &win, 0), chorusSuccess);
           // Senders take turns (see the first test); each expert waits for one signal per sender.
@@ -345,7 +362,7 @@ TEST_P(Windows, UnevenDispatchMatchesAllToAllv) {
                                     chorusInt32, comm, nullptr),
                     chorusSuccess)
               << chorusGetLastError(comm);
-          EXPECT_EQ(viaPut, viaAllToAll);
+          EXPECT_EQ(std::vector<int32_t>(viaPut.begin(), viaPut.end()), viaAllToAll);
           ASSERT_EQ(chorusCommWindowDeregister(comm, win), chorusSuccess) << chorusGetLastError(comm);
         },
         kDeadline, configFor(GetParam()));
@@ -393,7 +410,7 @@ TEST(WindowsAbort, AbortReturnsABlockedWait) {
   chorusCommDestroy(comms[1]);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, Windows, ::testing::Values("", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Transports, Windows, ::testing::Values("", "tcp", "memalloc"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(*info.param ? info.param : "shm");
                          });

@@ -17,6 +17,7 @@
 #include "device/poll_backoff.h"
 #include "device/stream_flag.h"
 #include "tests/gpu/gpu_test_support.h"
+#include "tests/harness/build_tree.h"
 #include "tests/harness/process_world.h"
 
 namespace chorus {
@@ -116,12 +117,6 @@ DeviceIpcHandle unhex(const std::string& text) {
   return h;
 }
 
-std::string selfExecutable() {
-  std::vector<char> path(PATH_MAX + 1, 0);
-  const ssize_t n = readlink("/proc/self/exe", path.data(), PATH_MAX);
-  return n > 0 ? std::string(path.data(), static_cast<size_t>(n)) : std::string();
-}
-
 constexpr size_t kIpcCount = 1 << 18;
 
 // CUDA cannot be used in a fork of a process that has initialized it: the other process is this binary again.
@@ -138,7 +133,7 @@ TEST(CudaDeviceApiTest, IpcHandleMapsTheSameMemoryInAnotherProcess) {
   api.ipcExport(d, &handle);
   test::ProcessWorldOptions o;
   o.nranks = 1;
-  o.worker = selfExecutable();
+  o.worker = test::selfExecutable();
   o.args = {"--gtest_filter=CudaDeviceApiWorker.DISABLED_OpenIpcHandle", "--gtest_also_run_disabled_tests"};
   o.env = {{"CHORUS_TEST_IPC_HANDLE", hex(handle)}};
   o.deadline = std::chrono::seconds(120);

@@ -11,4 +11,7 @@ namespace chorus::test {
 // binary cannot be found (/proc/self/exe unreadable).
 std::string buildTreePath(const std::string& relative);
 
+// The running test binary's own path: process-world tests run it again as their ranks. Throws as above.
+std::string selfExecutable();
+
 }  // namespace chorus::test

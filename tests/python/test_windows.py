@@ -31,3 +31,17 @@ def test_put_in_a_group_and_queued(comm):
         comm.wait_signal([(prev, 1, 2, 0)], async_op=True).wait()
         request.wait()
         assert inbox[1] == prev + 100
+
+
+def test_put_into_shared_memory(comm):
+    n, me = comm.size, comm.rank
+    with chorus.SharedMemory(4 * 4 * n) as mem:
+        inbox = np.frombuffer(mem.buffer, np.float32)
+        inbox[:] = -1.0
+        with comm.window(inbox) as win:
+            for k in range(n):
+                to = (me + k) % n
+                comm.put_signal(np.full(4, float(10 * me + to), np.float32), to, win, 4 * 4 * me, sig_idx=1)
+            comm.wait_signal([(p, 1, 1, 0) for p in range(n)])
+            assert inbox.tolist() == [float(10 * p + me) for p in range(n) for _ in range(4)]
+        del inbox

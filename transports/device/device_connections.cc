@@ -4,18 +4,15 @@
 // through pinned memory on both sides, so the two ends always agree on what travels over the host connection.
 #include "transports/device/device_connections.h"
 
-#include <unistd.h>
-
-#include <mutex>
-#include <random>
 #include <string>
 
 #include "core/error.h"
 #include "core/logging.h"
 #include "transports/complete_transfers.h"
 #include "transports/cuda_ipc/ipc_connection.h"
-#include "transports/reserved_tags.h"
+#include "transports/device/process_token.h"
 #include "transports/device/staged_connection.h"
+#include "transports/reserved_tags.h"
 
 namespace chorus {
 namespace {
@@ -35,22 +32,6 @@ struct DeviceOffer {
   DeviceIpcHandle handle;
 };
 static_assert(sizeof(DeviceOffer) == 96);
-
-// Names this process among those of the machine: CUDA IPC handles do not open in the process that exported them,
-// so ranks that are threads of one process (test harnesses) stage instead of trying. Random rather than the pid,
-// which processes in different pid namespaces can share; made anew in a fork's child.
-uint64_t processToken() {
-  static std::mutex mutex;
-  static pid_t owner = 0;
-  static uint64_t token = 0;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (owner != ::getpid()) {
-    std::random_device entropy;
-    token = (uint64_t{entropy()} << 32) ^ entropy() ^ static_cast<uint64_t>(::getpid());
-    owner = ::getpid();
-  }
-  return token;
-}
 
 std::string who(int rank, int peer) { return errorContext(rank, peer, "device connection setup"); }
 

@@ -52,7 +52,7 @@ DeviceWindows::~DeviceWindows() {
     for (void* p : opened.mapped) quietly("closing a peer's window", [&] { api_->ipcClose(p); });
   }
   for (void* p : mappedSignals_) quietly("closing a peer's signal counters", [&] { api_->ipcClose(p); });
-  for (auto& [s, e] : done_) quietly("destroying an event", [&] { api_->destroyEvent(e); });
+  for (auto& done : done_) quietly("destroying an event", [&] { api_->destroyEvent(done.second); });
   if (signals_ != nullptr) quietly("freeing the signal counters", [&] { api_->deviceFree(signals_); });
 }
 

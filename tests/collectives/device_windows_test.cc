@@ -1,4 +1,4 @@
-// Windows of device memory (put and signal on a CUDA stream) on the emulated device, 1 to 4 ranks as threads of
+// Windows of device memory (put and signal on a CUDA stream) on the emulated device, 1 to 5 ranks as threads of
 // this process (peers use each other's pointers) and as processes (peers open each other's windows by the
 // emulation's CUDA IPC): every scenario of device_window_scenarios.h. Also: device windows across machines are
 // refused at registration, naming the rank.
@@ -47,7 +47,7 @@ TEST_P(DeviceWindowsThreads, EveryScenario) {
       GetParam(), [&](chorusComm_t comm, int) { EXPECT_EQ(runRank(comm), ""); }, kCaseDeadline, suiteConfig());
 }
 
-INSTANTIATE_TEST_SUITE_P(Worlds, DeviceWindowsThreads, ::testing::Values(1, 2, 3, 4),
+INSTANTIATE_TEST_SUITE_P(Worlds, DeviceWindowsThreads, ::testing::Values(1, 2, 3, 4, 5),
                          [](const auto& info) { return std::to_string(info.param) + "ranks"; });
 
 ProcessWorldResult runWorld(int nranks, const std::string& scenario, EnvSettings extra = {}) {
@@ -69,7 +69,7 @@ TEST_P(DeviceWindowsProcesses, EveryScenario) {
   EXPECT_TRUE(r.allSucceeded()) << r.describe();
 }
 
-INSTANTIATE_TEST_SUITE_P(Worlds, DeviceWindowsProcesses, ::testing::Values(1, 2, 3, 4),
+INSTANTIATE_TEST_SUITE_P(Worlds, DeviceWindowsProcesses, ::testing::Values(1, 2, 3, 4, 5),
                          [](const auto& info) { return std::to_string(info.param) + "ranks"; });
 
 // Ranks 0-1 and 2-3 on two machines (what PeerConnections::sameMachine says; emulated hosts share one machine,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Is the default selection right on this machine? chorus-perf --algos default,autotune: the default's communicator
+# Is the default selection right on this machine? chorus-perf --algos autotune: the default's communicator
 # and an autotuned one (which tries every algorithm per size and keeps the fastest) timed in interleaved rounds, the
 # autotuned one warmed up past its trials (40 calls per size). Prints the table, then every size where autotune's
 # median beats the default's by more than 10% ("default/autotune > 1.10"): each such row says the default is wrong
@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$TRANSPORT" in shm | tcp) ;; *) echo "default_vs_autotune.sh: -t is shm or tcp, not $TRANSPORT" >&2; exit 2 ;; esac
-perf=("$BUILD/perf/chorus-perf" allreduce -b "$MIN" -e "$MAX" -f 2 -c 0 --algos default,autotune -n 5 -w 40
+perf=("$BUILD/perf/chorus-perf" allreduce -b "$MIN" -e "$MAX" -f 2 -c 0 --algos autotune -n 5 -w 40
   --rounds "$ROUNDS" --min-ms 20)
 out=$(mktemp /tmp/chorus-default-vs-autotune-XXXXXX)
 trap 'rm -f "$out"' EXIT

@@ -15,21 +15,14 @@
 
 #include "chorus/chorus.h"
 #include "device/device_api.h"
+#include "round_stats.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-double spread(const std::vector<double>& v) {
-  if (v.empty()) return 0;
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  return (*hi - *lo) / median(v) * 100;
-}
+using window_bench::median;
+using window_bench::spread;
 
 void ok(chorusResult_t r, chorusComm_t comm, const char* what) {
   if (r == chorusSuccess) return;

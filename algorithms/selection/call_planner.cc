@@ -28,12 +28,27 @@ CostInputs inputsOf(const CommConfig& config, const PlannerWorld& w) {
 
 }  // namespace
 
+size_t segmentBytesFor(Collective c, AlgorithmId algorithm, int nranks, size_t sliceBytes, bool overNetwork) {
+  if (c != Collective::kAllReduce || !overNetwork || nranks < 2) return 0;
+  switch (algorithm) {
+    case AlgorithmId::kRing:
+      return sliceBytes * static_cast<size_t>(nranks);
+    case AlgorithmId::kHalvingDoubling:
+      return sliceBytes * 2;
+    case AlgorithmId::kRecursiveDoubling:
+      return sliceBytes;
+    default:
+      return 0;
+  }
+}
+
 CallPlanner::CallPlanner(int rank, const CommConfig& config, const PlannerWorld& world)
     : rank_(rank),
       inputs_(inputsOf(config, world)),
       sliceBytes_(config.chunkSize),
       deviceSliceBytes_(config.deviceChunkSize),
       fusionThreshold_(config.fusionThreshold),
+      overNetwork_(inputs_.nhosts > 1 || !inputs_.intraHostMemory),
       selector_(config.algo, inputs_) {
   if (!config.autotune) return;
   autotune_ = std::make_unique<AutotuneTable>(inputs_, AlgoRules::parse(config.algo), config.chunkSize,
@@ -57,13 +72,14 @@ size_t CallPlanner::largestDeviceSlice(const CommConfig& config) {
   return std::max(config.deviceChunkSize, largestRuleSlice(config.algo));  // device calls are never tuned
 }
 
-CallPlan CallPlanner::finish(AlgorithmId id, AlgorithmFn run, size_t sliceBytes, int sockets, bool deviceCall,
-                             bool trial) const {
+CallPlan CallPlanner::finish(const CallArgs& op, int nranks, AlgorithmId id, AlgorithmFn run, size_t sliceBytes,
+                             int sockets, bool deviceCall, bool trial) const {
   CallPlan p;
   p.algorithm = id;
   p.run = run;
   p.sliceBytes = sliceBytes ? sliceBytes : deviceCall ? deviceSliceBytes_ : sliceBytes_;
   p.stripeWidth = sockets;
+  if (!deviceCall) p.segmentBytes = segmentBytesFor(op.collective, id, nranks, p.sliceBytes, overNetwork_);
   p.trial = trial;
   return p;
 }
@@ -73,17 +89,17 @@ CallPlan CallPlanner::plan(const CallArgs& op, int nranks, bool deviceCall) {
     const AutotuneTable::Pick p =
         autotune_->pick(op.collective, static_cast<int>(typeSize(op.type)), selectionBytes(op, nranks));
     if (p.tuned) {
-      return finish(p.candidate.algorithm, findAlgorithm(op.collective, p.candidate.algorithm)->run,
+      return finish(op, nranks, p.candidate.algorithm, findAlgorithm(op.collective, p.candidate.algorithm)->run,
                     p.candidate.sliceBytes, p.candidate.sockets, false, p.trial);
     }
   }
   const AlgorithmChoice c = selector_.choose(op, nranks);
-  return finish(c.id, c.run, c.sliceBytes, c.sockets, deviceCall, false);
+  return finish(op, nranks, c.id, c.run, c.sliceBytes, c.sockets, deviceCall, false);
 }
 
 CallPlan CallPlanner::planUntuned(const CallArgs& op, int nranks) const {
   const AlgorithmChoice c = selector_.choose(op, nranks);
-  return finish(c.id, c.run, c.sliceBytes, c.sockets, false, false);
+  return finish(op, nranks, c.id, c.run, c.sliceBytes, c.sockets, false, false);
 }
 
 BatchPlan CallPlanner::planBatch(std::span<const CallArgs> ops, bool deviceCall) {

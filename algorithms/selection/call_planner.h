@@ -25,8 +25,23 @@ struct CallPlan {
   AlgorithmFn run = nullptr;
   size_t sliceBytes = 0;  // never 0 in a plan
   int stripeWidth = 0;    // sockets per TCP rail; 0: each pair's default (CHORUS_NSOCKS)
-  bool trial = false;     // an autotune trial: its time goes to recordTrial
+  // The call runs as consecutive pieces of at most this many bytes, each a whole call of the algorithm (see
+  // segmentBytesFor); 0: in one piece.
+  size_t segmentBytes = 0;
+  bool trial = false;  // an autotune trial: its time goes to recordTrial
 };
+
+// The largest piece of an allreduce over the network that keeps every rank from posting more than one slice to a
+// peer ahead of what that peer has taken in. Bytes posted further ahead wait in the kernel: the peer's receive
+// window closes, and each of its receives then reopens it and runs the sender's transmit in its own system call
+// (tcp_write_xmit under recvmsg in a profile), while the waiting bytes leave the caches. 2 ranks over TCP moved a
+// 64 MiB ring allreduce at 1.5-2.0 GB/s in one piece and 2.4-3.5 in 1 MiB pieces; 4 ranks' halving-doubling
+// 0.8-0.9 against 1.4-1.9 (perf/results/tcp.md, "Bytes posted ahead").
+// The ring's first step posts a rank's whole chunk (bytes / n) to the next rank, halving-doubling's first exchange
+// half the buffer, recursive doubling's every exchange all of it; the tree's pipeline already paces its sends, and
+// a two-level algorithm's levels are shared memory inside a host. 0 (no pieces) for those, for other collectives,
+// and over shared memory, whose ring buffers hold a sender back by themselves.
+size_t segmentBytesFor(Collective c, AlgorithmId algorithm, int nranks, size_t sliceBytes, bool overNetwork);
 
 struct BatchPlan {
   size_t fusionThreshold = 0;  // allreduces of a batch fused up to this many bytes; 0: none
@@ -85,12 +100,13 @@ class CallPlanner {
   static size_t largestDeviceSlice(const CommConfig& config);
 
  private:
-  CallPlan finish(AlgorithmId id, AlgorithmFn run, size_t sliceBytes, int sockets, bool deviceCall,
-                  bool trial) const;
+  CallPlan finish(const CallArgs& op, int nranks, AlgorithmId id, AlgorithmFn run, size_t sliceBytes, int sockets,
+                  bool deviceCall, bool trial) const;
 
   int rank_;
   CostInputs inputs_;
   size_t sliceBytes_, deviceSliceBytes_, fusionThreshold_;
+  bool overNetwork_;  // some pair of ranks talks over the network (several hosts, or no shared memory)
   Selector selector_;
   std::unique_ptr<AutotuneTable> autotune_;  // null: CHORUS_AUTOTUNE off
   std::unique_ptr<FusionTuner> fusionTuner_;  // null: CHORUS_AUTOTUNE off

@@ -1,5 +1,6 @@
 #include "src/comm/call_runner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
@@ -162,6 +163,28 @@ void CallRunner::runFusedBatch(std::span<CallArgs> ops, Call& call) {
   }
 }
 
+namespace {
+
+// The plan's algorithm over the call, in pieces of plan.segmentBytes where the plan cuts it (an allreduce: every
+// element's result depends on that element alone, so each piece is a whole call).
+void runInSegments(const CallPlan& plan, CommIO& io, const CallArgs& op) {
+  const size_t es = typeSize(op.type);
+  const size_t per = plan.segmentBytes / es;
+  if (per == 0 || op.count <= per) {
+    plan.run(io, op);
+    return;
+  }
+  CallArgs piece = op;
+  for (size_t first = 0; first < op.count; first += per) {
+    piece.send = static_cast<const char*>(op.send) + first * es;
+    piece.recv = static_cast<char*>(op.recv) + first * es;
+    piece.count = std::min(per, op.count - first);
+    plan.run(io, piece);
+  }
+}
+
+}  // namespace
+
 void CallRunner::runCollective(const CallArgs& o, int fused, Call& call) {
   call.current = &o;
   CommIO& io = *call.io;
@@ -181,7 +204,7 @@ void CallRunner::runCollective(const CallArgs& o, int fused, Call& call) {
     io.recordWaitsIn(&flight_->recorder(), record != 0 ? record : call.firstRecord);
   }
   const auto began = startedIf(plan.trial);
-  plan.run(io, run);
+  runInSegments(plan, io, run);
   if (io.compressor().active()) compression_.roundResults(run);
   if (metrics_ != nullptr) {
     metrics_->ran(o.collective, CommMetrics::algorithmSlot(plan.algorithm), countBytes(o), fused);

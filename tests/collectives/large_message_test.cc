@@ -84,6 +84,29 @@ INSTANTIATE_TEST_SUITE_P(Worlds, RendezvousStepTest,
                            return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
                          });
 
+// Allreduces over TCP run in pieces (call_planner.h, segmentBytesFor): with 4 KiB slices a piece is a few KiB, so
+// these counts make hundreds of pieces and a last one cut short; averages divide each piece.
+class SegmentedAllReduceTest : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+
+TEST_P(SegmentedAllReduceTest, EveryTypeAndOp) {
+  const auto& [nranks, algo] = GetParam();
+  Config config = suiteConfig();
+  config.transports = "tcp";
+  config.algo = algo;
+  CaseGrid grid;
+  grid.types = {chorusFloat32, chorusFloat16, chorusInt64};
+  grid.ops = {chorusSum, chorusAvg};
+  grid.counts = {1023, 300001};
+  runCasesOnNewWorld(nranks, casesOf(grid, 1), kCaseDeadline, config);
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, SegmentedAllReduceTest,
+                         ::testing::Combine(::testing::Values(2, 3, 4),
+                                            ::testing::Values("ring", "halving_doubling", "recursive_doubling")),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks_" + std::get<1>(info.param);
+                         });
+
 // CHORUS_ENCRYPT: every collective over sealed TCP links, striped across two sockets (several records per stripe
 // in 4 MiB slices of 6.4 MB) and in messages under one record, checked against the references.
 TEST(EncryptedTcpTest, EveryCollectiveOverSealedStripedLinks) {

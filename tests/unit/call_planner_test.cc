@@ -65,6 +65,26 @@ TEST(CallPlannerTest, ARuleSetsTheAlgorithmSliceAndStripeWidth) {
   EXPECT_EQ(CallPlanner::largestSlice(config), std::max(config.chunkSize, size_t{2} << 20));
 }
 
+TEST(CallPlannerTest, NetworkAllReducesRunInPiecesThatPostOneSliceAheadPerPeer) {
+  const size_t slice = 512 << 10;
+  EXPECT_EQ(segmentBytesFor(Collective::kAllReduce, AlgorithmId::kRing, 4, slice, true), 4 * slice);
+  EXPECT_EQ(segmentBytesFor(Collective::kAllReduce, AlgorithmId::kHalvingDoubling, 4, slice, true), 2 * slice);
+  EXPECT_EQ(segmentBytesFor(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 4, slice, true), slice);
+  EXPECT_EQ(segmentBytesFor(Collective::kAllReduce, AlgorithmId::kTree, 4, slice, true), 0u);
+  EXPECT_EQ(segmentBytesFor(Collective::kAllReduce, AlgorithmId::kHierarchical, 4, slice, true), 0u);
+  EXPECT_EQ(segmentBytesFor(Collective::kAllReduce, AlgorithmId::kRing, 4, slice, false), 0u);
+  EXPECT_EQ(segmentBytesFor(Collective::kBroadcast, AlgorithmId::kChain, 4, slice, true), 0u);
+  EXPECT_EQ(segmentBytesFor(Collective::kAllGather, AlgorithmId::kRing, 4, slice, true), 0u);
+
+  World w;  // two hosts: the call crosses the network
+  CommConfig config;
+  config.chunkSize = 256 << 10;
+  config.algo = "allreduce:0-inf=ring";
+  CallPlanner planner(0, config, w.planner());
+  EXPECT_EQ(planner.plan(allReduce(1 << 22), 4, false).segmentBytes, size_t{4} * (256 << 10));
+  EXPECT_EQ(planner.plan(allReduce(1 << 22), 4, true).segmentBytes, 0u);  // device calls run whole
+}
+
 TEST(CallPlannerTest, BatchesFuseUpToTheThresholdOnHostMemoryOnly) {
   World w;
   CommConfig config;

@@ -84,6 +84,35 @@ TEST(ShmConnectionTest, ManyQueuedMessagesCompleteInPostingOrder) {
   EXPECT_FALSE(p.b->busy());
 }
 
+// Pieces of up to 256 bytes run on into the record slots after their own (shm_layout.h). Every size from 1 to 300,
+// over many laps of the record array (so that some would wrap and take the byte ring instead), carrying 8-byte
+// counters close to the record numbers: a continuation slot's payload must never pass for a record later.
+TEST(ShmConnectionTest, InlinePiecesRunOnIntoTheFollowingSlots) {
+  Pair p = makePair();
+  const int n = 6000;
+  std::vector<std::vector<char>> out(n), in(n);
+  uint64_t counter = 0;
+  for (int i = 0; i < n; ++i) {
+    const size_t size = static_cast<size_t>(i % 300) + 1;
+    out[i].assign(size, 0);
+    for (size_t at = 0; at + sizeof(uint64_t) <= size; at += sizeof(uint64_t)) {
+      ++counter;
+      std::memcpy(out[i].data() + at, &counter, sizeof(counter));
+    }
+    in[i].assign(size, 0);
+  }
+  // Posted in batches, so the sender fills the record array and waits for slots again and again.
+  int sent = 0, posted = 0;
+  while (posted < n) {
+    for (int k = 0; k < 700 && sent < n; ++k, ++sent) p.a->isend(out[sent].data(), out[sent].size(), 3);
+    for (int k = 0; k < 700 && posted < n; ++k, ++posted) p.b->irecv(in[posted].data(), in[posted].size(), 3);
+    ASSERT_TRUE(drive(*p.a, *p.b, [&] {
+      return p.b->recvsDone() == static_cast<uint64_t>(posted) && p.a->sendsDone() == static_cast<uint64_t>(sent);
+    }));
+  }
+  for (int i = 0; i < n; ++i) ASSERT_EQ(in[i], out[i]) << "message " << i << " of " << out[i].size() << " bytes";
+}
+
 TEST(ShmConnectionTest, ZeroLengthMessagesCompleteBothWays) {
   Pair p = makePair();
   for (int i = 0; i < 5; ++i) {

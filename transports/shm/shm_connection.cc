@@ -90,7 +90,10 @@ void ShmConnection::checkRecord(const Record& r, const RecvOp& op) const {
   }
   if (r.len > op.len - op.done) corrupt("a piece of " + std::to_string(r.len) + " bytes overruns its message");
   if (r.kind == static_cast<uint32_t>(RecordKind::kInline)) {
-    if (r.len > shm::kInlineBytes) corrupt("inline piece of " + std::to_string(r.len) + " bytes");
+    if (r.len > shm::kInlineMaxBytes) corrupt("inline piece of " + std::to_string(r.len) + " bytes");
+    if ((consumed_ & kSlotMask) + shm::continuationsFor(r.len) >= shm::kRecordSlots) {
+      corrupt("inline piece of " + std::to_string(r.len) + " bytes runs past the last record slot");
+    }
   } else if (r.kind == static_cast<uint32_t>(RecordKind::kRing)) {
     if (r.len == 0 || consumedOffset_ + r.len > inRingBytes_) corrupt("ring piece outside the ring");
   } else if (r.kind == static_cast<uint32_t>(RecordKind::kCma)) {
@@ -133,6 +136,30 @@ size_t ShmConnection::ringRoom(size_t remaining) {
   return n;
 }
 
+bool ShmConnection::inlineFits(size_t len) {
+  const size_t extra = shm::continuationsFor(len);
+  if (extra == 0) return true;                                             // the head slot is known free
+  if ((produced_ & kSlotMask) + extra >= shm::kRecordSlots) return false;  // it would wrap: the byte ring takes it
+  if (produced_ + extra - seenConsumed_ >= shm::kRecordSlots) {
+    seenConsumed_ = outCtl_->consumer.recordsConsumed.load(std::memory_order_acquire);
+    if (produced_ + extra - seenConsumed_ >= shm::kRecordSlots) return false;
+  }
+  return true;
+}
+
+size_t ShmConnection::writeInline(Record& head, const char* from, size_t len) {
+  const size_t first = std::min(len, shm::kInlineBytes);
+  if (first) std::memcpy(head.payload, from, first);
+  const size_t extra = shm::continuationsFor(len);
+  for (size_t j = 1; j <= extra; ++j) {
+    Record& c = outRecords_[(produced_ + j) & kSlotMask];
+    c.seq.store(0, std::memory_order_relaxed);
+    const size_t at = shm::kInlineBytes + (j - 1) * shm::kContinuationBytes;
+    std::memcpy(shm::continuationBytes(c), from + at, std::min(shm::kContinuationBytes, len - at));
+  }
+  return 1 + extra;
+}
+
 ShmConnection::Publish ShmConnection::publishPiece(SendOp& s) {
   if (produced_ - seenConsumed_ >= shm::kRecordSlots) {
     seenConsumed_ = outCtl_->consumer.recordsConsumed.load(std::memory_order_acquire);
@@ -142,11 +169,12 @@ ShmConnection::Publish ShmConnection::publishPiece(SendOp& s) {
   const size_t remaining = s.len - s.published;
   const char* from = s.buf + s.published;
   size_t n;
+  size_t slots = 1;
   RecordKind kind;
-  if (remaining <= shm::kInlineBytes) {
+  if (remaining <= shm::kInlineMaxBytes && inlineFits(remaining)) {
     kind = RecordKind::kInline;
     n = remaining;
-    if (n) std::memcpy(r.payload, from, n);
+    slots = writeInline(r, from, n);
   } else if (cmaSend_ && s.len >= (s.singleCopy || recvs_.empty() ? tuning_.cmaMinBytesOneWay : tuning_.cmaMinBytes)) {
     kind = RecordKind::kCma;
     n = std::min(remaining, kCmaPieceMax);
@@ -167,7 +195,7 @@ ShmConnection::Publish ShmConnection::publishPiece(SendOp& s) {
   r.len = static_cast<uint32_t>(n);
   r.kind = static_cast<uint32_t>(kind);
   r.seq.store(produced_ + 1, std::memory_order_release);
-  ++produced_;
+  produced_ += slots;
   s.published += n;
   return Publish::kDone;
 }
@@ -275,7 +303,15 @@ bool ShmConnection::pullRecords() {
     checkRecord(r, op);
     char* dst = op.buf + op.done;
     if (r.kind == static_cast<uint32_t>(RecordKind::kInline)) {
-      if (r.len) std::memcpy(dst, r.payload, r.len);
+      const size_t first = std::min<size_t>(r.len, shm::kInlineBytes);
+      if (first) std::memcpy(dst, r.payload, first);
+      const size_t extra = shm::continuationsFor(r.len);
+      for (size_t j = 1; j <= extra; ++j) {
+        const size_t at = shm::kInlineBytes + (j - 1) * shm::kContinuationBytes;
+        std::memcpy(dst + at, shm::continuationBytes(inRecords_[(consumed_ + j) & kSlotMask]),
+                    std::min<size_t>(shm::kContinuationBytes, r.len - at));
+      }
+      consumed_ += extra;  // the continuation slots are free with the record
     } else if (r.kind == static_cast<uint32_t>(RecordKind::kRing)) {
       std::memcpy(dst, inRing_ + consumedOffset_, r.len);
       consumedBytes_ += r.len;
@@ -311,7 +347,7 @@ bool ShmConnection::exchange(const void* sendBuf, void* recvBuf, size_t bytes, u
   constexpr int kExchangeSpinRounds = 64;  // about a microsecond; the caller's loop spins, yields and sleeps after
   *sendId = isend(sendBuf, bytes, sendTag);
   *recvId = irecv(recvBuf, bytes, recvTag);
-  if (bytes > shm::kInlineBytes || sends_.size() != 1 || recvs_.size() != 1) return false;
+  if (bytes > shm::kInlineMaxBytes || sends_.size() != 1 || recvs_.size() != 1) return false;
   for (int round = 0; round < kExchangeSpinRounds && busy(); ++round) progress();
   return !busy();
 }

@@ -98,6 +98,10 @@ class ShmConnection final : public Connection, public SingleCopyHint, public Tag
   enum class Publish { kDone, kNoSlot, kNoRing };
   bool pushSends();
   Publish publishPiece(SendOp& s);
+  // Whether an inline piece of len bytes has its continuation slots free and unwrapped (shm_layout.h).
+  bool inlineFits(size_t len);
+  // Writes an inline piece into `head` and its continuation slots; returns the slots it takes.
+  size_t writeInline(shm::Record& head, const char* from, size_t len);
   size_t ringRoom(size_t remaining);
   bool pullRecords();
   void readFromPeer(char* dst, uint64_t address, size_t len);

@@ -136,15 +136,19 @@ size_t ShmConnection::ringRoom(size_t remaining) {
   return n;
 }
 
+bool ShmConnection::recordSlotsFree(size_t slots) {
+  if (produced_ + slots - seenConsumed_ > shm::kRecordSlots) {
+    seenConsumed_ = outCtl_->consumer.recordsConsumed.load(std::memory_order_acquire);
+    if (produced_ + slots - seenConsumed_ > shm::kRecordSlots) return false;
+  }
+  return true;
+}
+
 bool ShmConnection::inlineFits(size_t len) {
   const size_t extra = shm::continuationsFor(len);
   if (extra == 0) return true;                                             // the head slot is known free
   if ((produced_ & kSlotMask) + extra >= shm::kRecordSlots) return false;  // it would wrap: the byte ring takes it
-  if (produced_ + extra - seenConsumed_ >= shm::kRecordSlots) {
-    seenConsumed_ = outCtl_->consumer.recordsConsumed.load(std::memory_order_acquire);
-    if (produced_ + extra - seenConsumed_ >= shm::kRecordSlots) return false;
-  }
-  return true;
+  return recordSlotsFree(1 + extra);
 }
 
 size_t ShmConnection::writeInline(Record& head, const char* from, size_t len) {
@@ -154,17 +158,14 @@ size_t ShmConnection::writeInline(Record& head, const char* from, size_t len) {
   for (size_t j = 1; j <= extra; ++j) {
     Record& c = outRecords_[(produced_ + j) & kSlotMask];
     c.seq.store(0, std::memory_order_relaxed);
-    const size_t at = shm::kInlineBytes + (j - 1) * shm::kContinuationBytes;
+    const size_t at = shm::continuationOffset(j);
     std::memcpy(shm::continuationBytes(c), from + at, std::min(shm::kContinuationBytes, len - at));
   }
   return 1 + extra;
 }
 
 ShmConnection::Publish ShmConnection::publishPiece(SendOp& s) {
-  if (produced_ - seenConsumed_ >= shm::kRecordSlots) {
-    seenConsumed_ = outCtl_->consumer.recordsConsumed.load(std::memory_order_acquire);
-    if (produced_ - seenConsumed_ >= shm::kRecordSlots) return Publish::kNoSlot;
-  }
+  if (!recordSlotsFree(1)) return Publish::kNoSlot;
   Record& r = outRecords_[produced_ & kSlotMask];
   const size_t remaining = s.len - s.published;
   const char* from = s.buf + s.published;
@@ -307,7 +308,7 @@ bool ShmConnection::pullRecords() {
       if (first) std::memcpy(dst, r.payload, first);
       const size_t extra = shm::continuationsFor(r.len);
       for (size_t j = 1; j <= extra; ++j) {
-        const size_t at = shm::kInlineBytes + (j - 1) * shm::kContinuationBytes;
+        const size_t at = shm::continuationOffset(j);
         std::memcpy(dst + at, shm::continuationBytes(inRecords_[(consumed_ + j) & kSlotMask]),
                     std::min<size_t>(shm::kContinuationBytes, r.len - at));
       }

@@ -98,6 +98,8 @@ class ShmConnection final : public Connection, public SingleCopyHint, public Tag
   enum class Publish { kDone, kNoSlot, kNoRing };
   bool pushSends();
   Publish publishPiece(SendOp& s);
+  // Whether `slots` more records fit before the consumer's position (reloading it only when they seem not to).
+  bool recordSlotsFree(size_t slots);
   // Whether an inline piece of len bytes has its continuation slots free and unwrapped (shm_layout.h).
   bool inlineFits(size_t len);
   // Writes an inline piece into `head` and its continuation slots; returns the slots it takes.

@@ -56,6 +56,8 @@ static_assert(sizeof(Record) - sizeof(uint64_t) == kContinuationBytes);
 inline constexpr size_t continuationsFor(size_t len) {
   return len <= kInlineBytes ? 0 : (len - kInlineBytes + kContinuationBytes - 1) / kContinuationBytes;
 }
+// Where continuation slot j (1-based) of an inline piece starts in the piece's bytes.
+inline constexpr size_t continuationOffset(size_t j) { return kInlineBytes + (j - 1) * kContinuationBytes; }
 // A continuation slot's payload: everything after its seq word.
 inline unsigned char* continuationBytes(Record& r) { return reinterpret_cast<unsigned char*>(&r) + sizeof(uint64_t); }
 inline const unsigned char* continuationBytes(const Record& r) {

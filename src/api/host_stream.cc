@@ -27,8 +27,7 @@ StreamStatus HostStream::enqueue(CommEngine& engine, std::span<const CallArgs> o
   queue_.push_back(Queued{&engine, engine.issueHostCall(), std::vector<CallArgs>(ops.begin(), ops.end()), {}});
   ++enqueued_;
   changed();
-  // Only the stream's thread waits for work; a caller waiting on the stream takes queued calls itself.
-  if (!busy_ && workerSleeping_) workArrived_.notify_one();
+  wakeWorkerForNewCall();
   return {};
 }
 
@@ -38,8 +37,16 @@ StreamStatus HostStream::enqueueWindow(CommEngine& engine, std::span<const Windo
   queue_.push_back(Queued{&engine, engine.issueHostCall(), {}, std::vector<WindowOp>(ops.begin(), ops.end())});
   ++enqueued_;
   changed();
-  if (!busy_ && workerSleeping_) workArrived_.notify_one();
+  wakeWorkerForNewCall();
   return {};
+}
+
+void HostStream::wakeWorkerForNewCall() {
+  // Only the stream's thread waits for work; a caller waiting on the stream takes queued calls itself. While callers
+  // run the calls, a new one is theirs too, unless one queued before it is still waiting for anybody; the stream's
+  // thread looks at the queue now and then meanwhile, and is woken if it sleeps without a timeout.
+  if (busy_ || !workerSleeping_) return;
+  if (!callersRun_ || queue_.size() > 1 || !workerLooksBack_) workArrived_.notify_one();
 }
 
 uint64_t HostStream::enqueued() {
@@ -47,10 +54,11 @@ uint64_t HostStream::enqueued() {
   return enqueued_;
 }
 
-void HostStream::runNext(std::unique_lock<std::mutex>& lock) {
+void HostStream::runNext(std::unique_lock<std::mutex>& lock, bool byCaller) {
   Queued call = std::move(queue_.front());
   queue_.pop_front();
   busy_ = true;
+  callersRun_ = byCaller;
   const bool skip = failedAt_ != UINT64_MAX;
   const uint64_t index = finished_;
   lock.unlock();
@@ -99,6 +107,7 @@ void HostStream::threadMain() {
   auto mine = [this] { return !queue_.empty() && !busy_ && waiters_ == 0; };
   auto done = [this] { return stopping_ && queue_.empty() && !busy_; };
   bool waitedForCaller = false;
+  int idleChecks = 0;  // periods slept through without a call while callers run them
   for (;;) {
     if (mine()) {
       // Gives the caller that queued it a moment to start waiting and run it itself (no handover at all), as a
@@ -112,11 +121,21 @@ void HostStream::threadMain() {
         continue;
       }
       waitedForCaller = false;
-      runNext(lock);
+      runNext(lock, /*byCaller=*/false);
       continue;
     }
     waitedForCaller = false;
     if (done()) return;
+    if (callersRun_) {
+      // Callers run the calls: no spinning, no wakeup per call; now and then a look for a call left to nobody.
+      const uint64_t queuedBefore = enqueued_;
+      workerSleeping_ = workerLooksBack_ = true;
+      workArrived_.wait_for(lock, kCallersRunCheck, [&] { return mine() || done(); });
+      workerSleeping_ = workerLooksBack_ = false;
+      idleChecks = enqueued_ != queuedBefore ? 0 : idleChecks + 1;
+      if (idleChecks >= kIdleChecks) callersRun_ = false;
+      continue;
+    }
     if (spinUntilChanged(lock)) continue;
     workerSleeping_ = true;
     workArrived_.wait(lock, [&] { return mine() || done(); });
@@ -133,7 +152,7 @@ StreamStatus HostStream::waitFor(uint64_t target) {
   ++waiters_;
   while (finished_ < target) {
     if (!busy_ && !queue_.empty()) {
-      runNext(lock);
+      runNext(lock, /*byCaller=*/true);
       continue;
     }
     if (spinUntilChanged(lock)) continue;

@@ -3,7 +3,8 @@
 // and runs in the background, in order with the stream's other calls. A failed call fails the stream's later
 // calls; synchronize, query and events return its error. A caller waiting on a stream runs its queued calls itself
 // rather than wait for the stream's thread to wake up, so that waiting right after queuing costs about a blocking
-// call.
+// call. While callers do so (each call waited for as soon as it is queued: a blocking call through torch), the
+// stream's thread neither spins nor is woken per call: it would take a core from the ranks running the calls.
 #pragma once
 
 #include <atomic>
@@ -63,9 +64,11 @@ class HostStream {
     std::vector<WindowOp> windowOps;  // a window call's instead of ops
   };
   void threadMain();
+  // After queuing a call (under mutex_): wakes the stream's thread unless the call is left to its caller.
+  void wakeWorkerForNewCall();
   // Takes the next call and runs it (or skips it after a failure) with mutex_ released; mutex_ held on entry and
   // exit.
-  void runNext(std::unique_lock<std::mutex>& lock);
+  void runNext(std::unique_lock<std::mutex>& lock, bool byCaller);
   StreamStatus statusUpTo(uint64_t target) const;  // under mutex_
   // Records a change of the queue or of a call's state (under mutex_).
   void changed() { version_.fetch_add(1, std::memory_order_release); }
@@ -77,6 +80,11 @@ class HostStream {
   // (a blocking call through torch reaches its wait 1-3 us after queuing it). Timed, not counted in yields: a yield
   // takes 0.1-1 us here depending on what else runs, and a thread that takes the call first makes the caller sleep.
   static constexpr std::chrono::microseconds kPickupWindow{20};
+  // While callers run the calls (callersRun_), the stream's thread sleeps in periods of kCallersRunCheck and takes a
+  // call that no caller took meanwhile: a call left to the background then starts at most this late, and the stream
+  // goes back to waking its thread per call. After kIdleChecks periods without a call it sleeps until woken.
+  static constexpr std::chrono::milliseconds kCallersRunCheck{10};
+  static constexpr int kIdleChecks = 20;
 
   std::mutex mutex_;
   std::condition_variable workArrived_;   // the stream's thread waits here for calls to run
@@ -84,9 +92,13 @@ class HostStream {
   std::atomic<int> waiters_{0};           // callers inside waitFor (changed under mutex_)
   int sleepingWaiters_ = 0;               // of them, those asleep on callFinished_
   bool workerSleeping_ = false;           // the stream's thread is asleep on workArrived_
+  bool workerLooksBack_ = false;          // ... for at most kCallersRunCheck, after which it looks at the queue
   std::atomic<uint64_t> version_{0};      // bumped by changed()
   std::deque<Queued> queue_;
   bool busy_ = false;  // a call is running (on the stream's thread or a waiting caller's)
+  // The last call was run by a caller waiting for it: new calls are left to their callers rather than handed to
+  // the stream's thread.
+  bool callersRun_ = false;
   bool stopping_ = false;
   uint64_t enqueued_ = 0, finished_ = 0;
   uint64_t failedAt_ = UINT64_MAX;  // the index of the first failed call

@@ -139,6 +139,38 @@ TEST(HostStream, StreamsFromSeveralThreads) {
 }
 
 // A call that fails fails the stream: synchronize, query and events return its error, later calls are refused.
+// Calls waited for as soon as they are queued run on their callers' threads, and the stream's thread then sleeps;
+// a call that nobody waits for after them must still run in the background (polled with query only). A fresh stream
+// each round: its first call races the stream's thread, asleep until then, against the caller that waits for it.
+TEST(HostStream, ACallLeftToTheStreamAfterWaitedOnesStillRuns) {
+  runThreadWorld(
+      2,
+      [](chorusComm_t comm, int rank) {
+        std::vector<float> x(256, 1.0f);
+        for (int round = 0; round < 20; ++round) {
+          chorusStream_t s = nullptr;
+          ASSERT_EQ(chorusHostStreamCreate(&s), chorusSuccess);
+          for (int k = 0; k < 3; ++k) {
+            ASSERT_EQ(chorusAllReduce(x.data(), x.data(), x.size(), chorusFloat32, chorusSum, comm, s), chorusSuccess);
+            ASSERT_EQ(chorusStreamSynchronize(s), chorusSuccess) << chorusGetLastError(nullptr);
+          }
+          std::vector<float> left(1000, static_cast<float>(rank + 1));
+          ASSERT_EQ(chorusAllReduce(left.data(), left.data(), left.size(), chorusFloat32, chorusSum, comm, s),
+                    chorusSuccess);
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+          chorusResult_t r = chorusInProgress;
+          while ((r = chorusStreamQuery(s)) == chorusInProgress) {
+            ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "round " << round << ": the call never ran";
+            std::this_thread::yield();
+          }
+          ASSERT_EQ(r, chorusSuccess) << chorusGetLastError(nullptr);
+          EXPECT_EQ(left[999], 3.0f);
+          EXPECT_EQ(chorusHostStreamDestroy(s), chorusSuccess);
+        }
+      },
+      kStreamDeadline, suiteConfig());
+}
+
 TEST(HostStream, AFailedCallFailsTheStream) {
   runThreadWorld(
       2,

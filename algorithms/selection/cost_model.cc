@@ -263,10 +263,14 @@ bool steppedAcrossHosts(Collective c, AlgorithmId a) {
 }
 
 // Corrections measured within one host over shared memory, where the formulas' byte counts miss how memory is
-// touched (NCCL's treeCorrectionFactor plays this role): docs/cost_model.md, "Shared-memory corrections".
+// touched (NCCL's treeCorrectionFactor plays this role): docs/cost_model.md, "Corrections within one host".
 constexpr double kCachedReduceIntraHost = 0.25;     // gamma below kCachedBytes
+// TCP between ranks of one host (loopback) is two copies through the kernel per byte: up to 128 KiB they run from
+// cache, at about half the per-byte cost of the large messages that the network's figures come from.
+constexpr double kCachedLoopbackCopy = 0.5;  // beta below kCachedLoopbackBytes, with gamma as kCachedReduceIntraHost
 constexpr double kHalvingDoublingIntraHost = 1.15;  // its per-byte cost from kHalvingDoublingLargeBytes up
 constexpr double kCachedBytes = 128.0 * 1024;
+constexpr double kCachedLoopbackBytes = 256.0 * 1024;
 constexpr double kHalvingDoublingLargeBytes = 4.0 * 1024 * 1024;
 
 Link scaledBandwidth(Link l, double factor) {
@@ -275,15 +279,23 @@ Link scaledBandwidth(Link l, double factor) {
   return l;
 }
 
-double flatAllReduce(AlgorithmId a, double n, int p, const Link& l, size_t slice, bool intraHost) {
+// Where a flat collective's ranks are: on several hosts, on one host over shared memory, or on one host over TCP.
+enum class Reach { kHosts, kSharedMemory, kLoopback };
+
+Reach insideHost(const CostInputs& in) { return in.intraHostMemory ? Reach::kSharedMemory : Reach::kLoopback; }
+
+double flatAllReduce(AlgorithmId a, double n, int p, const Link& l, size_t slice, Reach reach) {
   if (p == 1) return 0;
-  if (intraHost && n < kCachedBytes) {
+  const bool loopback = reach == Reach::kLoopback;
+  if ((reach == Reach::kSharedMemory && n < kCachedBytes) || (loopback && n < kCachedLoopbackBytes)) {
     Link cached = l;
     cached.gamma *= kCachedReduceIntraHost;
-    return flatAllReduce(a, n, p, cached, slice, false);
+    if (loopback) cached.beta *= kCachedLoopbackCopy;
+    return flatAllReduce(a, n, p, cached, slice, Reach::kHosts);
   }
+  const bool intraHost = reach == Reach::kSharedMemory;
   if (intraHost && a == AlgorithmId::kHalvingDoubling && n >= kHalvingDoublingLargeBytes) {
-    return flatAllReduce(a, n, p, scaledBandwidth(l, kHalvingDoublingIntraHost), slice, false);
+    return flatAllReduce(a, n, p, scaledBandwidth(l, kHalvingDoublingIntraHost), slice, Reach::kHosts);
   }
   const int lg = floorLog2(p);
   const double p2 = static_cast<double>(1 << lg);
@@ -386,10 +398,11 @@ double flatGatherScatter(AlgorithmId a, double n, int p, const Link& l) {
   return kInf;
 }
 
-double flat(Collective c, AlgorithmId a, double n, int p, const Link& l, size_t slice, bool intraHost,
+double flat(Collective c, AlgorithmId a, double n, int p, const Link& l, size_t slice, Reach reach,
             bool streamed = true) {
   switch (c) {
-    case Collective::kAllReduce: return flatAllReduce(a, n, p, l, slice, intraHost);
+    case Collective::kAllReduce:
+      return flatAllReduce(a, n, p, l, slice, reach);
     case Collective::kBroadcast: return flatRooted(a, false, n, p, l, slice, streamed);
     case Collective::kReduce: return flatRooted(a, true, n, p, l, slice, streamed);
     case Collective::kAllGather: return flatBlocks(a, false, n, p, l);
@@ -406,10 +419,10 @@ double flat(Collective c, AlgorithmId a, double n, int p, const Link& l, size_t 
 }
 
 // The best flat algorithm for one level of a two-level collective.
-double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, bool intraHost, bool streamed = true) {
+double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, Reach reach, bool streamed = true) {
   double best = kInf;
   for (const AlgorithmRecord& r : algorithmRegistry()) {
-    if (r.collective == c && r.flat) best = std::min(best, flat(c, r.id, n, p, l, slice, intraHost, streamed));
+    if (r.collective == c && r.flat) best = std::min(best, flat(c, r.id, n, p, l, slice, reach, streamed));
   }
   return best;
 }
@@ -419,7 +432,7 @@ double predictFlat(Collective c, AlgorithmId a, double n, const Inputs& in) {
   if (across && steppedAcrossHosts(c, a)) return acrossHostsDoubling(c, a, n, in);
   if (across && c == Collective::kAllReduce && a == AlgorithmId::kTree) return acrossHostsTree(n, in);
   const Link l = linkFor(in, across, in.maxRanksPerHost);
-  return flat(c, a, n, in.nranks, l, in.sliceBytes, !across && in.intraHostMemory);
+  return flat(c, a, n, in.nranks, l, in.sliceBytes, across ? Reach::kHosts : insideHost(in));
 }
 
 // The host leaders' level of a two-level collective: one rank per host (leaderLevel).
@@ -448,15 +461,15 @@ double hierarchical(Collective c, double n, const Inputs& in) {
   if (c != Collective::kAllReduce && c != Collective::kBroadcast && c != Collective::kReduce) return kInf;
   if (c == Collective::kAllReduce) {
     // The host's reduce and broadcast are phases of one call, on its critical path: not streamed.
-    return bestFlat(Collective::kReduce, n, l, local, in.sliceBytes, in.intraHostMemory, false) +
+    return bestFlat(Collective::kReduce, n, l, local, in.sliceBytes, insideHost(in), false) +
            bestAmongLeaders(Collective::kAllReduce, n, in) +
-           bestFlat(Collective::kBroadcast, n, l, local, in.sliceBytes, in.intraHostMemory, false);
+           bestFlat(Collective::kBroadcast, n, l, local, in.sliceBytes, insideHost(in), false);
   }
   // Broadcast and reduce: the leaders' step streams from call to call like any chain, but a broadcast's host step
   // does not (its ranks wait for the leader's data). A reduce's host step streams all the same: the host's ranks hand
   // their data to the leader and go on to the next call. Figures: docs/cost_model.md, "Two-level collectives".
   const bool hostStepStreams = c == Collective::kReduce;
-  const double hostStep = bestFlat(c, n, l, local, in.sliceBytes, in.intraHostMemory, hostStepStreams);
+  const double hostStep = bestFlat(c, n, l, local, in.sliceBytes, insideHost(in), hostStepStreams);
   const double leaders = bestAmongLeaders(c, n, in);
   // Back to back, a broadcast's host step (the cores' work) overlaps the next call's bytes on the leaders' wire: the
   // call costs the host step and the leaders' latency, or the leaders' wire, whichever is the longer. Only where the

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "algorithms/algorithm_registry.h"
+#include "algorithms/selection/call_planner.h"
 
 namespace chorus {
 namespace {
@@ -157,7 +158,9 @@ Link stepLink(const Inputs& in, int distance) {
 // A step's message sent whole, not in slices, crosses a network link about 10% slower than a sliced pipeline's
 // stream (nothing overlaps its copies and reductions with the wire). Where hosts have less than a core each, every
 // step across pays it whatever its size, back to back past the burst: a dependent step waits on a partner that waits
-// on another, while ring's pipeline keeps every rank fed. Figures: docs/cost_model.md, "Across hosts, step by step".
+// on another, while ring's pipeline keeps every rank fed. Neither holds for a call that the runner cuts into pieces
+// of a slice or two (segmentBytesFor: an allreduce over the network, larger than a piece), whose ring is cut alike.
+// Figures: docs/cost_model.md, "Across hosts, step by step".
 constexpr double kUnslicedAcrossHosts = 1.1;
 
 // The binomial scatter that opens a halving-doubling broadcast. A holder of m posts all its blocks at once (m/2 to
@@ -197,12 +200,14 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
   const bool reduce = c != Collective::kAllGather && c != Collective::kBroadcast;
   const Link near = stepLink(in, 1);
   const Link one = linkFor(in, true, std::max(1, in.maxRanksPerHost));  // a single flow across: the root's
+  const size_t piece = segmentBytesFor(c, a, p, in.sliceBytes, /*overNetwork=*/true);
+  const bool inPieces = piece > 0 && n > static_cast<double>(piece);
   double t = 0;
   for (int d = p2 / 2; d >= 1; d /= 2) {
     const double m = a == AlgorithmId::kRecursiveDoubling ? n : n * d / p2;
     Link s = stepLink(in, d);
     const bool onAFractionOfACore = s.coreShare < 1 && !in.rateBound;  // priced past the burst
-    if (d >= in.maxRanksPerHost && (m > static_cast<double>(in.sliceBytes) || onAFractionOfACore)) {
+    if (!inPieces && d >= in.maxRanksPerHost && (m > static_cast<double>(in.sliceBytes) || onAFractionOfACore)) {
       s.beta *= kUnslicedAcrossHosts;
     }
     const double g = reduce ? s.gamma : 0;

@@ -432,11 +432,23 @@ double bestFlat(Collective c, double n, int p, const Link& l, size_t slice, Reac
   return best;
 }
 
+// How many of a host's ranks are at work at once in the steps of algorithm `a`. Recursive doubling and
+// halving-doubling over a number of ranks that is not a power of two fold the extra ranks into partners first: then
+// only the largest power of two below p exchange, and the fold's pairs; the others wait. On crowded cores the steps of
+// those few then do not wait for the scheduler as a ring's, whose every step needs every rank (3 ranks on 2 cores:
+// recursive doubling's steps 17 us against the ring's 28 over TCP). Figures: docs/cost_model.md, "Inputs".
+int ranksAtWork(Collective c, AlgorithmId a, const Inputs& in) {
+  const bool folds =
+      c == Collective::kAllReduce && (a == AlgorithmId::kRecursiveDoubling || a == AlgorithmId::kHalvingDoubling);
+  const int p = in.maxRanksPerHost;
+  return folds && in.nhosts == 1 ? 1 << floorLog2(p) : p;
+}
+
 double predictFlat(Collective c, AlgorithmId a, double n, const Inputs& in) {
   const bool across = in.nhosts > 1;
   if (across && steppedAcrossHosts(c, a)) return acrossHostsDoubling(c, a, n, in);
   if (across && c == Collective::kAllReduce && a == AlgorithmId::kTree) return acrossHostsTree(n, in);
-  const Link l = linkFor(in, across, in.maxRanksPerHost);
+  const Link l = linkFor(in, across, ranksAtWork(c, a, in));
   return flat(c, a, n, in.nranks, l, in.sliceBytes, across ? Reach::kHosts : insideHost(in));
 }
 

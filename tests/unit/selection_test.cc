@@ -142,6 +142,28 @@ TEST(CostModelTest, LoopbackTcpCopiesFromCacheBelowTheCachedSize) {
             predictUs(Collective::kAllReduce, AlgorithmId::kHalvingDoubling, 64 << 10, shm));
 }
 
+// Recursive doubling and halving-doubling over a number of ranks that is not a power of two fold the extra ranks in
+// first: only the largest power of two below it are at work, and on crowded cores their steps do not wait for the
+// scheduler as the ring's, which needs every rank (docs/cost_model.md, "Inputs", ranks at work).
+TEST(CostModelTest, FoldedRanksLeaveTheCoresToThoseAtWork) {
+  CostInputs tcp3 = oneHost(3);
+  tcp3.coresPerHost = 2;
+  tcp3.intraHost = {15.0, 2.0};
+  tcp3.intraHostMemory = false;
+  EXPECT_LT(predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 32 << 10, tcp3),
+            predictUs(Collective::kAllReduce, AlgorithmId::kRing, 32 << 10, tcp3));
+  CostInputs shm6 = oneHost(6);
+  shm6.coresPerHost = 2;
+  shm6.intraHost = {0.5, 10.0};
+  EXPECT_LT(predictUs(Collective::kAllReduce, AlgorithmId::kHalvingDoubling, 256 << 10, shm6),
+            predictUs(Collective::kAllReduce, AlgorithmId::kRing, 256 << 10, shm6));
+  // Four ranks, a power of two: all four at work, crowded alike.
+  CostInputs shm4 = oneHost(4), shm4Roomy = oneHost(4);
+  shm4.coresPerHost = 2;
+  EXPECT_GT(predictUs(Collective::kAllReduce, AlgorithmId::kHalvingDoubling, 256 << 10, shm4),
+            predictUs(Collective::kAllReduce, AlgorithmId::kHalvingDoubling, 256 << 10, shm4Roomy));
+}
+
 TEST(CostModelTest, LatencyAlgorithmsWinSmallBandwidthAlgorithmsWinLarge) {
   CostInputs in = oneHost(8);
   EXPECT_LT(predictUs(Collective::kAllReduce, AlgorithmId::kRecursiveDoubling, 8, in),

@@ -138,7 +138,6 @@ TEST(HostStream, StreamsFromSeveralThreads) {
       kStreamDeadline, suiteConfig());
 }
 
-// A call that fails fails the stream: synchronize, query and events return its error, later calls are refused.
 // Calls waited for as soon as they are queued run on their callers' threads, and the stream's thread then sleeps;
 // a call that nobody waits for after them must still run in the background (polled with query only). A fresh stream
 // each round: its first call races the stream's thread, asleep until then, against the caller that waits for it.
@@ -171,6 +170,7 @@ TEST(HostStream, ACallLeftToTheStreamAfterWaitedOnesStillRuns) {
       kStreamDeadline, suiteConfig());
 }
 
+// A call that fails fails the stream: synchronize, query and events return its error, later calls are refused.
 TEST(HostStream, AFailedCallFailsTheStream) {
   runThreadWorld(
       2,

@@ -90,17 +90,21 @@ double crowding(const CostInputs& in, int ranksPerHost) {
 
 // The link a flat algorithm over `p` ranks is paced by: the network as soon as it spans hosts. With more ranks
 // than cores on a host, every step also waits for the scheduler, and copies and reductions share the cores.
-Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost) {
+// coresPerByte: what the algorithm's flows cost the cores per byte over TCP, relative to one flow each way between
+// two ranks (oneWayFlows); it counts where the cores set the pace: TCP inside a host, and a shaped link's cores' part.
+Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost, double coresPerByte = 1) {
   const LinkCost& c = acrossHosts ? in.interHost : in.intraHost;
   const double share = crowding(in, ranksPerHost);
   // Bound by the network's rate, a step across hosts waits for the wire, not for the scheduler.
   const double oversub = in.rateBound && acrossHosts ? 0 : std::max(0.0, share - 1) * in.contextSwitchUs;
-  double beta = share * 1e-3 / c.bandwidthGBs;
+  double beta = share * 1e-3 / c.bandwidthGBs * (!acrossHosts && !in.intraHostMemory ? coresPerByte : 1);
   // A shaped link (a token bucket, whose unshaped rate peakGBs was measured) paces a flow by the slower of its rate
   // and what the host's share of the cores pushes at the unshaped rate: the wire does not slow down because the cores
   // are crowded (at 2x2 in the lab, one core per host, a 16 MiB chain reduce runs at the link's rate). Unshaped, the
   // link's rate is taken to be the cores' own, as for TCP on loopback.
-  if (acrossHosts && c.peakGBs > c.bandwidthGBs) beta = std::max(1e-3 / c.bandwidthGBs, share * 1e-3 / c.peakGBs);
+  if (acrossHosts && c.peakGBs > c.bandwidthGBs) {
+    beta = std::max(1e-3 / c.bandwidthGBs, share * coresPerByte * 1e-3 / c.peakGBs);
+  }
   return Link{c.latencyUs + oversub,
               beta,
               share * 1e-3 / in.reduceGBs,
@@ -237,6 +241,19 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
   return t;
 }
 
+// A ring allreduce's and a tree allreduce's flows run one way: each rank sends to its next rank (its parent, its
+// children) on one connection and receives from another, where an exchange (halving-doubling, recursive doubling)
+// sends and receives on one. Over TCP one-way flows cost the cores more per byte moved: at 16 MiB over 4 ranks the
+// ring and the tree took 1.3-1.45x halving-doubling's CPU time on loopback, the ring 1.25x between 4 emulated hosts
+// (/proc/stat), the extra in the sender's transmit path; the segment counts are the same. With 2 ranks both are one
+// connection, used both ways. Figures: docs/cost_model.md, "One-way flows".
+constexpr double kOneWayFlowsCores = 1.25;
+
+double coresPerByte(Collective c, AlgorithmId a, const Inputs& in) {
+  const bool oneWay = a == AlgorithmId::kRing || a == AlgorithmId::kTree;
+  return c == Collective::kAllReduce && oneWay && in.nranks > 2 ? kOneWayFlowsCores : 1;
+}
+
 // The double binary tree's allreduce across hosts: every rank is interior in at most one tree, so in each phase a
 // link carries about `children` halves each way and the two trees overlap; what remains is that bandwidth bound
 // and one message per tree edge, up and down (one tree's pipeline would price it 2-3x over).
@@ -248,7 +265,7 @@ constexpr double kRelayedTreeLink = 1.22;
 
 double acrossHostsTree(double n, const Inputs& in) {
   const int p = in.nranks;
-  Link l = linkFor(in, true, in.maxRanksPerHost);
+  Link l = linkFor(in, true, in.maxRanksPerHost, coresPerByte(Collective::kAllReduce, AlgorithmId::kTree, in));
   if (in.maxRanksPerHost == 1 && p > 2 && !in.rateBound && n / 2 > static_cast<double>(in.sliceBytes)) {
     l.beta *= kRelayedTreeLink;
   }
@@ -448,7 +465,7 @@ double predictFlat(Collective c, AlgorithmId a, double n, const Inputs& in) {
   const bool across = in.nhosts > 1;
   if (across && steppedAcrossHosts(c, a)) return acrossHostsDoubling(c, a, n, in);
   if (across && c == Collective::kAllReduce && a == AlgorithmId::kTree) return acrossHostsTree(n, in);
-  const Link l = linkFor(in, across, ranksAtWork(c, a, in));
+  const Link l = linkFor(in, across, ranksAtWork(c, a, in), coresPerByte(c, a, in));
   return flat(c, a, n, in.nranks, l, in.sliceBytes, across ? Reach::kHosts : insideHost(in));
 }
 

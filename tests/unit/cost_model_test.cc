@@ -34,6 +34,41 @@ TEST(CostModelTest, LoopbackTcpCopiesFromCacheBelowTheCachedSize) {
             predictUs(Collective::kAllReduce, AlgorithmId::kHalvingDoubling, 64 << 10, shm));
 }
 
+// A ring's and a tree's flows run one way, over TCP at more cost to the cores per byte than an exchange's, where the
+// cores set the pace; a wire's rate does not change (docs/cost_model.md, "One-way flows over TCP").
+TEST(CostModelTest, OneWayFlowsCostTheCoresMoreOverTcp) {
+  // 4 emulated hosts on 2 cores behind a 10 Gbit/s shaped link, as the lab measures them.
+  CostInputs lab = oneHost(4);
+  lab.nhosts = 4;
+  lab.maxRanksPerHost = 1;
+  lab.coresPerHost = 0.5;
+  lab.interHost = {8.5, 1.2, 1.25e6, 1.95, 1448, 0.8, 6.6};
+  lab.contextSwitchUs = 14.6;
+  auto labUs = [&](AlgorithmId a, size_t n) { return predictUs(Collective::kAllReduce, a, n, lab); };
+  EXPECT_LT(labUs(AlgorithmId::kHalvingDoubling, 1 << 20), labUs(AlgorithmId::kRing, 1 << 20));
+  EXPECT_LT(labUs(AlgorithmId::kHalvingDoubling, 512 << 10), labUs(AlgorithmId::kRing, 512 << 10));
+  // The same hosts at 1 Gbit/s are bound by the wire: the ring's pipeline keeps it.
+  lab.interHost.bandwidthGBs = 0.12;
+  lab.interHost.burstBytes = 125000;
+  EXPECT_LT(labUs(AlgorithmId::kRing, 256 << 10), labUs(AlgorithmId::kHalvingDoubling, 256 << 10));
+  // Inside one host over TCP: the ring's beta counts more with 4 ranks, not with 2 (one connection both ways).
+  CostInputs tcp = oneHost(4);
+  tcp.coresPerHost = 2;
+  tcp.intraHost = {15.0, 2.0};
+  tcp.intraHostMemory = false;
+  CostInputs shm = tcp;
+  shm.intraHostMemory = true;
+  const size_t n = 64 << 20;
+  auto ratio = [&](const CostInputs& in) {
+    return predictUs(Collective::kAllReduce, AlgorithmId::kRing, n, in) /
+           predictUs(Collective::kAllReduce, AlgorithmId::kHalvingDoubling, n, in);
+  };
+  EXPECT_GT(ratio(tcp), 1.15);
+  EXPECT_LT(ratio(shm), 1.0);
+  tcp.nranks = tcp.maxRanksPerHost = 2;
+  EXPECT_NEAR(ratio(tcp), 1.0, 0.05);
+}
+
 // Recursive doubling and halving-doubling over a number of ranks that is not a power of two fold the extra ranks in
 // first: only the largest power of two below it are at work, and on crowded cores their steps do not wait for the
 // scheduler as the ring's, which needs every rank (docs/cost_model.md, "Inputs", ranks at work).

@@ -1,13 +1,14 @@
 // chorus-perf --algos: every listed algorithm's communicator timed in interleaved rounds, per size (PerfRunner's
 // comparison mode; perf_runner.cc has the single-communicator sweep and what both share).
-#include "perf/chorus_perf/perf_runner.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <string>
 #include <vector>
 
+#include "perf/chorus_perf/engine_facts.h"
+#include "perf/chorus_perf/perf_runner.h"
 #include "perf/chorus_perf/round_order.h"
 
 namespace chorus::perf {
@@ -81,7 +82,9 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
     }
     totalWrong += wrong;
     if (rank_ == 0) {
-      std::fputs(formatComparisonRow(options_, layout.bytes, medians, best, wrong).c_str(), stdout);
+      std::vector<std::string> ran;
+      if (tuned >= 0) ran = {lastPlan(comms_[0]), lastPlan(comms_[static_cast<size_t>(tuned)])};
+      std::fputs(formatComparisonRow(options_, layout.bytes, medians, best, wrong, ran).c_str(), stdout);
       std::fflush(stdout);
     }
   }

@@ -147,13 +147,18 @@ inline std::string formatComparisonHeader(const PerfOptions& o, int nranks) {
   out += detail::formatted("# %10s", "size (B)");
   for (const std::string& name : o.algos) out += detail::formatted("  %*s", comparisonColumnWidth(name), name.c_str());
   out += detail::formatted("  %18s  %12s", "best forced", "default/best");
-  if (autotuneColumn(o) >= 0) out += detail::formatted("  %13s", "autotune/best");
-  return out + detail::formatted("  %6s\n", "#wrong");
+  out += detail::formatted("  %6s", "#wrong");
+  // With autotune: the plans the default and autotune ran last, so that a row where both ran the same one reads as
+  // the spread between two communicators, not a wrong default.
+  if (autotuneColumn(o) >= 0) out += detail::formatted("  %-24s  %s", "default ran", "autotune ran");
+  return out + "\n";
 }
 
-// One row: the size, each algorithm's median time, the fastest forced algorithm and the default's time over its.
+// One row: the size, each algorithm's median time, the fastest forced algorithm and the default's time over its;
+// with autotune, also autotune's over the fastest's and the plans the default and autotune ran (ranPlans: theirs, in
+// CHORUS_ALGO's syntax).
 inline std::string formatComparisonRow(const PerfOptions& o, size_t bytes, const std::vector<double>& medianUs,
-                                       size_t best, uint64_t wrong) {
+                                       size_t best, uint64_t wrong, const std::vector<std::string>& ranPlans = {}) {
   std::string out = detail::formatted("%12zu", bytes);
   for (size_t k = 0; k < o.algos.size(); ++k) {
     out += detail::formatted("  %*s", comparisonColumnWidth(o.algos[k]), detail::formatTime(medianUs[k]).c_str());
@@ -162,7 +167,11 @@ inline std::string formatComparisonRow(const PerfOptions& o, size_t bytes, const
   if (const int tuned = autotuneColumn(o); tuned >= 0) {
     out += detail::formatted("  %13.2f", medianUs[static_cast<size_t>(tuned)] / medianUs[best]);
   }
-  return out + detail::formatted("  %6llu\n", static_cast<unsigned long long>(wrong));
+  out += detail::formatted("  %6llu", static_cast<unsigned long long>(wrong));
+  if (autotuneColumn(o) >= 0 && ranPlans.size() == 2) {
+    out += detail::formatted("  %-24s  %s", ranPlans[0].c_str(), ranPlans[1].c_str());
+  }
+  return out + "\n";
 }
 
 // Below the comparison: wrong values, and the size where the default came off worst against the best forced one.

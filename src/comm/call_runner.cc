@@ -118,6 +118,7 @@ void CallRunner::runSendsAndReceives(std::span<CallArgs> ops, Call& call) {
     for (const CallArgs* o : pointToPoint) recorder->end(recordOf(*o, call), true);
   }
   lastAlgorithm_.store("", std::memory_order_relaxed);
+  lastSliceBytes_.store(0, std::memory_order_relaxed);
   if (call.trace) {
     call.trace->recordCall(*call.current, nullptr, 0, start, CallTrace::nowUs(), call.times,
                            static_cast<int>(pointToPoint.size()));
@@ -215,6 +216,7 @@ void CallRunner::runCollective(const CallArgs& o, int fused, Call& call) {
                            fused);
   }
   lastAlgorithm_.store(algorithmName(plan.algorithm), std::memory_order_relaxed);
+  lastSliceBytes_.store(io.sliceBytes(), std::memory_order_relaxed);
   if (flight_ != nullptr) flight_->recorder().end(record, true);
 }
 

@@ -57,6 +57,8 @@ class CallRunner {
   void countIn(CommMetrics* metrics) { metrics_ = metrics; }
   // The algorithm of the last collective ("" before any, and after point-to-point calls): a static name.
   const char* lastAlgorithm() const { return lastAlgorithm_.load(std::memory_order_relaxed); }
+  // The slice size the last collective ran with (0 before any, and after point-to-point calls).
+  size_t lastSliceBytes() const { return lastSliceBytes_.load(std::memory_order_relaxed); }
 
  private:
   // One execute() under way.
@@ -108,6 +110,7 @@ class CallRunner {
     FusionBuffer fusion;                   // its fused allreduces
   } scratch_;
   std::atomic<const char*> lastAlgorithm_{""};
+  std::atomic<size_t> lastSliceBytes_{0};
   CommMetrics* metrics_ = nullptr;
 };
 

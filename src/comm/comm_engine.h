@@ -139,6 +139,7 @@ class CommEngine {
   // The algorithm of the last collective this communicator ran ("" before any, and after point-to-point calls):
   // what a tool reports beside its timings (chorus-perf's summary).
   const char* lastAlgorithm() const { return calls_.lastAlgorithm(); }
+  size_t lastSliceBytes() const { return calls_.lastSliceBytes(); }
   // The transports that reach this rank's peers, distinct, in the order of the ranks they first reach ("shm",
   // "shm,tcp"); "" for a world of one.
   std::string transportsInUse() const { return peers_.transportsInUse(); }

@@ -216,6 +216,18 @@ TEST(PerfReport, ComparisonTableNamesEveryAlgorithmAndTheRatio) {
             "# Out of bounds values : 0 OK\n# Worst default/best   : 1.20 at 1024 bytes\n#\n");
 }
 
+TEST(PerfReport, WithAutotuneTheRowNamesThePlansTheDefaultAndAutotuneRan) {
+  PerfOptions o = parse("allreduce --algos autotune,ring").options;
+  const std::string header = formatComparisonHeader(o, 4);
+  const std::vector<std::string> titles = fields(header.substr(header.rfind('\n', header.size() - 2) + 1));
+  EXPECT_EQ(std::vector<std::string>(titles.end() - 4, titles.end()),
+            (std::vector<std::string>{"default", "ran", "autotune", "ran"}));
+  const std::vector<std::string> row =
+      fields(formatComparisonRow(o, 1024, {12.0, 10.0, 11.0}, 2, 0, {"ring@512K", "halving_doubling@128K"}));
+  EXPECT_EQ(row, (std::vector<std::string>{"1024", "12.00", "10.00", "11.00", "ring", "1.09", "0.91", "0", "ring@512K",
+                                           "halving_doubling@128K"}));
+}
+
 TEST(PerfArgs, SweepSizes) {
   PerfOptions o = parse("allreduce -b 8 -e 64M -f 2").options;
   std::vector<size_t> sizes = sweepSizes(o);

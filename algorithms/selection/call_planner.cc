@@ -21,12 +21,23 @@ size_t largestRuleSlice(const std::string& algo) {
 // Emulated hosts on one machine share its cores: each host gets its share of them, a fraction of one where they
 // outnumber the cores.
 CostInputs inputsOf(const CommConfig& config, const PlannerWorld& w) {
-  CostInputs in = costInputsFor(w.topology, w.links, w.sameHostOverNetwork, config.chunkSize);
+  const bool sharedMemoryOnly = w.topology.nhosts() == 1 && !w.sameHostOverNetwork;
+  const size_t slice =
+      sharedMemoryOnly ? sharedMemorySlice(config.chunkSize, w.coreCacheBytes, w.pipelineSlots) : config.chunkSize;
+  CostInputs in = costInputsFor(w.topology, w.links, w.sameHostOverNetwork, slice);
   in.coresPerHost = in.coresPerHost * in.maxRanksPerHost / std::max(1, w.localRanks);
   return in;
 }
 
 }  // namespace
+
+size_t sharedMemorySlice(size_t configured, size_t coreCacheBytes, int slots) {
+  constexpr size_t kSmallest = 64 * 1024;
+  if (coreCacheBytes == 0 || slots <= 0) return configured;
+  size_t fits = kSmallest;
+  while (fits * 2 * 2 * static_cast<size_t>(slots) <= coreCacheBytes) fits *= 2;
+  return std::min(configured, fits);
+}
 
 size_t segmentBytesFor(Collective c, AlgorithmId algorithm, int nranks, size_t sliceBytes, bool overNetwork) {
   if (c != Collective::kAllReduce || !overNetwork || nranks < 2) return 0;
@@ -45,14 +56,14 @@ size_t segmentBytesFor(Collective c, AlgorithmId algorithm, int nranks, size_t s
 CallPlanner::CallPlanner(int rank, const CommConfig& config, const PlannerWorld& world)
     : rank_(rank),
       inputs_(inputsOf(config, world)),
-      sliceBytes_(config.chunkSize),
+      sliceBytes_(inputs_.sliceBytes),
       deviceSliceBytes_(config.deviceChunkSize),
       fusionThreshold_(config.fusionThreshold),
       overNetwork_(inputs_.nhosts > 1 || !inputs_.intraHostMemory),
       selector_(config.algo, inputs_) {
   if (!config.autotune) return;
-  autotune_ = std::make_unique<AutotuneTable>(inputs_, AlgoRules::parse(config.algo), config.chunkSize,
-                                              world.maxSockets, config.socketsPerPeer);
+  autotune_ = std::make_unique<AutotuneTable>(inputs_, AlgoRules::parse(config.algo), sliceBytes_, world.maxSockets,
+                                              config.socketsPerPeer);
   fusionTuner_ = std::make_unique<FusionTuner>(config.fusionThreshold);
   CHORUS_INFO(rank_, "autotune: on" << (config.algo.empty() ? "" : " where CHORUS_ALGO does not decide"));
 }

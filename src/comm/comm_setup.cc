@@ -9,6 +9,7 @@
 #include "core/logging.h"
 #include "src/comm/clock_offset.h"
 #include "src/comm/link_probe.h"
+#include "src/comm/staging_memory.h"
 #include "topology/local_host.h"
 #include "topology/rank_placement.h"
 #include "topology/topology_description.h"
@@ -41,6 +42,10 @@ std::unique_ptr<CallPlanner> planCalls(int rank, const CommConfig& config, const
   w.sameHostOverNetwork = peers.sameHostOverNetwork();
   w.localRanks = peers.localRanks();
   w.maxSockets = peers.maxStripeWidth();
+  for (const CacheGroup& c : localHostTopology().caches) {
+    if (c.level == 2 && (w.coreCacheBytes == 0 || c.sizeBytes < w.coreCacheBytes)) w.coreCacheBytes = c.sizeBytes;
+  }
+  w.pipelineSlots = StagingMemory::kSlots;
   auto planner = std::make_unique<CallPlanner>(rank, config, w);
   if (logLevel() >= LogLevel::kInfo && rank == 0) {
     std::ostringstream table;

@@ -50,6 +50,34 @@ TEST(CallPlannerTest, HostAndDeviceCallsTakeTheirOwnSliceSize) {
   EXPECT_EQ(planner.plan(allReduce(1 << 20), 4, true).sliceBytes, size_t{4} << 20);
 }
 
+// Where every rank shares memory, a slice no larger than keeps a rank's pipeline (two pools of its slots) in one
+// core's cache; across hosts the configured slice stands.
+TEST(CallPlannerTest, SharedMemoryCallsTakeASliceThatFitsACoresCache) {
+  EXPECT_EQ(sharedMemorySlice(512 << 10, 1 << 20, 4), size_t{128} << 10);
+  EXPECT_EQ(sharedMemorySlice(512 << 10, 2 << 20, 4), size_t{256} << 10);
+  EXPECT_EQ(sharedMemorySlice(64 << 10, 2 << 20, 4), size_t{64} << 10);     // never above the configured slice
+  EXPECT_EQ(sharedMemorySlice(512 << 10, 256 << 10, 4), size_t{64} << 10);  // nor below 64 KiB
+  EXPECT_EQ(sharedMemorySlice(512 << 10, 0, 4), size_t{512} << 10);         // cache unknown
+  std::vector<RankPlacement> oneHost;
+  for (int r = 0; r < 4; ++r) oneHost.push_back(RankPlacement{.rank = r, .hostId = "a"});
+  const GlobalTopology host(oneHost);
+  const LinkModel links;
+  PlannerWorld shm{host, links};
+  shm.coreCacheBytes = 1 << 20;
+  shm.pipelineSlots = 4;
+  CommConfig config;
+  EXPECT_EQ(CallPlanner(0, config, shm).plan(allReduce(1 << 22), 4, false).sliceBytes, size_t{128} << 10);
+  EXPECT_EQ(CallPlanner(0, config, shm).plan(allReduce(1 << 22), 4, true).sliceBytes, config.deviceChunkSize);
+  PlannerWorld loopbackTcp = shm;
+  loopbackTcp.sameHostOverNetwork = true;
+  EXPECT_EQ(CallPlanner(0, config, loopbackTcp).plan(allReduce(1 << 22), 4, false).sliceBytes, config.chunkSize);
+  World hosts;
+  PlannerWorld twoHosts = hosts.planner();
+  twoHosts.coreCacheBytes = 1 << 20;
+  twoHosts.pipelineSlots = 4;
+  EXPECT_EQ(CallPlanner(0, config, twoHosts).plan(allReduce(1 << 22), 4, false).sliceBytes, config.chunkSize);
+}
+
 TEST(CallPlannerTest, ARuleSetsTheAlgorithmSliceAndStripeWidth) {
   World w;
   CommConfig config;

@@ -44,6 +44,9 @@ struct Link {
   bool rateBound = false;  // Inputs::rateBound
   double frameBytes = 0, multiFrameUs = 0;  // LinkCost's
   double chainUs = 0;                       // LinkCost's; asStreamed scales it as alpha
+  // beta's two parts across hosts: the wire's (what flows sharing a link divide) and the cores' (what the host's
+  // share of its cores pushes, each rank its own bytes); beta is the larger. 0 inside a host.
+  double wireBeta = 0, coresBeta = 0;
 };
 
 // A message's latency: alpha, and LinkCost::multiFrameUs more when it does not fit one frame (where ranks exchange
@@ -97,14 +100,15 @@ Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost, double coresP
   const double share = crowding(in, ranksPerHost);
   // Bound by the network's rate, a step across hosts waits for the wire, not for the scheduler.
   const double oversub = in.rateBound && acrossHosts ? 0 : std::max(0.0, share - 1) * in.contextSwitchUs;
-  double beta = share * 1e-3 / c.bandwidthGBs * (!acrossHosts && !in.intraHostMemory ? coresPerByte : 1);
+  const double wire = 1e-3 / c.bandwidthGBs;
   // A shaped link (a token bucket, whose unshaped rate peakGBs was measured) paces a flow by the slower of its rate
   // and what the host's share of the cores pushes at the unshaped rate: the wire does not slow down because the cores
   // are crowded (at 2x2 in the lab, one core per host, a 16 MiB chain reduce runs at the link's rate). Unshaped, the
   // link's rate is taken to be the cores' own, as for TCP on loopback.
-  if (acrossHosts && c.peakGBs > c.bandwidthGBs) {
-    beta = std::max(1e-3 / c.bandwidthGBs, share * coresPerByte * 1e-3 / c.peakGBs);
-  }
+  const bool shaped = acrossHosts && c.peakGBs > c.bandwidthGBs;
+  const double cores = shaped ? share * coresPerByte * 1e-3 / c.peakGBs
+                              : share * wire * (!acrossHosts && !in.intraHostMemory ? coresPerByte : 1);
+  const double beta = std::max(wire, cores);
   return Link{c.latencyUs + oversub,
               beta,
               share * 1e-3 / in.reduceGBs,
@@ -113,7 +117,9 @@ Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost, double coresP
               in.rateBound,
               c.frameBytes,
               c.multiFrameUs,
-              c.chainUs};
+              c.chainUs,
+              acrossHosts ? wire : 0,
+              acrossHosts ? cores : 0};
 }
 
 // n bytes cut into slices of at most `slice`: the size of one and how many (at least one).
@@ -143,7 +149,9 @@ constexpr double kStreamedTreeFillHidden = 0.5;
 
 // Flat algorithms spanning hosts (ranks in host blocks of k): the per-flow link of a step between ranks `distance`
 // apart. Inside a host below k; past it every rank of a host sends across at once, so its k flows share the
-// host's network link; past a rack, all of the rack's ranks share its uplink when that is the narrower.
+// host's network link (the wire's part of beta); past a rack, all of the rack's ranks share its uplink when that is
+// the narrower. The cores' part is already each rank's on its share of the cores: the flows do not divide it again
+// (2 hosts x 2 ranks on one core each, within the burst: 16 KiB recursive doubling 33-37 us, priced 72 with both).
 Link stepLink(const Inputs& in, int distance) {
   const int k = std::max(1, in.maxRanksPerHost);
   if (distance < k) return linkFor(in, false, k);
@@ -152,7 +160,7 @@ Link stepLink(const Inputs& in, int distance) {
   if (in.hostsPerRack > 0 && in.rackUplinkGBs > 0 && distance >= k * in.hostsPerRack) {
     flowShare = std::max(flowShare, k * in.hostsPerRack * in.interHost.bandwidthGBs / in.rackUplinkGBs);
   }
-  l.beta *= flowShare;
+  l.beta = std::max(l.wireBeta * flowShare, l.coresBeta);
   return l;
 }
 

@@ -69,6 +69,24 @@ TEST(CostModelTest, OneWayFlowsCostTheCoresMoreOverTcp) {
   EXPECT_NEAR(ratio(tcp), 1.0, 0.05);
 }
 
+// Across hosts, a host's flows share its wire, not its cores a second time: each rank's bytes are already priced on
+// its share of them (docs/cost_model.md, "Across hosts, step by step").
+TEST(CostModelTest, FlowsShareTheWireNotTheCoresTwice) {
+  // 2 hosts x 2 ranks on one core each, 10 Gbit/s shaped, as the lab measures it: within the burst the unshaped peak
+  // paces the cores, and recursive doubling's step across (2 flows of 16 KiB) took 33-37 us against the two-level
+  // call's 44-47.
+  CostInputs lab = labTwoByTwo();
+  lab.interHost = {8.5, 1.2, 1.25e6, 2.66, 1448, 0.8, 6.6};
+  lab.contextSwitchUs = 14.6;
+  auto us = [&](AlgorithmId a, size_t n) { return predictUs(Collective::kAllReduce, a, n, lab); };
+  EXPECT_LT(us(AlgorithmId::kRecursiveDoubling, 16 << 10), us(AlgorithmId::kHierarchical, 16 << 10));
+  EXPECT_GT(us(AlgorithmId::kRecursiveDoubling, 128 << 10), us(AlgorithmId::kHierarchical, 128 << 10));
+  // Past the burst the wire sets the pace: the step's 2 flows share it and take twice one flow's time.
+  const double perByte =
+      (us(AlgorithmId::kRecursiveDoubling, 64 << 20) - us(AlgorithmId::kRecursiveDoubling, 32 << 20)) / (32 << 20);
+  EXPECT_GT(perByte, 2 * 1e-3 / 1.2);
+}
+
 // Recursive doubling and halving-doubling over a number of ranks that is not a power of two fold the extra ranks in
 // first: only the largest power of two below it are at work, and on crowded cores their steps do not wait for the
 // scheduler as the ring's, which needs every rank (docs/cost_model.md, "Inputs", ranks at work).

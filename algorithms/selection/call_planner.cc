@@ -21,10 +21,7 @@ size_t largestRuleSlice(const std::string& algo) {
 // Emulated hosts on one machine share its cores: each host gets its share of them, a fraction of one where they
 // outnumber the cores.
 CostInputs inputsOf(const CommConfig& config, const PlannerWorld& w) {
-  const bool sharedMemoryOnly = w.topology.nhosts() == 1 && !w.sameHostOverNetwork;
-  const size_t slice =
-      sharedMemoryOnly ? sharedMemorySlice(config.chunkSize, w.coreCacheBytes, w.pipelineSlots) : config.chunkSize;
-  CostInputs in = costInputsFor(w.topology, w.links, w.sameHostOverNetwork, slice);
+  CostInputs in = costInputsFor(w.topology, w.links, w.sameHostOverNetwork, config.chunkSize);
   in.coresPerHost = in.coresPerHost * in.maxRanksPerHost / std::max(1, w.localRanks);
   return in;
 }
@@ -56,14 +53,16 @@ size_t segmentBytesFor(Collective c, AlgorithmId algorithm, int nranks, size_t s
 CallPlanner::CallPlanner(int rank, const CommConfig& config, const PlannerWorld& world)
     : rank_(rank),
       inputs_(inputsOf(config, world)),
-      sliceBytes_(inputs_.sliceBytes),
+      sliceBytes_(config.chunkSize),
       deviceSliceBytes_(config.deviceChunkSize),
       fusionThreshold_(config.fusionThreshold),
       overNetwork_(inputs_.nhosts > 1 || !inputs_.intraHostMemory),
+      sharedMemorySlice_(overNetwork_ ? sliceBytes_
+                                      : sharedMemorySlice(sliceBytes_, world.coreCacheBytes, world.pipelineSlots)),
       selector_(config.algo, inputs_) {
   if (!config.autotune) return;
-  autotune_ = std::make_unique<AutotuneTable>(inputs_, AlgoRules::parse(config.algo), sliceBytes_, world.maxSockets,
-                                              config.socketsPerPeer);
+  autotune_ = std::make_unique<AutotuneTable>(inputs_, AlgoRules::parse(config.algo), config.chunkSize,
+                                              world.maxSockets, config.socketsPerPeer);
   fusionTuner_ = std::make_unique<FusionTuner>(config.fusionThreshold);
   CHORUS_INFO(rank_, "autotune: on" << (config.algo.empty() ? "" : " where CHORUS_ALGO does not decide"));
 }
@@ -88,11 +87,16 @@ CallPlan CallPlanner::finish(const CallArgs& op, int nranks, AlgorithmId id, Alg
   CallPlan p;
   p.algorithm = id;
   p.run = run;
-  p.sliceBytes = sliceBytes ? sliceBytes : deviceCall ? deviceSliceBytes_ : sliceBytes_;
+  p.sliceBytes = sliceBytes ? sliceBytes : deviceCall ? deviceSliceBytes_ : hostSlice(op, nranks);
   p.stripeWidth = sockets;
   if (!deviceCall) p.segmentBytes = segmentBytesFor(op.collective, id, nranks, p.sliceBytes, overNetwork_);
   p.trial = trial;
   return p;
+}
+
+size_t CallPlanner::hostSlice(const CallArgs& op, int nranks) const {
+  const size_t stepBytes = selectionBytes(op, nranks) / static_cast<size_t>(std::max(1, nranks));
+  return stepBytes > sliceBytes_ ? sharedMemorySlice_ : sliceBytes_;
 }
 
 CallPlan CallPlanner::plan(const CallArgs& op, int nranks, bool deviceCall) {

@@ -61,11 +61,13 @@ struct PlannerWorld {
   int pipelineSlots = 0;
 };
 
-// The slice of host calls whose ranks all share memory: at most `configured` (CHORUS_CHUNK_SIZE), and no larger than
-// keeps a rank's pipeline (two pools of `slots` slices) inside one core's cache, a power of two from 64 KiB. Over
+// The slice of large host calls whose ranks all share memory: at most `configured` (CHORUS_CHUNK_SIZE), and no larger
+// than keeps a rank's pipeline (two pools of `slots` slices) inside one core's cache, a power of two from 64 KiB. Over
 // shared memory a slice is copied in and reduced by ranks that take turns on the cores; slices that leave the cache
 // come back from memory. 4 ranks on 2 cores with a 1 MiB L2 ran ring allreduces of 4-16 MiB 1.13-1.24x faster in
-// 128 KiB slices than in 512 KiB, 2 ranks 0.99-1.05x (perf/results/selection.md, "The slice over shared memory").
+// 128 KiB slices than in 512 KiB, 2 ranks 0.99-1.05x. A call whose step fits one configured slice keeps it (hostSlice):
+// cutting it only adds handoffs (2 ranks, 512 KiB: 43.6 us in 128 KiB slices, 38.7 in 512 KiB). Figures:
+// perf/results/selection.md, "The slice over shared memory".
 size_t sharedMemorySlice(size_t configured, size_t coreCacheBytes, int slots);
 
 class CallPlanner {
@@ -113,11 +115,15 @@ class CallPlanner {
  private:
   CallPlan finish(const CallArgs& op, int nranks, AlgorithmId id, AlgorithmFn run, size_t sliceBytes, int sockets,
                   bool deviceCall, bool trial) const;
+  // A host call's slice where no rule sets one: the configured slice, or over shared memory alone the cache-sized one
+  // (sharedMemorySlice) once a step's share of the call (its bytes over the ranks) spans more than one slice.
+  size_t hostSlice(const CallArgs& op, int nranks) const;
 
   int rank_;
   CostInputs inputs_;
   size_t sliceBytes_, deviceSliceBytes_, fusionThreshold_;
   bool overNetwork_;  // some pair of ranks talks over the network (several hosts, or no shared memory)
+  size_t sharedMemorySlice_;  // hostSlice's slice for large calls (sliceBytes_ over the network)
   Selector selector_;
   std::unique_ptr<AutotuneTable> autotune_;  // null: CHORUS_AUTOTUNE off
   std::unique_ptr<FusionTuner> fusionTuner_;  // null: CHORUS_AUTOTUNE off

@@ -50,8 +50,8 @@ TEST(CallPlannerTest, HostAndDeviceCallsTakeTheirOwnSliceSize) {
   EXPECT_EQ(planner.plan(allReduce(1 << 20), 4, true).sliceBytes, size_t{4} << 20);
 }
 
-// Where every rank shares memory, a slice no larger than keeps a rank's pipeline (two pools of its slots) in one
-// core's cache; across hosts the configured slice stands.
+// Where every rank shares memory, a call whose step spans more than one configured slice takes a slice no larger than
+// keeps a rank's pipeline (two pools of its slots) in one core's cache; across hosts the configured slice stands.
 TEST(CallPlannerTest, SharedMemoryCallsTakeASliceThatFitsACoresCache) {
   EXPECT_EQ(sharedMemorySlice(512 << 10, 1 << 20, 4), size_t{128} << 10);
   EXPECT_EQ(sharedMemorySlice(512 << 10, 2 << 20, 4), size_t{256} << 10);
@@ -68,6 +68,8 @@ TEST(CallPlannerTest, SharedMemoryCallsTakeASliceThatFitsACoresCache) {
   CommConfig config;
   EXPECT_EQ(CallPlanner(0, config, shm).plan(allReduce(1 << 22), 4, false).sliceBytes, size_t{128} << 10);
   EXPECT_EQ(CallPlanner(0, config, shm).plan(allReduce(1 << 22), 4, true).sliceBytes, config.deviceChunkSize);
+  // 2 MiB over 4 ranks: a step of 512 KiB fits one configured slice.
+  EXPECT_EQ(CallPlanner(0, config, shm).plan(allReduce(1 << 19), 4, false).sliceBytes, config.chunkSize);
   PlannerWorld loopbackTcp = shm;
   loopbackTcp.sameHostOverNetwork = true;
   EXPECT_EQ(CallPlanner(0, config, loopbackTcp).plan(allReduce(1 << 22), 4, false).sliceBytes, config.chunkSize);

@@ -94,7 +94,8 @@ double crowding(const CostInputs& in, int ranksPerHost) {
 // The link a flat algorithm over `p` ranks is paced by: the network as soon as it spans hosts. With more ranks
 // than cores on a host, every step also waits for the scheduler, and copies and reductions share the cores.
 // coresPerByte: what the algorithm's flows cost the cores per byte over TCP, relative to one flow each way between
-// two ranks (oneWayFlows); it counts where the cores set the pace: TCP inside a host, and a shaped link's cores' part.
+// two ranks (coresPerByte, below); it counts where the cores set the pace: TCP inside a host, and a shaped link's
+// cores' part.
 Link linkFor(const Inputs& in, bool acrossHosts, int ranksPerHost, double coresPerByte = 1) {
   const LinkCost& c = acrossHosts ? in.interHost : in.intraHost;
   const double share = crowding(in, ranksPerHost);
@@ -254,7 +255,7 @@ double acrossHostsDoubling(Collective c, AlgorithmId a, double n, const Inputs& 
 // sends and receives on one. Over TCP one-way flows cost the cores more per byte moved: at 16 MiB over 4 ranks the
 // ring and the tree took 1.3-1.45x halving-doubling's CPU time on loopback, the ring 1.25x between 4 emulated hosts
 // (/proc/stat), the extra in the sender's transmit path; the segment counts are the same. With 2 ranks both are one
-// connection, used both ways. Figures: docs/cost_model.md, "One-way flows".
+// connection, used both ways. Figures: docs/cost_model.md, "One-way flows over TCP".
 constexpr double kOneWayFlowsCores = 1.25;
 
 double coresPerByte(Collective c, AlgorithmId a, const Inputs& in) {

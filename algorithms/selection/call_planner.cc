@@ -95,6 +95,7 @@ CallPlan CallPlanner::finish(const CallArgs& op, int nranks, AlgorithmId id, Alg
 }
 
 size_t CallPlanner::hostSlice(const CallArgs& op, int nranks) const {
+  if (sharedMemorySlice_ == sliceBytes_) return sliceBytes_;  // over the network, or the cache's size unknown
   const size_t stepBytes = selectionBytes(op, nranks) / static_cast<size_t>(std::max(1, nranks));
   return stepBytes > sliceBytes_ ? sharedMemorySlice_ : sliceBytes_;
 }

@@ -85,7 +85,7 @@ def test_torchrun_env_init(tmp_path):
         x = torch.ones(3) * (dist.get_rank() + 1)
         dist.all_reduce(x)
         assert x.tolist() == [3.0] * 3, x
-        print("rank", dist.get_rank(), "ok", flush=True)
+        print(f"rank {dist.get_rank()} ok", flush=True)  # one write: torchrun prefixes each chunk it reads
         dist.destroy_process_group()
     """))
     env = dict(os.environ, PYTHONPATH=os.environ.get("PYTHONPATH", ""), OMP_NUM_THREADS="1")

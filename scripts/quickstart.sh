@@ -27,8 +27,9 @@ if [ "$cuda" = ON ]; then
 fi
 
 step "building the library, chorusrun and chorus-perf (CUDA $cuda)"
+# Warnings do not stop a user's build: another compiler warns where the tested one (scripts/test.sh, -Werror) did not.
 cmake -S . -B build-quickstart -G Ninja -DCMAKE_BUILD_TYPE=Release -DCHORUS_BUILD_TESTS=OFF \
-  -DCHORUS_BUILD_BENCHMARKS=OFF -DCHORUS_TORCH=OFF "${cuda_args[@]}" >/dev/null
+  -DCHORUS_BUILD_BENCHMARKS=OFF -DCHORUS_TORCH=OFF -DCHORUS_WERROR=OFF "${cuda_args[@]}" >/dev/null
 cmake --build build-quickstart -j "$(nproc)" --target chorus chorusrun chorus-perf
 
 mkdir -p quickstart

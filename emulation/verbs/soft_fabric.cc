@@ -253,7 +253,10 @@ void Fabric::dial(Qp* qp) {
     if (IN6_IS_ADDR_LINKLOCAL(&addr6.sin6_addr)) addr6.sin6_scope_id = source.ifindex;
     inet_ntop(AF_INET6, &addr6.sin6_addr, text, sizeof(text));
   }
-  link->peerAddress = (v4 ? std::string(text) : "[" + std::string(text) + "]") + ":" + std::to_string(port);
+  // Built by appends: g++ 12 at -O3 misreads `"[" + std::string` as an overlapping copy (-Wrestrict).
+  std::string host(text);
+  if (!v4) host.insert(0, 1, '[').push_back(']');
+  link->peerAddress = host + ":" + std::to_string(port);
   link->fd = socket(v4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int r = link->fd < 0 ? -1
           : v4         ? connect(link->fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr))

@@ -155,7 +155,8 @@ void ShmWindowPath::attach(const Window& win, std::span<const uint64_t> all, con
       }
       m = Mapping{p, w[8] - from + size, static_cast<char*>(p) + (w[8] - from)};
     }
-    mapped += (mapped.empty() ? "" : ",") + std::to_string(q);
+    if (!mapped.empty()) mapped += ',';  // (appends: g++ 12 -O3 misreads `"" + string` as overlapping, -Wrestrict)
+    mapped += std::to_string(q);
   }
   if (!mapped.empty()) {
     CHORUS_INFO(rank_, "windows: window " << win.id << ": puts to rank(s) " << mapped << " by shm mapped window");

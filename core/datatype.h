@@ -7,8 +7,12 @@
 
 namespace chorus {
 
-// Bytes per element; 0 when out of range.
-size_t typeSize(chorusDataType_t t);
+// Bytes per element; 0 when out of range. Inline: every call asks it several times.
+inline size_t typeSize(chorusDataType_t t) {
+  static_assert(chorusNumTypes == 12, "typeSize: a new type needs its size in kSizes");
+  constexpr unsigned char kSizes[chorusNumTypes] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8, 1, 1};
+  return static_cast<unsigned>(t) < chorusNumTypes ? kSizes[t] : 0;
+}
 // "float32", "sum", ...; "unknown" when out of range.
 const char* typeName(chorusDataType_t t);
 const char* opName(chorusRedOp_t op);

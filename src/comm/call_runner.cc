@@ -50,12 +50,18 @@ void CallRunner::execute(std::span<const CallArgs> requests, const std::function
     failures_.refuseIfUnusable([&] { return errorContext(rank_, describeCall(ops[0])); });
     call.io = &prepare();
     if (flight_ != nullptr) call.io->recordWaitsIn(&flight_->recorder(), call.firstRecord);
-    resolveAnySources(ops, call);
+    // A lone collective, the common call, has no point-to-point part to resolve or run.
+    const bool loneCollective = ops.size() == 1 && !isPointToPoint(ops[0].collective);
+    if (!loneCollective) resolveAnySources(ops, call);
     // Tracing (config traceDir): one event per call; with transfer tracing, CommIO's times of the call.
     call.trace = deviceCall ? nullptr : trace_.get();
     call.times = call.trace && call.trace->level() == TraceLevel::kTransfer ? &call.io->times() : nullptr;
-    runSendsAndReceives(ops, call);
-    runCollectives(ops, call);
+    if (loneCollective) {
+      runCollective(ops[0], 1, call);
+    } else {
+      runSendsAndReceives(ops, call);
+      runCollectives(ops, call);
+    }
   } catch (const Error& raw) {
     Error e = failures_.failCall(raw, *call.current, deviceCall, tags_.collectiveNumber());
     recordFailure(call);

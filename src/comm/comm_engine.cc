@@ -120,8 +120,9 @@ CommEngine::~CommEngine() {
   if (metrics_ && metrics_->sawFailure()) metrics::ProcessMetrics::instance().keep(std::move(metrics_));
 }
 
+// No caller count here (two locked instructions a call): until its turn has passed on, a call keeps the order from
+// being idle, and passing the turn is the last thing it touches (host_call_order.h).
 void CommEngine::runIssued(uint64_t number, std::span<const CallArgs> ops, bool passTurn) {
-  CallerCount inside(activeCallers_);
   hostOrder_->waitTurn(number, failures_.state().abortFlag());
   TurnPassedOnExit passOn(passTurn ? hostOrder_.get() : nullptr, number);
   // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it.

@@ -120,8 +120,6 @@ CommEngine::~CommEngine() {
   if (metrics_ && metrics_->sawFailure()) metrics::ProcessMetrics::instance().keep(std::move(metrics_));
 }
 
-// No caller count here (two locked instructions a call): until its turn has passed on, a call keeps the order from
-// being idle, and passing the turn is the last thing it touches (host_call_order.h).
 void CommEngine::runIssued(uint64_t number, std::span<const CallArgs> ops, bool passTurn) {
   hostOrder_->waitTurn(number, failures_.state().abortFlag());
   TurnPassedOnExit passOn(passTurn ? hostOrder_.get() : nullptr, number);
@@ -131,7 +129,6 @@ void CommEngine::runIssued(uint64_t number, std::span<const CallArgs> ops, bool 
 }
 
 void CommEngine::skipIssued(uint64_t number, bool passTurn) {
-  CallerCount inside(activeCallers_);
   hostOrder_->waitTurn(number, failures_.state().abortFlag());
   if (passTurn) hostOrder_->pass(number);
 }
@@ -154,9 +151,9 @@ void CommEngine::requestAbort() {
 
 void CommEngine::waitIdle() {
   PollBackoff backoff;
-  // Calls queued on host streams count too: their streams run them (or, after an abort, fail them) promptly.
-  // Idle first: a stream passes its call's turn on while counted as a caller, so seeing the turn passed and then
-  // no caller means the stream is done with this communicator.
+  // Calls queued on host streams count too: their streams run them (or, after an abort, fail them) promptly. A
+  // call that holds a turn keeps the order busy until it has passed the turn on, its last touch of this
+  // communicator; device enqueues hold no turn and are counted as callers.
   while (!hostOrder_->idle() || activeCallers_.load() > 0) backoff.pause();
   std::lock_guard<std::mutex> lock(calls_.callMutex());
 }

@@ -61,10 +61,7 @@ class CommEngine {
   // a host stream, so that a call issued after this one never finishes before the stream knows this one has.
   void runIssued(uint64_t number, std::span<const CallArgs> ops, bool passTurn = true);
   void skipIssued(uint64_t number, bool passTurn = true);
-  void passIssued(uint64_t number) {
-    CallerCount inside(activeCallers_);  // waitIdle may not let the communicator go while the turn is passed on
-    hostOrder_->pass(number);
-  }
+  void passIssued(uint64_t number) { hostOrder_->pass(number); }
   // Names this communicator alike on every rank (its job and key prefix): groups spanning communicators run
   // their parts in this order on every rank.
   const std::string& identity() const { return family_.identity(); }
@@ -161,7 +158,9 @@ class CommEngine {
   // or over connections of its own, made through the same store.
   std::unique_ptr<CommEngine> makeRelative(const std::vector<int>& members, const LaunchSpec& spec, bool share,
                                            CommConfig config);
-  // Callers inside run() or enqueueDevice(): a host call waits for the device queue without holding the call mutex.
+  // Callers inside that hold no turn of the host call order (device enqueues): waitIdle waits for them. A caller
+  // that holds a turn needs no count: the order is not idle until the turn has passed on, and passing it is the
+  // last thing the caller touches (host_call_order.h); a count would cost two locked instructions a call.
   struct CallerCount {
     explicit CallerCount(std::atomic<int>& n) : count(n) { count.fetch_add(1); }
     ~CallerCount() { count.fetch_sub(1); }

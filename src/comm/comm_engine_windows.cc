@@ -12,7 +12,6 @@ namespace chorus {
 
 template <class F>
 void CommEngine::windowCall(uint64_t number, bool passTurn, const char* call, F f) {
-  CallerCount inside(activeCallers_);
   hostOrder_->waitTurn(number, failures_.state().abortFlag());
   TurnPassedOnExit passOn(passTurn ? hostOrder_.get() : nullptr, number);
   device_.drain();

@@ -56,12 +56,8 @@ void CallRunner::execute(std::span<const CallArgs> requests, const std::function
     // Tracing (config traceDir): one event per call; with transfer tracing, CommIO's times of the call.
     call.trace = deviceCall ? nullptr : trace_.get();
     call.times = call.trace && call.trace->level() == TraceLevel::kTransfer ? &call.io->times() : nullptr;
-    if (loneCollective) {
-      runCollective(ops[0], 1, call);
-    } else {
-      runSendsAndReceives(ops, call);
-      runCollectives(ops, call);
-    }
+    const size_t pointToPoint = loneCollective ? 0 : runSendsAndReceives(ops, call);
+    if (pointToPoint < ops.size()) runCollectives(ops, call);
   } catch (const Error& raw) {
     Error e = failures_.failCall(raw, *call.current, deviceCall, tags_.collectiveNumber());
     recordFailure(call);
@@ -104,13 +100,13 @@ void CallRunner::resolveAnySources(std::span<CallArgs> ops, Call& call) {
   }
 }
 
-void CallRunner::runSendsAndReceives(std::span<CallArgs> ops, Call& call) {
+size_t CallRunner::runSendsAndReceives(std::span<CallArgs> ops, Call& call) {
   std::vector<const CallArgs*>& pointToPoint = scratch_.pointToPoint;
   pointToPoint.clear();
   for (const CallArgs& o : ops) {
     if (isPointToPoint(o.collective)) pointToPoint.push_back(&o);
   }
-  if (pointToPoint.empty()) return;
+  if (pointToPoint.empty()) return 0;
   call.current = pointToPoint.front();
   CHORUS_TRACE(rank_, describeCall(*call.current) << " and " << pointToPoint.size() - 1 << " more point-to-point");
   const double start = call.trace ? CallTrace::nowUs() : 0;
@@ -132,10 +128,10 @@ void CallRunner::runSendsAndReceives(std::span<CallArgs> ops, Call& call) {
   if (metrics_ != nullptr) {
     for (const CallArgs* o : pointToPoint) metrics_->ran(o->collective, CommMetrics::kNoAlgorithm, countBytes(*o), 1);
   }
+  return pointToPoint.size();
 }
 
 void CallRunner::runCollectives(std::span<CallArgs> ops, Call& call) {
-  if (scratch_.pointToPoint.size() == ops.size()) return;  // sends and receives only
   if (ops.size() == 1) {
     runCollective(ops[0], 1, call);
   } else {

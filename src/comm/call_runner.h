@@ -84,8 +84,8 @@ class CallRunner {
   std::span<CallArgs> number(std::span<const CallArgs> requests, CallArgs& single);
   // Receives from any rank: which peer's message comes first decides the call (it runs alone, on host memory).
   void resolveAnySources(std::span<CallArgs> ops, Call& call);
-  // The batch's sends and receives, posted together and completed together.
-  void runSendsAndReceives(std::span<CallArgs> ops, Call& call);
+  // The batch's sends and receives, posted together and completed together; returns how many there were.
+  size_t runSendsAndReceives(std::span<CallArgs> ops, Call& call);
   // Its collectives in call order: alone, or a batch's with its allreduces fused where they fit.
   void runCollectives(std::span<CallArgs> ops, Call& call);
   void runFusedBatch(std::span<CallArgs> ops, Call& call);

@@ -1,5 +1,5 @@
 // One connection used by several communicators of one family (a communicator and the children split from it),
-// which take turns on it (they share one call mutex): every call forwards to the connection they share. The
+// which take turns on it (they share one call lock): every call forwards to the connection they share. The
 // connection says goodbye when its last user closes; a user that gives up (an error, an abort) gives up for all,
 // since the byte stream is then out of step for every one of them.
 #pragma once

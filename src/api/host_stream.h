@@ -1,5 +1,5 @@
 // Host streams: non-blocking host calls. A host stream is a queue with a thread of its own; a call made with it
-// is issued on its communicator at once (host_call_order.h: communicators run their host calls in issue order)
+// is issued on its communicator at once (call_order.h: communicators run their host calls in issue order)
 // and runs in the background, in order with the stream's other calls. A failed call fails the stream's later
 // calls; synchronize, query and events return its error. A caller waiting on a stream runs its queued calls itself
 // rather than wait for the stream's thread to wake up, so that waiting right after queuing costs about a blocking

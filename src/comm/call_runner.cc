@@ -32,7 +32,6 @@ CallRunner::CallRunner(int rank, int size, const CommConfig& config, CallFailure
       compression_(rank, size) {}
 
 void CallRunner::execute(std::span<const CallArgs> requests, const std::function<CommIO&()>& prepare, bool deviceCall) {
-  std::lock_guard<std::mutex> lock(*callMutex_);
   const CommMetrics::UnderWay counted(metrics_);
   CommLogScope logScope(commName_);
   CallArgs single;

@@ -1,4 +1,4 @@
-// Runs a communicator's calls, host and device alike, one at a time under its call mutex: numbers them, refuses
+// Runs a communicator's calls, host and device alike, each under the call lock its caller holds: numbers them, refuses
 // them once the communicator is unusable, runs a batch's sends and receives first and then its collectives in call
 // order (small allreduces fused), and hands a failure to its CallFailures.
 #pragma once
@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,17 +41,13 @@ class CallRunner {
   void recordFlightIn(CommFlight* flight) { flight_ = flight; }
   CompressionAgreement& compression() { return compression_; }
 
-  // Runs a batch of calls on the CommIO that prepare() returns (it may wait and build), under the call mutex; a
-  // failure is recorded (CallFailures::failCall) and thrown.
+  // Runs a batch of calls on the CommIO that prepare() returns (it may wait and build); the caller holds the call
+  // lock (call_order.h). A failure is recorded (CallFailures::failCall) and thrown.
   void execute(std::span<const CallArgs> requests, const std::function<CommIO&()>& prepare, bool deviceCall);
   // Replaces every rank's `times` with their average over the ranks, call by call (an allreduce through `io`,
   // numbered as calls are): what autotune's trials are judged by.
   void agreeTimes(std::vector<double>& times, CommIO& io);
 
-  // The call mutex: one call at a time holds it. A communicator and the children that share its connections share
-  // it (their calls take turns, as those of one communicator do).
-  std::mutex& callMutex() const { return *callMutex_; }
-  void shareCallMutexOf(const CallRunner& parent) { callMutex_ = parent.callMutex_; }
   // Every call is counted in `metrics` (config metricsPort); null: not counted.
   void countIn(CommMetrics* metrics) { metrics_ = metrics; }
   // The algorithm of the last collective ("" before any, and after point-to-point calls): a static name.
@@ -96,14 +91,13 @@ class CallRunner {
   const double timeoutSeconds_;
   const std::string commName_;
   CallFailures& failures_;
-  std::shared_ptr<std::mutex> callMutex_ = std::make_shared<std::mutex>();
   uint64_t seq_ = 0;
   CallTags tags_;  // what each call's frames carry
   std::unique_ptr<CallPlanner> planner_;
   std::unique_ptr<CallTrace> trace_;
   CommFlight* flight_ = nullptr;
   CompressionAgreement compression_;
-  // The memory a batch reuses from call to call (grows, never shrinks; under the call mutex).
+  // The memory a batch reuses from call to call (grows, never shrinks; under the call lock).
   struct BatchScratch {
     std::vector<CallArgs> ops;                  // the batch being run, numbered
     std::vector<const CallArgs*> pointToPoint;  // its sends and receives

@@ -32,7 +32,7 @@ CommEngine::CommEngine(const LaunchSpec& spec, CommConfig config, std::shared_pt
       flight_(config_.flightRecords, config_.flightDir, {config_.commName, family_.identity(), rank_, size_}),
       failures_(config_.commName),
       calls_(rank_, size_, config_, failures_),
-      device_({config_, peers_, staging_, waitPolicy_, hierarchy_, failures_, calls_}) {
+      device_({config_, peers_, staging_, waitPolicy_, hierarchy_, failures_, calls_, order_}) {
   CommLogScope logScope(config_.commName);
   params::logSetKnobs(rank_);
   device_.useApi(chorus::deviceApi());
@@ -60,15 +60,14 @@ CommEngine::CommEngine(SharingParent, CommEngine& parent, const std::vector<int>
       // Salted with the identity: a frame of another communicator of the family on a shared connection never passes
       // for one of this one's.
       calls_(rank_, size_, config_, failures_, std::hash<std::string>{}(family_.identity())),
-      device_({config_, peers_, staging_, waitPolicy_, hierarchy_, failures_, calls_}) {
+      device_({config_, peers_, staging_, waitPolicy_, hierarchy_, failures_, calls_, order_}) {
   CommLogScope logScope(config_.commName);
   device_.useApi(parent.device_.api());
   CallPlanner::checkSettings(config_);
   failures_.openWakeDescriptor(errorContext(rank_, "split"));
   const Deadline deadline = Deadline::after(config_.timeoutSeconds);
-  calls_.shareCallMutexOf(parent.calls_);
-  hostOrder_ = parent.hostOrder_;
-  peers_ = PeerConnections::share(parent.peers_, members, spec, calls_.callMutex(), deadline);
+  order_ = parent.order_;
+  peers_ = PeerConnections::share(parent.peers_, members, spec, *order_, deadline);
   if (config_.checkMismatch) failures_.listMismatchesThrough(peers_.store(), spec.keyPrefix, rank_, size_);
   staging_ = CallPlanner::largestSlice(config_) <= parent.staging_->sliceBytes() ? parent.staging_
                                                                                   : hostStaging(config_);
@@ -120,33 +119,48 @@ CommEngine::~CommEngine() {
   if (metrics_ && metrics_->sawFailure()) metrics::ProcessMetrics::instance().keep(std::move(metrics_));
 }
 
+void CommEngine::runBatch(std::span<const CallArgs> ops) {
+  uint64_t number = 0;
+  // The common call: nothing issued before it is still to run, and no device call was ever enqueued here (none to
+  // drain): its number, its turn and the call lock in one step.
+  if (!device_.everEnqueued() && order_->issueLockedIfIdle(number)) {
+    LockedTurnPassedOnExit passOn(*order_, number);
+    calls_.execute(
+        ops, [this]() -> CommIO& { return *io_; }, false);
+    return;
+  }
+  runIssued(issueHostCall(), ops);
+}
+
 void CommEngine::runIssued(uint64_t number, std::span<const CallArgs> ops, bool passTurn) {
-  hostOrder_->waitTurn(number, failures_.state().abortFlag());
-  TurnPassedOnExit passOn(passTurn ? hostOrder_.get() : nullptr, number);
-  // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it.
+  order_->waitTurn(number, failures_.state().abortFlag());
+  TurnPassedOnExit passOn(passTurn ? order_.get() : nullptr, number);
+  // Every rank makes its calls in the same order: a host call goes after the device calls enqueued before it (and
+  // before the lock, which they take to run).
   device_.drain();
+  CallLocked locked(*order_);
   calls_.execute(ops, [this]() -> CommIO& { return *io_; }, false);
 }
 
 void CommEngine::skipIssued(uint64_t number, bool passTurn) {
-  hostOrder_->waitTurn(number, failures_.state().abortFlag());
-  if (passTurn) hostOrder_->pass(number);
+  order_->waitTurn(number, failures_.state().abortFlag());
+  if (passTurn) order_->pass(number);
 }
 
 void* CommEngine::registerBuffer(const void* p, size_t bytes) {
-  std::lock_guard<std::mutex> lock(calls_.callMutex());
+  CallLocked locked(*order_);
   return peers_.registerBuffer(p, bytes);
 }
 
 void CommEngine::deregisterBuffer(void* handle) {
-  std::lock_guard<std::mutex> lock(calls_.callMutex());
+  CallLocked locked(*order_);
   peers_.deregisterBuffer(handle);
 }
 
 void CommEngine::requestAbort() {
   flight_.dump("chorusCommAbort");  // before the abort: the calls it stops are still pending in the record
   failures_.abort();
-  hostOrder_->wakeAll();
+  order_->wakeAll();
 }
 
 void CommEngine::waitIdle() {
@@ -154,13 +168,14 @@ void CommEngine::waitIdle() {
   // Calls queued on host streams count too: their streams run them (or, after an abort, fail them) promptly. A
   // call that holds a turn keeps the order busy until it has passed the turn on, its last touch of this
   // communicator; device enqueues hold no turn and are counted as callers.
-  while (!hostOrder_->idle() || activeCallers_.load() > 0) backoff.pause();
-  std::lock_guard<std::mutex> lock(calls_.callMutex());
+  while (!order_->idle() || activeCallers_.load() > 0) backoff.pause();
+  CallLocked locked(*order_);  // a device call still running
 }
 
 bool CommEngine::callInProgress() {
-  std::unique_lock<std::mutex> lock(calls_.callMutex(), std::try_to_lock);
-  return !lock.owns_lock();
+  if (!order_->tryLock()) return true;
+  order_->unlock();
+  return false;
 }
 
 std::string CommEngine::named(const std::string& message) const { return withCommName(config_.commName, message); }

@@ -17,13 +17,13 @@
 #include "core/comm_config.h"
 #include "device/device_api.h"
 #include "src/comm/call_failures.h"
+#include "src/comm/call_order.h"
 #include "src/comm/call_runner.h"
 #include "src/comm/comm_family.h"
 #include "src/comm/comm_io.h"
 #include "src/comm/comm_metrics.h"
 #include "src/comm/device_side.h"
 #include "src/comm/device_windows.h"
-#include "src/comm/host_call_order.h"
 #include "src/comm/peer_connections.h"
 #include "src/comm/staging_memory.h"
 #include "src/comm/window_channel.h"
@@ -53,15 +53,15 @@ class CommEngine {
   void run(const CallArgs& op) { runBatch(std::span<const CallArgs>(&op, 1)); }
   // Runs a batch of calls on host buffers (a group's calls on this communicator) as run() does one: its sends and
   // receives first, posted together and completed together, then its collectives in call order.
-  void runBatch(std::span<const CallArgs> ops) { runIssued(issueHostCall(), ops); }
-  // Host calls run in the order they were issued (host_call_order.h): a call queued on a host stream takes its
+  void runBatch(std::span<const CallArgs> ops);
+  // Host calls run in the order they were issued (call_order.h): a call queued on a host stream takes its
   // number when queued, and later runs (or is skipped) with it; every issued number must be run or skipped.
-  uint64_t issueHostCall() { return hostOrder_->issue(); }
+  uint64_t issueHostCall() { return order_->issue(); }
   // With passTurn false the caller passes the turn on itself (passIssued), once it has recorded the call as done:
   // a host stream, so that a call issued after this one never finishes before the stream knows this one has.
   void runIssued(uint64_t number, std::span<const CallArgs> ops, bool passTurn = true);
   void skipIssued(uint64_t number, bool passTurn = true);
-  void passIssued(uint64_t number) { hostOrder_->pass(number); }
+  void passIssued(uint64_t number) { order_->pass(number); }
   // Names this communicator alike on every rank (its job and key prefix): groups spanning communicators run
   // their parts in this order on every rank.
   const std::string& identity() const { return family_.identity(); }
@@ -97,10 +97,10 @@ class CommEngine {
   // The device API chosen at init (CHORUS_DEVICE_EMULATION): where the C API locates buffers.
   DeviceApi& deviceApi() const { return device_.api(); }
   // chorusCommRegister: registers [p, p+bytes) with every connection that keeps regions for what it sends (ib),
-  // until deregisterBuffer(handle); the handle is never null. Takes the call mutex: no call may run meanwhile.
+  // until deregisterBuffer(handle); the handle is never null. Takes the call lock: no call may run meanwhile.
   void* registerBuffer(const void* p, size_t bytes);
   void deregisterBuffer(void* handle);
-  // Windows (chorus.h's put and signal; window_channel.h): each runs in host call order under the call mutex, after
+  // Windows (chorus.h's put and signal; window_channel.h): each runs in host call order under the call lock, after
   // the device calls enqueued before it. Registration and deregistration are collective; the first registration
   // connects the window connections. Errors are thrown as chorus::Error.
   // The window lives until deregisterWindow or the communicator's end; `owner` is kept in it for the caller.
@@ -142,7 +142,7 @@ class CommEngine {
   std::string transportsInUse() const { return peers_.transportsInUse(); }
 
  private:
-  // A split child that shares `parent`'s connections, call mutex, store and (same slice size) staging memory.
+  // A split child that shares `parent`'s connections, call order and lock, store and (same slice size) staging memory.
   struct SharingParent {};
   CommEngine(SharingParent, CommEngine& parent, const std::vector<int>& members, const LaunchSpec& spec,
              CommConfig config);
@@ -160,7 +160,7 @@ class CommEngine {
                                            CommConfig config);
   // Callers inside that hold no turn of the host call order (device enqueues): waitIdle waits for them. A caller
   // that holds a turn needs no count: the order is not idle until the turn has passed on, and passing it is the
-  // last thing the caller touches (host_call_order.h); a count would cost two locked instructions a call.
+  // last thing the caller touches (call_order.h); a count would cost two locked instructions a call.
   struct CallerCount {
     explicit CallerCount(std::atomic<int>& n) : count(n) { count.fetch_add(1); }
     ~CallerCount() { count.fetch_sub(1); }
@@ -172,7 +172,7 @@ class CommEngine {
   CommFamily family_;      // the launch spec, splits and shrinks: what relatives are made from
   CommFlight flight_;      // its last calls, for chorus-inspect and the dumps (before calls_, which records in it)
   PeerConnections peers_;  // the store, every rank's card, the connections
-  // Shared with children of the same slice size (they share the call mutex).
+  // Shared with children of the same slice size (they share the call lock).
   std::shared_ptr<StagingMemory> staging_;
   // Counted by the call runner and the failures (config metricsPort; null: off); outlives both.
   std::unique_ptr<CommMetrics> metrics_;
@@ -180,11 +180,11 @@ class CommEngine {
   CallFailures failures_;  // refusal once unusable, failed calls, abort (its wake descriptor outlives every CommIO)
   Hierarchy hierarchy_;    // the host grouping two-level algorithms use
   std::unique_ptr<CommIO> io_;  // host calls'
-  CallRunner calls_;            // numbering, the call mutex, planner, trace, compression agreement
-  // The order host calls run in: shared by a communicator and the children that share its connections, so that
-  // calls made on the family in the same order on every rank run in that order everywhere, whichever stream or
-  // thread made them.
-  std::shared_ptr<HostCallOrder> hostOrder_ = std::make_shared<HostCallOrder>();
+  CallRunner calls_;            // numbering, planner, trace, compression agreement
+  // The order host calls run in, and the call lock: shared by a communicator and the children that share its
+  // connections, so that calls made on the family in the same order on every rank run in that order everywhere,
+  // whichever stream or thread made them, and one at a time on the connections.
+  std::shared_ptr<CallOrder> order_ = std::make_shared<CallOrder>();
   std::atomic<int> activeCallers_{0};
   WindowChannel windows_{rank_};  // its connections open at the first registration
   DeviceWindows deviceWindows_{rank_, size_};  // device memory's windows; its counters made at the first

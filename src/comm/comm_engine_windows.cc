@@ -12,10 +12,10 @@ namespace chorus {
 
 template <class F>
 void CommEngine::windowCall(uint64_t number, bool passTurn, const char* call, F f) {
-  hostOrder_->waitTurn(number, failures_.state().abortFlag());
-  TurnPassedOnExit passOn(passTurn ? hostOrder_.get() : nullptr, number);
+  order_->waitTurn(number, failures_.state().abortFlag());
+  TurnPassedOnExit passOn(passTurn ? order_.get() : nullptr, number);
   device_.drain();
-  std::lock_guard<std::mutex> lock(calls_.callMutex());
+  CallLocked locked(*order_);
   CommLogScope logScope(config_.commName);
   failures_.refuseIfUnusable([&] { return errorContext(rank_, call); });
   f(WindowWaiting{Deadline::after(config_.timeoutSeconds), &failures_.state().abortFlag(), call, waitPolicy_});
@@ -65,7 +65,7 @@ Window* CommEngine::registerWindow(void* base, size_t bytes, const void* owner, 
                  .count = words,
                  .type = chorusUint64});
   } catch (...) {
-    std::lock_guard<std::mutex> lock(calls_.callMutex());
+    CallLocked locked(*order_);
     windows_.unexpose(exposed);
     throw;
   }
@@ -146,7 +146,7 @@ void CommEngine::runDeviceWindowOps(std::span<const WindowOp> ops, DeviceStream 
 }
 
 std::string CommEngine::windowPaths() {
-  std::lock_guard<std::mutex> lock(calls_.callMutex());
+  CallLocked locked(*order_);
   return windows_.isOpen() ? windows_.describe() : "";
 }
 

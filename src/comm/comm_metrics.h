@@ -33,7 +33,7 @@ class CommMetrics final : public metrics::MetricSource {
   CommMetrics(const CommMetrics&) = delete;
   CommMetrics& operator=(const CommMetrics&) = delete;
 
-  // The call runner's hooks, under the call mutex. A call starts (its age counts from now) ...
+  // The call runner's hooks, under the call lock. A call starts (its age counts from now) ...
   void callStarted() {
     const uint64_t now = nowNs();
     mark_ = now;
@@ -94,7 +94,7 @@ class CommMetrics final : public metrics::MetricSource {
 
   const int rank_, size_;
   const std::string comm_, transport_;
-  uint64_t mark_ = 0;  // the call's start or its last run's end (under the call mutex)
+  uint64_t mark_ = 0;  // the call's start or its last run's end (under the call lock)
   std::atomic<uint64_t> pendingSinceNs_{0};
   std::array<std::array<Cell, kAlgorithms>, kCollectives> cells_;
   std::array<std::atomic<uint64_t>, kFailures> errors_{};

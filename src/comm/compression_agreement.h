@@ -35,7 +35,7 @@ class CompressionAgreement {
   int rank_, size_;
   CompressionFormat format_ = CompressionFormat::kNone;  // what configure set the host CommIO to
   bool finalPass_ = false;                 // roundResults rounds (configure says when)
-  CallArgs inPlace_;                       // inPlace's call (under the call mutex)
+  CallArgs inPlace_;                       // inPlace's call (under the call lock)
 };
 
 }  // namespace chorus

@@ -51,6 +51,7 @@ void DeviceSide::enqueue(std::span<const CallArgs> ops, DeviceStream stream, int
           host_.failures.state().abortFlag(), config.timeoutSeconds, callsBlock(device));
     }
     device_ = device;
+    everEnqueued_.store(true, std::memory_order_relaxed);
     queue_->enqueue(ops, stream, device);
   } catch (const Error& e) {
     // The C API records argument errors itself; anything else is this communicator's to record.
@@ -76,6 +77,7 @@ bool DeviceSide::callsBlock(int device) {
 }
 
 void DeviceSide::runCall(std::span<const CallArgs> ops, int device, const std::function<void()>& waitReady) {
+  CallLocked locked(*host_.order);
   host_.runner.execute(
       ops,
       [&]() -> CommIO& {

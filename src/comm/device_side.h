@@ -3,6 +3,7 @@
 // the first device call and freed at destroy.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "device/device_api.h"
 #include "device/device_call_queue.h"
 #include "src/comm/call_failures.h"
+#include "src/comm/call_order.h"
 #include "src/comm/call_runner.h"
 #include "src/comm/comm_io.h"
 #include "src/comm/device_resources.h"
@@ -34,6 +36,7 @@ class DeviceSide {
     const Hierarchy& hierarchy;
     CallFailures& failures;
     CallRunner& runner;  // runs each device call, as it runs host calls
+    const std::shared_ptr<CallOrder>& order;  // its call lock, held while a device call runs
   };
   explicit DeviceSide(HostSide host) : host_(host) {}
 
@@ -47,6 +50,9 @@ class DeviceSide {
   void drain() {
     if (queue_) queue_->drain();
   }
+  // Whether a device call was ever enqueued here: until then a host call has nothing to drain. (A thread that
+  // enqueued one sees it; another thread's enqueue at the same moment is not ordered before its host call.)
+  bool everEnqueued() const { return everEnqueued_.load(std::memory_order_relaxed); }
   // Stops the progress thread after its queue, then closes and frees the device resources.
   void shutDown();
 
@@ -65,6 +71,7 @@ class DeviceSide {
   int device_ = -1;          // the GPU of the first device call; later ones must use the same
   std::unique_ptr<DeviceResources> resources_;
   std::unique_ptr<DeviceCallQueue> queue_;  // made at the first device call; its thread uses the above
+  std::atomic<bool> everEnqueued_{false};
 };
 
 }  // namespace chorus

@@ -92,8 +92,8 @@ PeerConnections PeerConnections::connect(const LaunchSpec& spec, const CommConfi
   return pc;
 }
 
-PeerConnections PeerConnections::share(PeerConnections& parent, const std::vector<int>& members,
-                                       const LaunchSpec& spec, std::mutex& callMutex, Deadline deadline) {
+PeerConnections PeerConnections::share(PeerConnections& parent, const std::vector<int>& members, const LaunchSpec& spec,
+                                       CallOrder& order, Deadline deadline) {
   PeerConnections pc;
   pc.rank_ = spec.rank;
   const int size = pc.size_ = spec.nranks;
@@ -103,7 +103,7 @@ PeerConnections PeerConnections::share(PeerConnections& parent, const std::vecto
   pc.store_->setOwned(cardKey(spec.keyPrefix, pc.rank_), {}, deadline);
   {
     // The parent's connections become shared: no call may be using them meanwhile.
-    std::lock_guard<std::mutex> lock(callMutex);
+    CallLocked locked(order);
     pc.conns_.resize(size);
     pc.transports_.assign(size, TransportId::kShm);
     pc.sameMachine_.assign(size, false);

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "core/bootstrap/store.h"
 #include "core/comm_config.h"
 #include "core/deadline.h"
+#include "src/comm/call_order.h"
 #include "transports/connection.h"
 #include "transports/transport_registry.h"
 
@@ -27,9 +27,9 @@ class PeerConnections {
   static PeerConnections connect(const LaunchSpec& spec, const CommConfig& config,
                                  std::shared_ptr<StoreServer> server, Deadline deadline);
   // A split child's (rank spec.rank of the parent's `members`, in the child's rank order): the parent's store,
-  // cards and connections, shared; callMutex (the parent's) is held while they change hands.
+  // cards and connections, shared; the parent's call lock (`order`'s) is held while they change hands.
   static PeerConnections share(PeerConnections& parent, const std::vector<int>& members, const LaunchSpec& spec,
-                               std::mutex& callMutex, Deadline deadline);
+                               CallOrder& order, Deadline deadline);
 
   int rank() const { return rank_; }
   int size() const { return size_; }

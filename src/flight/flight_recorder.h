@@ -1,5 +1,5 @@
 // A communicator's flight recorder: its last N calls in a preallocated ring of fixed-size entries, written by the
-// thread running the call (under the call mutex: one writer at a time) and read by any thread at any time. Each
+// thread running the call (under the call lock: one writer at a time) and read by any thread at any time. Each
 // entry is a seqlock: a reader copies it and keeps the copy only if its version did not move meanwhile, so the
 // writer never waits and never allocates (the calls pay a few relaxed stores and a coarse clock read).
 #pragma once

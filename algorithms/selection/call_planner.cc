@@ -109,8 +109,21 @@ CallPlan CallPlanner::plan(const CallArgs& op, int nranks, bool deviceCall) {
                     p.candidate.sliceBytes, p.candidate.sockets, false, p.trial);
     }
   }
+  const size_t bytes = selectionBytes(op, nranks);
+  const int elementBytes = static_cast<int>(typeSize(op.type));
+  if (last_.valid && last_.bytes == bytes && last_.collective == op.collective && last_.nranks == nranks &&
+      last_.elementBytes == elementBytes && last_.deviceCall == deviceCall) {
+    return last_.plan;
+  }
   const AlgorithmChoice c = selector_.choose(op, nranks);
-  return finish(op, nranks, c.id, c.run, c.sliceBytes, c.sockets, deviceCall, false);
+  last_ = {true,
+           deviceCall,
+           op.collective,
+           elementBytes,
+           nranks,
+           bytes,
+           finish(op, nranks, c.id, c.run, c.sliceBytes, c.sockets, deviceCall, false)};
+  return last_.plan;
 }
 
 CallPlan CallPlanner::planUntuned(const CallArgs& op, int nranks) const {

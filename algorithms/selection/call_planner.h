@@ -125,6 +125,17 @@ class CallPlanner {
   bool overNetwork_;  // some pair of ranks talks over the network (several hosts, or no shared memory)
   size_t sharedMemorySlice_;  // hostSlice's slice for large calls (sliceBytes_ over the network)
   Selector selector_;
+  // The last untuned plan and the shape it was made for (what selection and finish read): calls of one shape back
+  // to back, a training loop's or a sweep's, skip the selection, which costs a small call about 150 instructions
+  // and two divisions.
+  struct LastPlan {
+    bool valid = false;
+    bool deviceCall = false;
+    Collective collective = Collective::kAllReduce;
+    int elementBytes = 0, nranks = 0;
+    size_t bytes = 0;
+    CallPlan plan;
+  } last_;
   std::unique_ptr<AutotuneTable> autotune_;  // null: CHORUS_AUTOTUNE off
   std::unique_ptr<FusionTuner> fusionTuner_;  // null: CHORUS_AUTOTUNE off
 };

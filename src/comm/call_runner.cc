@@ -170,9 +170,13 @@ namespace {
 // The plan's algorithm over the call, in pieces of plan.segmentBytes where the plan cuts it (an allreduce: every
 // element's result depends on that element alone, so each piece is a whole call).
 void runInSegments(const CallPlan& plan, CommIO& io, const CallArgs& op) {
+  if (plan.segmentBytes == 0 || countBytes(op) <= plan.segmentBytes) {
+    plan.run(io, op);
+    return;
+  }
   const size_t es = typeSize(op.type);
   const size_t per = plan.segmentBytes / es;
-  if (per == 0 || op.count <= per) {
+  if (per == 0) {
     plan.run(io, op);
     return;
   }

@@ -50,6 +50,35 @@ TEST(CallPlannerTest, HostAndDeviceCallsTakeTheirOwnSliceSize) {
   EXPECT_EQ(planner.plan(allReduce(1 << 20), 4, true).sliceBytes, size_t{4} << 20);
 }
 
+// The planner keeps the last plan for calls of the same shape: a call of another shape (size, type, collective,
+// ranks, host or device) is planned afresh, and gets what a fresh planner gives it.
+TEST(CallPlannerTest, TheLastPlanIsReusedOnlyForTheSameShape) {
+  World w;
+  CommConfig config;
+  config.chunkSize = 256 << 10;
+  config.deviceChunkSize = 4 << 20;
+  CallPlanner planner(0, config, w.planner());
+  CallArgs doubles = allReduce(1 << 17);
+  doubles.type = chorusFloat64;  // the same bytes as 1 << 18 floats
+  CallArgs gather = allReduce(8);
+  gather.collective = Collective::kAllGather;
+  const std::vector<std::pair<CallArgs, int>> calls = {{allReduce(2), 4}, {allReduce(2), 4}, {allReduce(1 << 18), 4},
+                                                       {allReduce(2), 4}, {allReduce(2), 2}, {doubles, 4},
+                                                       {gather, 4},       {allReduce(8), 4}, {allReduce(1 << 22), 4}};
+  for (bool device : {false, true}) {
+    for (const auto& [op, nranks] : calls) {
+      CallPlanner fresh(0, config, w.planner());
+      const CallPlan want = fresh.plan(op, nranks, device);
+      const CallPlan got = planner.plan(op, nranks, device);
+      EXPECT_EQ(got.algorithm, want.algorithm) << countBytes(op) << " B over " << nranks;
+      EXPECT_EQ(got.run, want.run);
+      EXPECT_EQ(got.sliceBytes, want.sliceBytes);
+      EXPECT_EQ(got.segmentBytes, want.segmentBytes);
+      EXPECT_EQ(got.stripeWidth, want.stripeWidth);
+    }
+  }
+}
+
 // Where every rank shares memory, a call whose step spans more than one configured slice takes a slice no larger than
 // keeps a rank's pipeline (two pools of its slots) in one core's cache; across hosts the configured slice stands.
 TEST(CallPlannerTest, SharedMemoryCallsTakeASliceThatFitsACoresCache) {

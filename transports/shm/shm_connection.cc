@@ -153,13 +153,14 @@ bool ShmConnection::inlineFits(size_t len) {
 
 size_t ShmConnection::writeInline(Record& head, const char* from, size_t len) {
   const size_t first = std::min(len, shm::kInlineBytes);
-  if (first) std::memcpy(head.payload, from, first);
+  if (first) shm::copyShare<shm::kInlineBytes>(head.payload, from, first);
   const size_t extra = shm::continuationsFor(len);
   for (size_t j = 1; j <= extra; ++j) {
     Record& c = outRecords_[(produced_ + j) & kSlotMask];
     c.seq.store(0, std::memory_order_relaxed);
     const size_t at = shm::continuationOffset(j);
-    std::memcpy(shm::continuationBytes(c), from + at, std::min(shm::kContinuationBytes, len - at));
+    shm::copyShare<shm::kContinuationBytes>(shm::continuationBytes(c), from + at,
+                                            std::min(shm::kContinuationBytes, len - at));
   }
   return 1 + extra;
 }
@@ -305,12 +306,13 @@ bool ShmConnection::pullRecords() {
     char* dst = op.buf + op.done;
     if (r.kind == static_cast<uint32_t>(RecordKind::kInline)) {
       const size_t first = std::min<size_t>(r.len, shm::kInlineBytes);
-      if (first) std::memcpy(dst, r.payload, first);
+      if (first) shm::copyShare<shm::kInlineBytes>(dst, r.payload, first);
       const size_t extra = shm::continuationsFor(r.len);
       for (size_t j = 1; j <= extra; ++j) {
         const size_t at = shm::continuationOffset(j);
-        std::memcpy(dst + at, shm::continuationBytes(inRecords_[(consumed_ + j) & kSlotMask]),
-                    std::min<size_t>(shm::kContinuationBytes, r.len - at));
+        shm::copyShare<shm::kContinuationBytes>(dst + at,
+                                                shm::continuationBytes(inRecords_[(consumed_ + j) & kSlotMask]),
+                                                std::min<size_t>(shm::kContinuationBytes, r.len - at));
       }
       consumed_ += extra;  // the continuation slots are free with the record
     } else if (r.kind == static_cast<uint32_t>(RecordKind::kRing)) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Instructions one allreduce costs rank 0, counted by callgrind: a measure of the call's own software path that
-# this machine's moods cannot move (the same build gives the same count within 0.3%). Rank 0 runs under callgrind,
-# counting only inside chorusAllReduce; the other ranks run natively, so rank 0's partner's data is mostly there
-# when it looks and its waits add little. Prints the instructions per call, then the functions that cost the most.
+# this machine's moods cannot move (the same build gives the same count within 0.3% in a sitting, 2% across
+# sittings). Rank 0 runs under callgrind, counting only inside chorusAllReduce; the other ranks run natively, so
+# rank 0's partner's data is mostly there when it looks and its waits add little. Prints the instructions per call, then the functions that cost the most.
 #
 # Usage: call_instructions.sh [-n RANKS] [-b BYTES] [-i ITERS] [--build DIR] [--top N]
 #   -n RANKS       ranks (default 2)

@@ -1,7 +1,6 @@
 // chorus-perf --algos: every listed algorithm's communicator timed in interleaved rounds, per size (PerfRunner's
 // comparison mode; perf_runner.cc has the single-communicator sweep and what both share).
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <string>
@@ -12,12 +11,6 @@
 #include "perf/chorus_perf/round_order.h"
 
 namespace chorus::perf {
-
-int PerfRunner::itersLasting(double perCallUs) const {
-  if (options_.minMs <= 0 || !(perCallUs > 0)) return options_.iters;
-  const double wanted = std::ceil(options_.minMs * 1e3 / perCallUs);
-  return static_cast<int>(std::clamp(wanted, static_cast<double>(options_.iters), 1e6));
-}
 
 // Interleaving is the point: the machine drifts (other load, frequency, page cache) over seconds, and separate
 // runs per algorithm, minutes apart, measured the drift as much as the algorithms. The rounds' orders form a
@@ -44,17 +37,7 @@ int PerfRunner::runComparison(const std::vector<size_t>& sizes) {
       comm_ = comms_[k];
       for (int w = 0; w < options_.warmupIters; ++w) launch(buffers, layout.count);
       synchronizeHostStream();
-      // --min-ms: runs after the warm-up tell how long one call takes, the second a quarter of --min-ms long (the
-      // warm-up's own time does not, nor a run of a few calls: the job's first calls take 5-50x the later ones, and
-      // a few calls of 8 B time the ranks' skew leaving the barrier: a first column at 8 B timed 2 calls a run
-      // and came out 3-13x the others).
-      if (options_.minMs > 0) {
-        double perCall = timeCalls(buffers, layout.count, options_.iters);
-        if (const int longer = itersLasting(perCall) / 4; longer > options_.iters) {
-          perCall = timeCalls(buffers, layout.count, longer);
-        }
-        iters[k] = itersLasting(perCall);
-      }
+      iters[k] = calibratedIters(buffers, layout.count);
       if (options_.check != 0) wrong += sumOverRanks(checkOnce(layout, Mode::kOutOfPlace, i * n + k + 1));
     }
     std::vector<std::vector<double>> samples(n);

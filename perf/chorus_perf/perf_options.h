@@ -38,9 +38,11 @@ struct PerfOptions {
   // the usual sweep. Each gets its own communicator; their calls alternate in `rounds` rounds of `iters` each.
   std::vector<std::string> algos;
   int rounds = 10;
-  // --min-ms: with --algos, each algorithm's timed run lasts at least this long (more than `iters` calls where its
-  // calls are short; the count from a run of `iters` calls after the warm-up, the same on every rank). 0: `iters`.
+  // --min-ms: each timed run (with --algos, each algorithm's) lasts at least this long: more than `iters` calls where
+  // calls are short, at most `maxIters` (the count from runs after the warm-up, the same on every rank), as the
+  // peers' benchmarks time each size for 300 ms. 0: `iters`.
   int minMs = 0;
+  int maxIters = 1000000;  // --max-iters: the most calls --min-ms makes a run
   int group = 1;  // --group N: calls per group (1: no group)
   // --stream: kNone (NULL: blocking host calls), kHost (queued on a host stream, one synchronize after the timed
   // calls), kHostEach (each call followed by an event record and synchronize: the latency of a queued call).
@@ -100,8 +102,10 @@ inline std::string perfUsage() {
          "                             autotune in the list: a communicator with CHORUS_AUTOTUNE=1 (warm it up:\n"
          "                             -w 32 covers its trials)\n"
          "      --rounds N             interleaved rounds of -n calls per algorithm with --algos (default 10)\n"
-         "      --min-ms MS            with --algos: each algorithm's run of calls lasts at least MS ms (more\n"
-         "                             than -n calls where calls are short, counted from a first run; default 0)\n"
+         "      --min-ms MS            each timed run (with --algos, each algorithm's) lasts at least MS ms:\n"
+         "                             more than -n calls where calls are short, counted from a first run\n"
+         "                             (default 0: -n calls)\n"
+         "      --max-iters N          the most calls --min-ms makes a run (default 1000000)\n"
          "  -h, --help                 this text\n"
          "Sizes are per-rank buffer bytes as in nccl-tests (allgather: the gathered total; reducescatter: the\n"
          "scattered total). Run one process per rank, e.g. chorusrun -n 2 chorus-perf allreduce -b 8 -e 64M -f 2\n";
@@ -226,6 +230,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
     kAlgos,
     kRounds,
     kMinMs,
+    kMaxIters,
     kGroup,
     kStream,
     kPages
@@ -240,9 +245,9 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       {Id::kStepBytes, 'i', "stepbytes"}, {Id::kIters, 'n', "iters"},       {Id::kWarmup, 'w', "warmup_iters"},
       {Id::kCheck, 'c', "check"},         {Id::kType, 'd', "datatype"},     {Id::kOp, 'o', "op"},
       {Id::kRoot, 'r', "root"},           {Id::kCsv, '\0', "csv"},          {Id::kJson, '\0', "json"},
-      {Id::kDevice, '\0', "device"},     {Id::kAlgos, '\0', "algos"},     {Id::kRounds, '\0', "rounds"},
-      {Id::kMinMs, '\0', "min-ms"},     {Id::kGroup, '\0', "group"},      {Id::kStream, '\0', "stream"},
-      {Id::kPages, '\0', "pages"},       {Id::kPlot, '\0', "plot"},
+      {Id::kDevice, '\0', "device"},      {Id::kAlgos, '\0', "algos"},      {Id::kRounds, '\0', "rounds"},
+      {Id::kMinMs, '\0', "min-ms"},       {Id::kGroup, '\0', "group"},      {Id::kStream, '\0', "stream"},
+      {Id::kPages, '\0', "pages"},        {Id::kPlot, '\0', "plot"},        {Id::kMaxIters, '\0', "max-iters"},
   };
   std::optional<Collective> collective;
   bool sawStepBytes = false;
@@ -316,6 +321,7 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
       case Id::kRoot:
       case Id::kRounds:
       case Id::kMinMs:
+      case Id::kMaxIters:
       case Id::kGroup: {
         std::optional<int64_t> n = detail::parseBoundedInt(v, std::numeric_limits<int>::max());
         if (!n) return badValue("expected a non-negative integer");
@@ -330,6 +336,10 @@ inline ParseOutcome parsePerfArgs(int argc, const char* const* argv) {
           if (*n == 0 || *n > kMaxGroupCalls)
             return badValue("expected 1 to " + std::to_string(kMaxGroupCalls) + " calls");
           o.group = static_cast<int>(*n);
+        }
+        if (flag->id == Id::kMaxIters) {
+          if (*n == 0) return badValue("at least one timed iteration is needed");
+          o.maxIters = static_cast<int>(*n);
         }
         if (flag->id == Id::kMinMs) {
           if (*n > 60000) return badValue("expected 0 to 60000 milliseconds");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -336,12 +337,31 @@ double PerfRunner::timeCalls(const CallBuffers& buffers, size_t count, int iters
   return maxOverRanks(std::chrono::duration<double, std::micro>(stop - start).count() / perCall);
 }
 
+int PerfRunner::itersLasting(double perCallUs) const {
+  if (options_.minMs <= 0 || !(perCallUs > 0)) return options_.iters;
+  const double wanted = std::ceil(options_.minMs * 1e3 / perCallUs);
+  const double most = std::max(options_.iters, options_.maxIters);
+  return static_cast<int>(std::clamp(wanted, static_cast<double>(options_.iters), most));
+}
+
+// The first run tells how long one call takes, the second (a quarter of --min-ms long) tells it again: the warm-up's
+// own time does not, nor a run of a few calls (the job's first calls take 5-50x the later ones, and a few calls of
+// 8 B time the ranks' skew leaving the barrier: a first column at 8 B timed 2 calls a run and came out 3-13x the
+// others).
+int PerfRunner::calibratedIters(const CallBuffers& buffers, size_t count) {
+  if (options_.minMs <= 0) return options_.iters;
+  double perCall = timeCalls(buffers, count, options_.iters);
+  if (const int longer = itersLasting(perCall) / 4; longer > options_.iters)
+    perCall = timeCalls(buffers, count, longer);
+  return itersLasting(perCall);
+}
+
 ModeResult PerfRunner::measure(const SizeLayout& layout, Mode mode, uint64_t seed) {
   const CallBuffers buffers = buffersFor(layout, mode);
   for (int i = 0; i < options_.warmupIters; ++i) launch(buffers, layout.count);
   synchronizeHostStream();
   ModeResult result;
-  result.timeUs = timeCalls(buffers, layout.count, options_.iters);
+  result.timeUs = timeCalls(buffers, layout.count, calibratedIters(buffers, layout.count));
   // A group's time moves every call's bytes.
   computeBandwidths(result, layout.bytes * static_cast<size_t>(options_.group),
                     busBandwidthFactor(options_.collective, nranks_));

@@ -46,9 +46,12 @@ class PerfRunner {
   // The --algos comparison (run() with comms).
   int runComparison(const std::vector<size_t>& sizes);
   ModeResult measure(const SizeLayout& layout, Mode mode, uint64_t seed);
-  // The calls of a timed run lasting at least --min-ms, from one call's time (the slowest rank's, so every rank counts
-  // alike); --iters without --min-ms.
+  // The calls of a timed run lasting at least --min-ms (at most --max-iters), from one call's time (the slowest
+  // rank's, so every rank counts alike); --iters without --min-ms.
   int itersLasting(double perCallUs) const;
+  // With --min-ms, times runs of these warm buffers to learn one call's time, and returns the calls of a run lasting
+  // --min-ms (itersLasting); --iters without.
+  int calibratedIters(const CallBuffers& buffers, size_t count);
   // Times iters calls (groups) with buffers (warm already) and returns the slowest rank's mean time per call in us.
   double timeCalls(const CallBuffers& buffers, size_t count, int iters);
   // Alltoallv: this size's counts and displacements (every rank computes every pair alike).

@@ -51,18 +51,20 @@ SAMPLES="$OUT/samples.csv" TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 echo "lib,round,bytes,time_us,busbw_gbs" >"$SAMPLES"
 
-# Chorus: one chorus-perf job per band of sizes, each with calls enough for a timed run like the peers': 300 ms,
-# or at most 100000 calls (mpi_bench's cap, which its calls up to 4 KiB reach), as many below 4 KiB.
+# Chorus: one chorus-perf job per band of sizes, each with calls enough for a timed run like the peers': up to
+# 4 KiB as mpi_bench times its sizes (300 ms, at most 100000 calls: chorus-perf --min-ms, --max-iters), above it
+# fixed counts that last as long.
 chorus() {
-  local round=$1 lo hi iters
-  local bands=("8 4096 100000 2000" "8192 1048576 500 50" "2097152 8388608 100 10" "16777216 1099511627776 20 5")
+  local round=$1 lo hi iters warm ms
+  local bands=("8 4096 1000 2000 300" "8192 1048576 500 50 0" "2097152 8388608 100 10 0" "16777216 1099511627776 20 5 0")
   for band in "${bands[@]}"; do
-    read -r lo hi iters warm <<<"$band"
+    read -r lo hi iters warm ms <<<"$band"
     lo=$((lo > MIN ? lo : MIN)) hi=$((hi < MAX ? hi : MAX))
     [ "$lo" -le "$hi" ] || continue
     local transport=(); [ "$TRANSPORT" = tcp ] && transport=(CHORUS_TRANSPORT=tcp)
     env "${transport[@]}" ${CHORUS_ENV:-} timeout 600 "$BUILD/launcher/chorusrun" -n "$RANKS" "$BUILD/perf/chorus-perf" \
-      allreduce -b "$lo" -e "$hi" -f 2 -c 0 -n "$iters" -w "$warm" --csv "$TMP/c.csv" >/dev/null 2>&1 || true
+      allreduce -b "$lo" -e "$hi" -f 2 -c 0 -n "$iters" -w "$warm" --min-ms "$ms" --max-iters 100000 --csv "$TMP/c.csv" \
+      >/dev/null 2>&1 || true
     [ -f "$TMP/c.csv" ] && awk -F, -v r="$round" 'NR > 1 {print "chorus," r "," $3 "," $8 "," $10}' "$TMP/c.csv" >>"$SAMPLES"
     rm -f "$TMP/c.csv"
   done

@@ -153,32 +153,33 @@ TEST(PerfArgs, ByteSizes) {
 
 TEST(PerfArgs, RejectsBadCommandLines) {
   const std::vector<std::string> bad = {
-      "",                     // no collective
-      "alltoallw",            // unknown collective
-      "allreduce broadcast",  // two collectives
-      "allreduce -x 1",       // unknown flag
-      "allreduce --nope=1",   // unknown long flag
-      "allreduce -b",         // missing value
-      "allreduce -b 8 -e 4",  // min > max
-      "allreduce -f 2 -i 8",  // exclusive steps
-      "allreduce -f 1",       // factor below 2
-      "allreduce -b 0 -f 2",  // factor from zero never grows
-      "allreduce -i 0",       // step of zero never grows
-      "allreduce -n 0",       // nothing to time
-      "allreduce -w -1",      // negative
-      "allreduce -r x",       // not a number
-      "allreduce -d float8",  // unknown type
-      "allreduce -o mean",    // unknown op
-      "allreduce --csv=",     // empty file name
-      "allreduce --algos=",                   // no algorithm
-      "allreduce --algos ring,,tree",         // empty name
-      "allreduce --algos ring,ring",          // twice
-      "allreduce --algos default,ring",       // the default is always there
-      "allreduce --algos a,b,c,d,e,f,g,h",    // more than kMaxComparedAlgos with the default
-      "allreduce --algos ring --csv x.csv",   // the comparison has its own table
-      "allreduce --algos ring --rounds 0",    // nothing to time
+      "",                                       // no collective
+      "alltoallw",                              // unknown collective
+      "allreduce broadcast",                    // two collectives
+      "allreduce -x 1",                         // unknown flag
+      "allreduce --nope=1",                     // unknown long flag
+      "allreduce -b",                           // missing value
+      "allreduce -b 8 -e 4",                    // min > max
+      "allreduce -f 2 -i 8",                    // exclusive steps
+      "allreduce -f 1",                         // factor below 2
+      "allreduce -b 0 -f 2",                    // factor from zero never grows
+      "allreduce -i 0",                         // step of zero never grows
+      "allreduce -n 0",                         // nothing to time
+      "allreduce -w -1",                        // negative
+      "allreduce -r x",                         // not a number
+      "allreduce -d float8",                    // unknown type
+      "allreduce -o mean",                      // unknown op
+      "allreduce --csv=",                       // empty file name
+      "allreduce --algos=",                     // no algorithm
+      "allreduce --algos ring,,tree",           // empty name
+      "allreduce --algos ring,ring",            // twice
+      "allreduce --algos default,ring",         // the default is always there
+      "allreduce --algos a,b,c,d,e,f,g,h",      // more than kMaxComparedAlgos with the default
+      "allreduce --algos ring --csv x.csv",     // the comparison has its own table
+      "allreduce --algos ring --rounds 0",      // nothing to time
       "allreduce --algos ring --min-ms 60001",  // over a minute a run
       "allreduce --algos ring --min-ms -1",
+      "allreduce --min-ms 300 --max-iters 0",  // a run of no calls
   };
   for (const std::string& commandLine : bad) {
     ParseOutcome p = parse(commandLine);
@@ -199,6 +200,11 @@ TEST(PerfArgs, AlgosPutTheDefaultFirst) {
   EXPECT_EQ(parse("allreduce").options.rounds, 10);
   EXPECT_EQ(parse("allreduce").options.minMs, 0);
   EXPECT_EQ(parse("allreduce --algos ring --min-ms 5").options.minMs, 5);
+  // Every run may last a time, as the peers' benchmarks time each size.
+  const PerfOptions timed = parse("allreduce --min-ms 300 --max-iters 100000").options;
+  EXPECT_EQ(timed.minMs, 300);
+  EXPECT_EQ(timed.maxIters, 100000);
+  EXPECT_EQ(parse("allreduce").options.maxIters, 1000000);
 }
 
 TEST(PerfReport, ComparisonTableNamesEveryAlgorithmAndTheRatio) {

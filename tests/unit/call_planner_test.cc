@@ -36,11 +36,17 @@ CallArgs allReduce(size_t count) {
   return op;
 }
 
-TEST(CallPlannerTest, HostAndDeviceCallsTakeTheirOwnSliceSize) {
-  World w;
+// Host calls in slices of 256 KiB, device calls in slices of 4 MiB.
+CommConfig hostAndDeviceSlices() {
   CommConfig config;
   config.chunkSize = 256 << 10;
   config.deviceChunkSize = 4 << 20;
+  return config;
+}
+
+TEST(CallPlannerTest, HostAndDeviceCallsTakeTheirOwnSliceSize) {
+  World w;
+  const CommConfig config = hostAndDeviceSlices();
   CallPlanner planner(0, config, w.planner());
   const CallPlan host = planner.plan(allReduce(1 << 20), 4, false);
   EXPECT_EQ(host.sliceBytes, size_t{256} << 10);
@@ -54,9 +60,7 @@ TEST(CallPlannerTest, HostAndDeviceCallsTakeTheirOwnSliceSize) {
 // ranks, host or device) is planned afresh, and gets what a fresh planner gives it.
 TEST(CallPlannerTest, TheLastPlanIsReusedOnlyForTheSameShape) {
   World w;
-  CommConfig config;
-  config.chunkSize = 256 << 10;
-  config.deviceChunkSize = 4 << 20;
+  const CommConfig config = hostAndDeviceSlices();
   CallPlanner planner(0, config, w.planner());
   CallArgs doubles = allReduce(1 << 17);
   doubles.type = chorusFloat64;  // the same bytes as 1 << 18 floats
